@@ -1,0 +1,69 @@
+/* What every generated NCCL wrapper does around the real call (see nccl_wrappers.c).
+ *
+ * begin: 0 = pass the call through untouched (recording off, or NCCL calling its own public API
+ *        from inside a wrapped call, which must not be recorded twice); 1 = track it.
+ * A tracked call always updates the bookkeeping that must stay identical on every rank (sequence
+ * numbers, groups, communicators), and is stored only if NPKIT_OPS selects its function. */
+#ifndef NPKIT_API_CALL_H
+#define NPKIT_API_CALL_H
+
+#include <string.h>
+
+#include "clock.h"
+#include "comm_registry.h"
+#include "lifecycle.h"
+#include "nccl_names.h"
+#include "recorder.h"
+
+typedef struct npkit_call {
+  npkit_thread *t;
+  npkit_comm *comm;
+  npkit_event ev;
+} npkit_call;
+
+static inline int npkit_call_begin(npkit_call *c, unsigned fn) {
+  if (!npkit_recording()) return 0;
+  npkit_thread *t = npkit_thread_self();
+  if (t == NULL || t->depth > 0) return 0;
+  t->depth++;
+  c->t = t;
+  c->comm = NULL;
+  memset(&c->ev, 0, sizeof c->ev);
+  c->ev.kind = NPKIT_EV_API;
+  c->ev.func = (uint16_t)fn;
+  c->ev.thread = t->index;
+  c->ev.u.api.seq = NPKIT_NO_SEQ;
+  c->ev.u.api.peer = -1;
+  c->ev.u.api.datatype = -1;
+  c->ev.u.api.redop = -1;
+  if (t->group_depth > 0) {
+    c->ev.u.api.group = t->group_id;
+    c->ev.u.api.flags = NPKIT_API_IN_GROUP;
+  }
+  return 1;
+}
+
+/* Sequence numbers advance only for calls NCCL accepted, so that a call rejected on one rank
+ * (bad argument) does not shift the numbering against the other ranks. */
+static inline void npkit_call_sequence(npkit_call *c) {
+  npkit_ev_api *a = &c->ev.u.api;
+  if (c->comm == NULL || (a->result != 0 && a->result != 7 /* ncclInProgress */)) return;
+  npkit_fn_class cls = npkit_fn_class_of(c->ev.func);
+  if (cls == NPKIT_CLASS_coll) {
+    a->seq = atomic_fetch_add_explicit(&c->comm->coll_seq, 1, memory_order_relaxed);
+  } else if (cls == NPKIT_CLASS_p2p && a->peer >= 0 && a->peer < c->comm->nranks &&
+             c->comm->send_seq != NULL) {
+    _Atomic uint64_t *s = (a->flags & NPKIT_API_P2P_SEND) ? c->comm->send_seq : c->comm->recv_seq;
+    a->seq = atomic_fetch_add_explicit(&s[a->peer], 1, memory_order_relaxed);
+  }
+}
+
+static inline void npkit_call_end(npkit_call *c) {
+  npkit_call_sequence(c);
+  c->t->depth--;
+  if (((npkit_cfg.ops_mask >> c->ev.func) & 1u) &&
+      atomic_load_explicit(&npkit_state, memory_order_relaxed) == NPKIT_STATE_ON)
+    npkit_record(c->t, &c->ev);
+}
+
+#endif

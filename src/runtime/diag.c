@@ -1,0 +1,39 @@
+#include "diag.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static _Atomic int diag_level = NPKIT_LEVEL_INFO;
+static _Atomic int diag_quiet = 0;
+
+void npkit_diag_set_level(npkit_level level, int quiet) {
+  atomic_store(&diag_level, (int)level);
+  atomic_store(&diag_quiet, quiet != 0);
+}
+
+int npkit_diag_enabled(npkit_level level) {
+  if (level >= NPKIT_LEVEL_INFO && atomic_load(&diag_quiet)) return 0;
+  return (int)level <= atomic_load(&diag_level);
+}
+
+void npkit_diag(npkit_level level, const char *fmt, ...) {
+  if (!npkit_diag_enabled(level)) return;
+  int saved_errno = errno; /* never disturb the host job's errno */
+  static const char *const prefix[] = {"", "error: ", "warning: ", "", "debug: "};
+  char line[1024];
+  int n = snprintf(line, sizeof line, "npkit: %s", prefix[level]);
+  va_list ap;
+  va_start(ap, fmt);
+  int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+  if (len > sizeof line - 2) len = sizeof line - 2;
+  line[len++] = '\n';
+  ssize_t w = write(STDERR_FILENO, line, len);
+  (void)w;
+  errno = saved_errno;
+}

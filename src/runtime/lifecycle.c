@@ -1,0 +1,199 @@
+#include "lifecycle.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "comm_registry.h"
+#include "diag.h"
+#include "identity.h"
+#include "log_writer.h"
+#include "nccl_resolve.h"
+#include "recorder.h"
+#include "trace_render.h"
+
+#ifndef NPKIT_VERSION_STRING
+#define NPKIT_VERSION_STRING "0"
+#endif
+
+_Atomic int npkit_state = NPKIT_STATE_NEW;
+npkit_config npkit_cfg;
+
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t finish_lock = PTHREAD_MUTEX_INITIALIZER;
+static npkit_identity ident;
+static npkit_log_writer *log_writer;
+static char log_path[1024];
+static pid_t owner_pid;
+static _Atomic int identity_from_comm_done;
+
+static const char *env(const char *name) { return getenv(name); }
+
+static void off_in_child(void) {
+  /* A child of fork() without exec shares our buffers but not the writer thread: it records
+   * nothing and writes nothing (documented rule); an exec'd program starts afresh. */
+  atomic_store(&npkit_state, NPKIT_STATE_OFF);
+}
+
+static void at_exit(void) { npkit_finish(); }
+
+static void fail_log(const char *what) {
+  int e = npkit_logw_error(log_writer);
+  npkit_warn("%s %s: %s; recording stopped, the job continues", what, log_path,
+             e ? strerror(e) : "error");
+  atomic_store(&npkit_state, NPKIT_STATE_OFF);
+}
+
+static void log_failed(void) { fail_log("cannot write"); }
+
+static void start(void) {
+  npkit_config_load(&npkit_cfg, env);
+  npkit_nccl_set_library(npkit_cfg.nccl_library);
+  if (npkit_cfg.disable) {
+    atomic_store(&npkit_state, NPKIT_STATE_OFF);
+    return;
+  }
+  npkit_identity_load(&ident, env);
+  owner_pid = getpid();
+
+  npkit_log_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, NPKIT_LOG_MAGIC, 8);
+  h.version = NPKIT_LOG_VERSION;
+  h.header_size = sizeof h;
+  h.record_size = sizeof(npkit_event);
+  h.endian = NPKIT_LOG_ENDIAN_TAG;
+  h.clock_base_ns = npkit_now_ns();
+  h.mono_base_ns = npkit_mono_ns();
+  h.pid = ident.pid;
+  h.rank = ident.rank;
+  h.world_size = ident.world_size;
+  h.local_rank = ident.local_rank;
+  h.nccl_header_version = NPKIT_NCCL_HEADER_VERSION;
+  snprintf(h.host, sizeof h.host, "%s", ident.host);
+  snprintf(h.launcher, sizeof h.launcher, "%s", ident.source);
+  snprintf(h.library_version, sizeof h.library_version, "%s", NPKIT_VERSION_STRING);
+
+  snprintf(log_path, sizeof log_path, "%s/npkit_%s_%d%s", npkit_cfg.trace_dir, ident.host, ident.pid,
+           NPKIT_LOG_SUFFIX);
+  char err[512];
+  log_writer = npkit_logw_open(log_path, &h, err, sizeof err);
+  if (log_writer == NULL) {
+    npkit_warn("%s (NPKIT_TRACE_DIR='%s'); nothing is recorded, the job continues", err,
+               npkit_cfg.trace_dir);
+    atomic_store(&npkit_state, NPKIT_STATE_OFF);
+    return;
+  }
+  int rc = npkit_recorder_start(npkit_cfg.event_buf_mb << 20, npkit_cfg.flush_ms, log_writer,
+                                log_failed, err, sizeof err);
+  if (rc < 0) {
+    npkit_warn("%s; nothing is recorded, the job continues", err);
+    npkit_logw_close(log_writer, NULL);
+    log_writer = NULL;
+    unlink(log_path);
+    atomic_store(&npkit_state, NPKIT_STATE_OFF);
+    return;
+  }
+  if (rc > 0) npkit_warn("%s", err);
+  npkit_comms_attach_log(log_writer);
+  pthread_atfork(NULL, NULL, off_in_child);
+  /* Registered at the first NCCL call, i.e. after the CUDA runtime has registered its own
+   * handlers: ours run first at exit, while CUDA is still usable. */
+  atexit(at_exit);
+  atomic_store(&npkit_state, NPKIT_STATE_ON);
+  npkit_debug("recording to %s", log_path);
+}
+
+int npkit_start(void) {
+  pthread_once(&start_once, start);
+  return atomic_load(&npkit_state);
+}
+
+void npkit_identity_from_comm(int rank, int nranks, int device) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&identity_from_comm_done, &expected, 1)) return;
+  npkit_process_rec p;
+  memset(&p, 0, sizeof p);
+  if (ident.rank < 0) {
+    ident.rank = rank;
+    ident.world_size = nranks;
+    snprintf(ident.source, sizeof ident.source, "comm");
+  }
+  p.rank = ident.rank;
+  p.world_size = ident.world_size;
+  p.local_rank = ident.local_rank;
+  p.device = device;
+  snprintf(p.source, sizeof p.source, "%s", ident.source);
+  if (log_writer != NULL) npkit_logw_append(log_writer, NPKIT_BLOCK_PROCESS, 1, &p, sizeof p);
+}
+
+void npkit_note(int level, const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n >= sizeof text) n = sizeof text - 1;
+  npkit_diag((npkit_level)level, "%s", text);
+  if (log_writer == NULL) return;
+  struct {
+    npkit_note_rec rec;
+    char text[512];
+  } note;
+  note.rec.time_ns = npkit_now_ns();
+  note.rec.level = (uint32_t)level;
+  note.rec.length = (uint32_t)n;
+  memcpy(note.text, text, (size_t)n);
+  npkit_logw_append(log_writer, NPKIT_BLOCK_NOTE, 1, &note, sizeof note.rec + (size_t)n);
+}
+
+void npkit_finish(void) {
+  pthread_mutex_lock(&finish_lock);
+  if (log_writer == NULL || getpid() != owner_pid) {
+    pthread_mutex_unlock(&finish_lock);
+    return;
+  }
+  int was_on = atomic_exchange(&npkit_state, NPKIT_STATE_OFF) == NPKIT_STATE_ON;
+  npkit_end_rec end;
+  npkit_recorder_stop(&end);
+  end.end_ns = npkit_now_ns();
+  end.blocks_written = npkit_logw_blocks(log_writer);
+  int healthy = npkit_logw_error(log_writer) == 0;
+  if (!healthy && was_on) fail_log("cannot write");
+  npkit_logw_close(log_writer, &end);
+  log_writer = NULL;
+  pthread_mutex_unlock(&finish_lock);
+
+  if (!npkit_cfg.write_json || !healthy) return;
+  char json_path[1200];
+  if (ident.rank >= 0)
+    snprintf(json_path, sizeof json_path, "%s/npkit_rank%d_%s_%d.json", npkit_cfg.trace_dir,
+             ident.rank, ident.host, ident.pid);
+  else
+    snprintf(json_path, sizeof json_path, "%s/npkit_%s_%d.json", npkit_cfg.trace_dir, ident.host,
+             ident.pid);
+  npkit_render_stats stats;
+  char err[512];
+  memset(&stats, 0, sizeof stats);
+  if (npkit_render_trace(log_path, json_path, &stats, err, sizeof err) != 0) {
+    npkit_warn("cannot write the trace: %s (the binary log %s is kept; `npkit json` renders it)", err,
+               log_path);
+    return;
+  }
+  if (ident.rank >= 0)
+    npkit_info("rank %d: wrote %s (%llu events, %llu dropped)", ident.rank, json_path,
+               (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped);
+  else
+    npkit_info("wrote %s (%llu events, %llu dropped)", json_path,
+               (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped);
+  if (end.events_dropped > 0)
+    npkit_warn("%llu events were dropped because the event pool was full; raise "
+               "NPKIT_EVENT_BUF_SIZE (now %llu MB)",
+               (unsigned long long)end.events_dropped, (unsigned long long)npkit_cfg.event_buf_mb);
+}

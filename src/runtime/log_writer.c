@@ -1,0 +1,127 @@
+#include "log_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+struct npkit_log_writer {
+  pthread_mutex_t lock;
+  int fd;
+  _Atomic int error;   /* first errno; sticky */
+  uint64_t blocks;
+};
+
+int npkit_mkdirs(const char *path) {
+  char buf[1024];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return ENAMETOOLONG;
+  for (char *p = buf + 1;; p++) {
+    if (*p == '/' || *p == '\0') {
+      char saved = *p;
+      *p = '\0';
+      if (mkdir(buf, 0777) != 0 && errno != EEXIST) return errno;
+      *p = saved;
+      if (saved == '\0') break;
+    }
+  }
+  struct stat st;
+  if (stat(buf, &st) != 0) return errno;
+  return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
+/* Writes all of iov or fails; retries on EINTR and short writes. */
+static int write_all(int fd, struct iovec *iov, int n) {
+  while (n > 0) {
+    ssize_t w = writev(fd, iov, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (w == 0) return EIO;
+    size_t left = (size_t)w;
+    while (n > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + left;
+      iov->iov_len -= left;
+    }
+  }
+  return 0;
+}
+
+npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *header, char *err,
+                                  size_t errlen) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash != NULL && slash != dir) {
+    *slash = '\0';
+    int e = npkit_mkdirs(dir);
+    if (e != 0) {
+      snprintf(err, errlen, "cannot create folder %s: %s", dir, strerror(e));
+      return NULL;
+    }
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  npkit_log_writer *w = calloc(1, sizeof *w);
+  if (w == NULL) {
+    close(fd);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&w->lock, NULL);
+  w->fd = fd;
+  struct iovec iov = {(void *)header, sizeof *header};
+  int e = write_all(fd, &iov, 1);
+  if (e != 0) {
+    snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+    close(fd);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+    return NULL;
+  }
+  return w;
+}
+
+int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count,
+                      const void *payload, size_t size) {
+  if (w == NULL || atomic_load_explicit(&w->error, memory_order_relaxed) != 0) return -1;
+  static const uint8_t zeros[8];
+  size_t pad = (8 - (size & 7)) & 7;
+  npkit_block_header bh = {NPKIT_BLOCK_MAGIC, (uint16_t)type, 0, count, (uint32_t)(size + pad)};
+  if (size + pad > UINT32_MAX) return -1;
+  struct iovec iov[3] = {{&bh, sizeof bh}, {(void *)payload, size}, {(void *)zeros, pad}};
+  pthread_mutex_lock(&w->lock);
+  int e = atomic_load(&w->error) != 0 ? -1 : write_all(w->fd, iov, pad ? 3 : 2);
+  if (e > 0) atomic_store(&w->error, e);
+  if (e == 0) w->blocks++;
+  pthread_mutex_unlock(&w->lock);
+  return e == 0 ? 0 : -1;
+}
+
+int npkit_logw_error(const npkit_log_writer *w) { return w ? atomic_load(&w->error) : EBADF; }
+
+uint64_t npkit_logw_blocks(const npkit_log_writer *w) { return w ? w->blocks : 0; }
+
+int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end) {
+  if (w == NULL) return EBADF;
+  if (end != NULL) npkit_logw_append(w, NPKIT_BLOCK_END, 1, end, sizeof *end);
+  int e = atomic_load(&w->error);
+  if (close(w->fd) != 0 && e == 0) e = errno;
+  pthread_mutex_destroy(&w->lock);
+  free(w);
+  return e;
+}

@@ -1,0 +1,30 @@
+/* Appends blocks to the per-process event log.  Thread safe (one mutex: blocks are appended by the
+ * writer thread and, rarely, by threads that learn a communicator or start).  After the first write
+ * error (full disk, vanished folder) the writer is "failed": every later append returns -1 at once
+ * and the owner stops recording. */
+#ifndef NPKIT_LOG_WRITER_H
+#define NPKIT_LOG_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npkit/event_log.h"
+
+typedef struct npkit_log_writer npkit_log_writer;
+
+/* Creates the file (and its folder) and writes the header.  NULL with a message in `err`. */
+npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *header, char *err,
+                                  size_t errlen);
+/* One block: header + `size` bytes of payload (padded to 8 here).  0 or -1. */
+int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count,
+                      const void *payload, size_t size);
+/* The first error, as errno, or 0. */
+int npkit_logw_error(const npkit_log_writer *w);
+uint64_t npkit_logw_blocks(const npkit_log_writer *w);
+/* Writes the END block (if healthy), closes and frees.  Returns 0 or the first errno. */
+int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end);
+
+/* mkdir -p; 0 or an errno. */
+int npkit_mkdirs(const char *path);
+
+#endif

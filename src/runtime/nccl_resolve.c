@@ -1,0 +1,81 @@
+#include "nccl_resolve.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "diag.h"
+
+_Atomic(void *) npkit_nccl_syms[NPKIT_FN_COUNT];
+static char library_path[512];
+static void *library_handle;
+static pthread_mutex_t library_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void npkit_nccl_set_library(const char *path) {
+  snprintf(library_path, sizeof library_path, "%s", path ? path : "");
+}
+
+/* True when p lies in this library: a lookup must never hand back our own wrapper. */
+static int is_ours(void *p) {
+  Dl_info mine, theirs;
+  if (dladdr((void *)&npkit_nccl_resolve, &mine) == 0) return 0;
+  if (dladdr(p, &theirs) == 0) return 0;
+  return mine.dli_fbase == theirs.dli_fbase;
+}
+
+static void *lookup(const char *name) {
+  void *p = dlsym(RTLD_NEXT, name);
+  if (p != NULL && !is_ours(p)) return p;
+  /* Not after us in the search order: NCCL may have been dlopen'ed (frameworks do), or we were
+   * loaded by dlopen rather than preloaded. */
+  void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+  if (h != NULL) {
+    p = dlsym(h, name);
+    dlclose(h);
+    if (p != NULL && !is_ours(p)) return p;
+  }
+  pthread_mutex_lock(&library_lock);
+  if (library_handle == NULL && library_path[0] != '\0') {
+    library_handle = dlopen(library_path, RTLD_NOW | RTLD_GLOBAL);
+    if (library_handle == NULL) {
+      const char *e = dlerror();
+      npkit_warn("NPKIT_NCCL_LIBRARY='%s' cannot be loaded: %s", library_path, e ? e : "?");
+      library_path[0] = '\0';
+    }
+  }
+  h = library_handle;
+  pthread_mutex_unlock(&library_lock);
+  if (h != NULL) {
+    p = dlsym(h, name);
+    if (p != NULL && !is_ours(p)) return p;
+  }
+  return NULL;
+}
+
+void *npkit_nccl_resolve(unsigned fn) {
+  if (fn == 0 || fn >= NPKIT_FN_COUNT) return NPKIT_SYM_MISSING;
+  void *p = lookup(npkit_fn_name(fn));
+  if (p == NULL) p = NPKIT_SYM_MISSING;
+  /* Racing resolvers find the same answer, so a plain store is enough. */
+  atomic_store_explicit(&npkit_nccl_syms[fn], p, memory_order_release);
+  return p;
+}
+
+int npkit_nccl_version(void) {
+  typedef int (*get_version_fn)(int *);
+  get_version_fn f = (get_version_fn)npkit_nccl_sym(NPKIT_FN_GetVersion);
+  int v = 0;
+  if (f == NULL || f(&v) != 0) return 0;
+  return v;
+}
+
+void npkit_nccl_version_string(int code, char *buf, unsigned len) {
+  if (code <= 0) {
+    snprintf(buf, len, "unknown");
+  } else if (code >= 10000) {
+    snprintf(buf, len, "%d.%d.%d", code / 10000, code % 10000 / 100, code % 100);
+  } else {
+    snprintf(buf, len, "%d.%d.%d", code / 1000, code % 1000 / 100, code % 100);
+  }
+}

@@ -1,0 +1,30 @@
+/* Finding the real NCCL functions, lazily and thread-safely: dlsym(RTLD_NEXT), then an already
+ * loaded libnccl.so.2, then NPKIT_NCCL_LIBRARY.  A function the loaded NCCL lacks resolves to NULL
+ * and the wrapper fails the call cleanly. */
+#ifndef NPKIT_NCCL_RESOLVE_H
+#define NPKIT_NCCL_RESOLVE_H
+
+#include <stdatomic.h>
+
+#include "nccl_names.h"
+
+extern _Atomic(void *) npkit_nccl_syms[NPKIT_FN_COUNT];
+#define NPKIT_SYM_MISSING ((void *)1)
+
+void *npkit_nccl_resolve(unsigned fn);
+
+/* The real function, or NULL if the loaded NCCL does not have it. */
+static inline void *npkit_nccl_sym(unsigned fn) {
+  void *p = atomic_load_explicit(&npkit_nccl_syms[fn], memory_order_acquire);
+  if (p == NULL) p = npkit_nccl_resolve(fn);
+  return p == NPKIT_SYM_MISSING ? NULL : p;
+}
+
+/* Where to look last (NPKIT_NCCL_LIBRARY); call before the first lookup. */
+void npkit_nccl_set_library(const char *path);
+/* NCCL_VERSION_CODE of the loaded NCCL, 0 if unknown. */
+int npkit_nccl_version(void);
+/* "2.17.3" */
+void npkit_nccl_version_string(int code, char *buf, unsigned len);
+
+#endif

@@ -1,0 +1,267 @@
+#include "recorder.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct npkit_recorder {
+  npkit_log_writer *log;
+  uint32_t nchunks;
+  _Atomic uint64_t free_head; /* (tag << 32) | (chunk index + 1); 0 in the low half = empty */
+  _Atomic(npkit_thread *) threads;
+  _Atomic uint32_t thread_count;
+  uint64_t flush_ms;
+  void (*on_failure)(void);
+  pthread_t writer;
+  int writer_running;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  int stop;
+  uint64_t last_counter_sum; /* writer only */
+  pthread_key_t key;
+};
+
+npkit_recorder *npkit_rec;
+npkit_chunk_meta *npkit_rec_meta;
+npkit_event *npkit_rec_data;
+
+static __thread npkit_thread *tls_self;
+static __thread int tls_retired;
+
+static uint32_t free_pop(npkit_recorder *r) {
+  uint64_t head = atomic_load_explicit(&r->free_head, memory_order_acquire);
+  for (;;) {
+    uint32_t idx1 = (uint32_t)head;
+    if (idx1 == 0) return NPKIT_NO_CHUNK;
+    uint64_t next1 = atomic_load_explicit(&npkit_rec_meta[idx1 - 1].free_next, memory_order_relaxed);
+    uint64_t nhead = (((head >> 32) + 1) << 32) | (uint32_t)next1;
+    if (atomic_compare_exchange_weak_explicit(&r->free_head, &head, nhead, memory_order_acq_rel,
+                                              memory_order_acquire))
+      return idx1 - 1;
+  }
+}
+
+static void free_push(npkit_recorder *r, uint32_t idx) {
+  npkit_chunk_meta *m = &npkit_rec_meta[idx];
+  atomic_store_explicit(&m->used, 0, memory_order_relaxed);
+  atomic_store_explicit(&m->next, NPKIT_NO_CHUNK, memory_order_relaxed);
+  atomic_store_explicit(&m->finished, 0, memory_order_relaxed);
+  m->written = 0;
+  uint64_t head = atomic_load_explicit(&r->free_head, memory_order_relaxed);
+  uint64_t nhead;
+  do {
+    atomic_store_explicit(&m->free_next, (uint32_t)head, memory_order_relaxed);
+    nhead = (((head >> 32) + 1) << 32) | (idx + 1);
+  } while (!atomic_compare_exchange_weak_explicit(&r->free_head, &head, nhead,
+                                                  memory_order_release, memory_order_relaxed));
+}
+
+int npkit_record_advance(npkit_thread *t) {
+  npkit_recorder *r = npkit_rec;
+  uint32_t n = free_pop(r);
+  if (n == NPKIT_NO_CHUNK) return -1;
+  if (t->cur == NPKIT_NO_CHUNK) {
+    atomic_store_explicit(&t->first, n, memory_order_release);
+  } else {
+    atomic_store_explicit(&npkit_rec_meta[t->cur].next, n, memory_order_relaxed);
+    atomic_store_explicit(&npkit_rec_meta[t->cur].finished, 1, memory_order_release);
+  }
+  t->cur = n;
+  return 0;
+}
+
+/* Appends what thread t filled since the last pass and recycles its finished chunks. */
+static void drain_thread(npkit_recorder *r, npkit_thread *t) {
+  uint32_t c = atomic_load_explicit(&t->first, memory_order_acquire);
+  while (c != NPKIT_NO_CHUNK) {
+    npkit_chunk_meta *m = &npkit_rec_meta[c];
+    int finished = atomic_load_explicit(&m->finished, memory_order_acquire);
+    uint32_t used = atomic_load_explicit(&m->used, memory_order_acquire);
+    if (used > m->written) {
+      if (npkit_logw_append(r->log, NPKIT_BLOCK_EVENTS, used - m->written,
+                            &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + m->written],
+                            (size_t)(used - m->written) * sizeof(npkit_event)) != 0)
+        return;
+      m->written = used;
+    }
+    if (!finished) return;
+    uint32_t next = atomic_load_explicit(&m->next, memory_order_relaxed);
+    atomic_store_explicit(&t->first, next, memory_order_relaxed);
+    free_push(r, c);
+    c = next;
+  }
+}
+
+static void drain_all(npkit_recorder *r) {
+  for (npkit_thread *t = atomic_load_explicit(&r->threads, memory_order_acquire); t; t = t->next)
+    drain_thread(r, t);
+}
+
+void npkit_recorder_totals(uint64_t *recorded, uint64_t *dropped) {
+  uint64_t rec = 0, drop = 0;
+  if (npkit_rec != NULL)
+    for (npkit_thread *t = atomic_load_explicit(&npkit_rec->threads, memory_order_acquire); t;
+         t = t->next) {
+      rec += atomic_load_explicit(&t->recorded, memory_order_relaxed);
+      drop += atomic_load_explicit(&t->dropped, memory_order_relaxed);
+    }
+  *recorded = rec;
+  *dropped = drop;
+}
+
+/* A COUNTERS block when anything changed since the last one: drops become visible in the log even
+ * if the process is killed later. */
+static void write_counters(npkit_recorder *r, int force) {
+  uint32_t n = atomic_load(&r->thread_count);
+  if (n == 0) return;
+  npkit_counter_rec *recs = calloc(n, sizeof *recs);
+  if (recs == NULL) return;
+  uint32_t i = 0;
+  uint64_t sum = 0;
+  for (npkit_thread *t = atomic_load_explicit(&r->threads, memory_order_acquire); t && i < n;
+       t = t->next, i++) {
+    recs[i].thread = t->index;
+    recs[i].source = NPKIT_SRC_API;
+    recs[i].recorded = atomic_load_explicit(&t->recorded, memory_order_relaxed);
+    recs[i].dropped = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+    sum += recs[i].recorded + (recs[i].dropped << 20);
+  }
+  if (force || sum != r->last_counter_sum) {
+    npkit_logw_append(r->log, NPKIT_BLOCK_COUNTERS, i, recs, (size_t)i * sizeof *recs);
+    r->last_counter_sum = sum;
+  }
+  free(recs);
+}
+
+static void *writer_main(void *arg) {
+  npkit_recorder *r = arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL); /* the job's signals are not ours to receive */
+  pthread_mutex_lock(&r->lock);
+  while (!r->stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + r->flush_ms * 1000000ull;
+    ts.tv_sec += (time_t)(ns / 1000000000ull);
+    ts.tv_nsec = (long)(ns % 1000000000ull);
+    pthread_cond_timedwait(&r->wake, &r->lock, &ts);
+    if (r->stop) break;
+    pthread_mutex_unlock(&r->lock);
+    drain_all(r);
+    write_counters(r, 0);
+    if (npkit_logw_error(r->log) != 0) {
+      if (r->on_failure != NULL) r->on_failure();
+      return NULL;
+    }
+    pthread_mutex_lock(&r->lock);
+  }
+  pthread_mutex_unlock(&r->lock);
+  return NULL;
+}
+
+static void thread_retire(void *arg) {
+  npkit_thread *t = arg;
+  tls_retired = 1;
+  if (t->cur != NPKIT_NO_CHUNK) {
+    atomic_store_explicit(&npkit_rec_meta[t->cur].next, NPKIT_NO_CHUNK, memory_order_relaxed);
+    atomic_store_explicit(&npkit_rec_meta[t->cur].finished, 1, memory_order_release);
+    t->cur = NPKIT_NO_CHUNK;
+  }
+  atomic_store_explicit(&t->exited, 1, memory_order_release);
+}
+
+npkit_thread *npkit_thread_self(void) {
+  npkit_thread *t = tls_self;
+  if (t != NULL || tls_retired || npkit_rec == NULL) return t;
+  npkit_recorder *r = npkit_rec;
+  t = calloc(1, sizeof *t);
+  if (t == NULL) return NULL;
+  t->index = atomic_fetch_add(&r->thread_count, 1) + 1;
+  t->cur = NPKIT_NO_CHUNK;
+  atomic_init(&t->first, NPKIT_NO_CHUNK);
+  t->os_tid = (int)syscall(SYS_gettid);
+  npkit_thread_rec rec;
+  memset(&rec, 0, sizeof rec);
+  rec.index = t->index;
+  rec.os_tid = t->os_tid;
+  pthread_getname_np(pthread_self(), rec.name, sizeof rec.name);
+  /* The THREAD block precedes every event of the thread in the log. */
+  npkit_logw_append(r->log, NPKIT_BLOCK_THREAD, 1, &rec, sizeof rec);
+  t->next = atomic_load_explicit(&r->threads, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(&r->threads, &t->next, t, memory_order_release,
+                                                memory_order_relaxed)) {
+  }
+  tls_self = t;
+  pthread_setspecific(r->key, t);
+  return t;
+}
+
+int npkit_recorder_start(uint64_t pool_bytes, uint64_t flush_ms, npkit_log_writer *log,
+                         void (*on_failure)(void), char *err, size_t errlen) {
+  const uint64_t chunk_bytes = (uint64_t)NPKIT_CHUNK_EVENTS * sizeof(npkit_event);
+  uint64_t n = pool_bytes / chunk_bytes;
+  if (n < 2) n = 2;
+  if (n > UINT32_MAX / 2) n = UINT32_MAX / 2;
+  npkit_recorder *r = calloc(1, sizeof *r);
+  npkit_chunk_meta *meta = calloc(n, sizeof *meta);
+  /* Untouched pages of an anonymous mapping cost nothing: the pool's memory grows with use. */
+  void *data = mmap(NULL, n * chunk_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (r == NULL || meta == NULL || data == MAP_FAILED) {
+    snprintf(err, errlen, "cannot allocate the event pool of %llu MB",
+             (unsigned long long)(pool_bytes >> 20));
+    free(r);
+    free(meta);
+    if (data != MAP_FAILED) munmap(data, n * chunk_bytes);
+    return -1;
+  }
+  r->log = log;
+  r->nchunks = (uint32_t)n;
+  r->flush_ms = flush_ms;
+  r->on_failure = on_failure;
+  npkit_rec_meta = meta;
+  npkit_rec_data = data;
+  for (uint32_t i = r->nchunks; i-- > 0;) free_push(r, i);
+  pthread_mutex_init(&r->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&r->wake, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_key_create(&r->key, thread_retire);
+  npkit_rec = r;
+  int e = pthread_create(&r->writer, NULL, writer_main, r);
+  if (e != 0) {
+    /* Still usable: everything is written at exit instead of streamed. */
+    snprintf(err, errlen, "cannot start the writer thread (%s); the log is written at exit only",
+             strerror(e));
+    return 1;
+  }
+  pthread_setname_np(r->writer, "npkit-writer");
+  r->writer_running = 1;
+  return 0;
+}
+
+void npkit_recorder_stop(npkit_end_rec *end) {
+  npkit_recorder *r = npkit_rec;
+  memset(end, 0, sizeof *end);
+  if (r == NULL) return;
+  if (r->writer_running) {
+    pthread_mutex_lock(&r->lock);
+    r->stop = 1;
+    pthread_cond_signal(&r->wake);
+    pthread_mutex_unlock(&r->lock);
+    pthread_join(r->writer, NULL);
+    r->writer_running = 0;
+  }
+  drain_all(r);
+  write_counters(r, 1);
+  npkit_recorder_totals(&end->events_recorded, &end->events_dropped);
+}

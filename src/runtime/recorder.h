@@ -1,0 +1,88 @@
+/* The recorder: a bounded pool of fixed-size chunks carved into per-thread event buffers.
+ *
+ * Hot path (npkit_record): one 96-byte copy into the calling thread's current chunk and a release
+ * store of its fill count — no lock, no allocation, no system call.  When a chunk is full the thread
+ * takes a fresh one from a lock-free free list; when the pool is exhausted the event is dropped and
+ * counted.  A writer thread wakes every NPKIT_FLUSH_MS, appends whatever each thread has filled since
+ * the last pass to the log (so a killed job loses at most one period) and recycles finished chunks.
+ * Each thread's chunks form a single-producer/single-consumer queue, so the log keeps every thread's
+ * events in order. */
+#ifndef NPKIT_RECORDER_H
+#define NPKIT_RECORDER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "log_writer.h"
+#include "npkit/event_log.h"
+
+#define NPKIT_CHUNK_EVENTS 1024u
+#define NPKIT_NO_CHUNK UINT32_MAX
+
+/* Per-thread state, created at a thread's first NCCL call and never freed (the counters outlive
+ * the thread).  Fields above the line belong to the owning thread; the rest are shared. */
+typedef struct npkit_thread {
+  uint32_t index;         /* process thread index, from 1 */
+  uint32_t cur;           /* chunk being filled, NPKIT_NO_CHUNK if none */
+  int depth;              /* > 0 while inside a wrapped NCCL call: nested calls are NCCL's own */
+  int group_depth;        /* ncclGroupStart nesting */
+  uint64_t group_id;      /* id of the open outermost group, 0 if none */
+  uint64_t groups_opened; /* per-thread counter that makes group ids */
+  /* ---- shared ---- */
+  _Atomic uint64_t recorded;
+  _Atomic uint64_t dropped;
+  _Atomic uint32_t first;  /* oldest chunk not yet fully written by the writer */
+  _Atomic int exited;
+  int os_tid;
+  struct npkit_thread *next; /* registry list, immutable once published */
+} npkit_thread;
+
+typedef struct npkit_chunk_meta {
+  _Atomic uint32_t used;   /* events filled, published with release by the owner */
+  _Atomic uint32_t next;   /* owner's next chunk once this one is finished */
+  _Atomic int finished;    /* owner moved on: no more events will be added */
+  uint32_t written;        /* events already appended to the log (writer only) */
+  _Atomic uint64_t free_next; /* free-list link */
+} npkit_chunk_meta;
+
+typedef struct npkit_recorder npkit_recorder;
+extern npkit_recorder *npkit_rec;         /* the process recorder, NULL until started */
+extern npkit_chunk_meta *npkit_rec_meta;  /* hot-path views of it */
+extern npkit_event *npkit_rec_data;
+
+/* Starts the pool and the writer thread; 0, or -1 with a message. */
+/* `on_failure` runs on the writer thread after the log stopped accepting writes (full disk...). */
+int npkit_recorder_start(uint64_t pool_bytes, uint64_t flush_ms, npkit_log_writer *log,
+                         void (*on_failure)(void), char *err, size_t errlen);
+/* The calling thread's state; created (and a THREAD block logged) on first use.  NULL only when out
+ * of memory. */
+npkit_thread *npkit_thread_self(void);
+/* Slow path of npkit_record: finish the current chunk, take a new one.  0 or -1 (pool empty). */
+int npkit_record_advance(npkit_thread *t);
+
+static inline void npkit_record(npkit_thread *t, const npkit_event *ev) {
+  uint32_t c = t->cur, used;
+  if (c == NPKIT_NO_CHUNK ||
+      (used = atomic_load_explicit(&npkit_rec_meta[c].used, memory_order_relaxed)) ==
+          NPKIT_CHUNK_EVENTS) {
+    if (npkit_record_advance(t) != 0) {
+      atomic_store_explicit(&t->dropped, atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
+                            memory_order_relaxed);
+      return;
+    }
+    c = t->cur;
+    used = 0;
+  }
+  npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + used] = *ev;
+  atomic_store_explicit(&npkit_rec_meta[c].used, used + 1, memory_order_release);
+  atomic_store_explicit(&t->recorded, atomic_load_explicit(&t->recorded, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+}
+
+/* Stops the writer, appends everything recorded so far and the final counters.  Fills the totals
+ * of `end`.  Events recorded after this are not written. */
+void npkit_recorder_stop(npkit_end_rec *end);
+/* Totals so far (all threads). */
+void npkit_recorder_totals(uint64_t *recorded, uint64_t *dropped);
+
+#endif

@@ -1,0 +1,186 @@
+/* NPKIT_* settings: good values are taken, every bad value gives exactly one warning naming the
+ * variable and the value, and the default is used. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "identity.h"
+#include "nccl_names.h"
+
+static const char *const *fake_env;
+
+static const char *table_getenv(const char *name) {
+  size_t n = strlen(name);
+  for (const char *const *p = fake_env; *p; p++)
+    if (strncmp(*p, name, n) == 0 && (*p)[n] == '=') return *p + n + 1;
+  return NULL;
+}
+
+static int failures;
+#define CHECK(cond)                                                           \
+  do {                                                                        \
+    if (!(cond)) {                                                            \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                             \
+    }                                                                         \
+  } while (0)
+
+/* Runs npkit_config_load with stderr captured; returns the captured text (static buffer). */
+static const char *load(npkit_config *cfg, const char *const *env) {
+  static char captured[8192];
+  fflush(stderr);
+  char path[] = "/tmp/npkit_test_config_XXXXXX";
+  int fd = mkstemp(path);
+  int saved = dup(2);
+  dup2(fd, 2);
+  fake_env = env;
+  npkit_config_load(cfg, table_getenv);
+  dup2(saved, 2);
+  close(saved);
+  lseek(fd, 0, SEEK_SET);
+  ssize_t n = read(fd, captured, sizeof captured - 1);
+  captured[n > 0 ? n : 0] = '\0';
+  close(fd);
+  unlink(path);
+  return captured;
+}
+
+static int count_lines(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++) n++;
+  return n;
+}
+
+static void test_defaults(void) {
+  npkit_config cfg;
+  const char *env[] = {NULL};
+  const char *err = load(&cfg, env);
+  CHECK(err[0] == '\0');
+  CHECK(cfg.disable == 0);
+  CHECK(strcmp(cfg.trace_dir, "./npkit_trace") == 0);
+  CHECK(cfg.event_buf_mb == 64);
+  CHECK(cfg.flush_ms == 200);
+  CHECK(cfg.write_json == 1);
+  CHECK(cfg.log_level == NPKIT_LEVEL_INFO);
+  /* Default: everything but the query class. */
+  CHECK(cfg.ops_mask & (1ull << NPKIT_FN_AllReduce));
+  CHECK(cfg.ops_mask & (1ull << NPKIT_FN_GroupEnd));
+  CHECK(cfg.ops_mask & (1ull << NPKIT_FN_CommInitRank));
+  CHECK(!(cfg.ops_mask & (1ull << NPKIT_FN_CommGetAsyncError)));
+  CHECK(!(cfg.ops_mask & (1ull << NPKIT_FN_GetErrorString)));
+}
+
+static void test_good_values(void) {
+  npkit_config cfg;
+  const char *env[] = {"NPKIT_TRACE_DIR=/tmp/x y", "NPKIT_EVENT_BUF_SIZE= 128 ", "NPKIT_FLUSH_MS=5",
+                       "NPKIT_OPS=AllReduce,ncclsend,p2p,-Recv", "NPKIT_LOG_LEVEL=DEBUG",
+                       "NPKIT_JSON=off", "NPKIT_DISABLE=yes", NULL};
+  const char *err = load(&cfg, env);
+  CHECK(err[0] == '\0');
+  CHECK(strcmp(cfg.trace_dir, "/tmp/x y") == 0);
+  CHECK(cfg.event_buf_mb == 128);
+  CHECK(cfg.flush_ms == 5);
+  CHECK(cfg.ops_mask == ((1ull << NPKIT_FN_AllReduce) | (1ull << NPKIT_FN_Send)));
+  CHECK(cfg.log_level == NPKIT_LEVEL_DEBUG);
+  CHECK(cfg.write_json == 0);
+  CHECK(cfg.disable == 1);
+}
+
+static void test_bad_values(void) {
+  static const char *const vars[] = {"NPKIT_EVENT_BUF_SIZE", "NPKIT_FLUSH_MS", "NPKIT_OPS",
+                                     "NPKIT_LOG_LEVEL", "NPKIT_JSON", "NPKIT_DISABLE",
+                                     "NPKIT_QUIET", "NPKIT_TRACE_DIR"};
+  static const char *const values[] = {"", "-5", "abc", "99999999999999999999", "0x10", "1e3"};
+  for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+      char setting[128];
+      snprintf(setting, sizeof setting, "%s=%s", vars[v], values[k]);
+      const char *env[] = {setting, NULL};
+      npkit_config cfg;
+      const char *err = load(&cfg, env);
+      /* NPKIT_TRACE_DIR accepts any non-empty path; NPKIT_OPS accepts nothing here. */
+      int expect_warning = strcmp(vars[v], "NPKIT_TRACE_DIR") != 0 || values[k][0] == '\0';
+      if (expect_warning) {
+        if (count_lines(err, "npkit: warning:") != 1 || strstr(err, vars[v]) == NULL) {
+          fprintf(stderr, "for %s got: <%s>\n", setting, err);
+          failures++;
+        }
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "'%s'", values[k]);
+        if (strcmp(vars[v], "NPKIT_TRACE_DIR") != 0 && strstr(err, quoted) == NULL) {
+          fprintf(stderr, "warning for %s does not quote the value: <%s>\n", setting, err);
+          failures++;
+        }
+      } else {
+        CHECK(err[0] == '\0');
+      }
+      CHECK(cfg.event_buf_mb == 64);
+      CHECK(cfg.flush_ms == 200);
+    }
+  }
+  /* Out of range. */
+  const char *env[] = {"NPKIT_EVENT_BUF_SIZE=0", "NPKIT_FLUSH_MS=99999999", NULL};
+  npkit_config cfg;
+  const char *err = load(&cfg, env);
+  CHECK(count_lines(err, "npkit: warning:") == 2);
+  CHECK(cfg.event_buf_mb == 64 && cfg.flush_ms == 200);
+}
+
+static void test_quiet_and_level(void) {
+  npkit_config cfg;
+  const char *env[] = {"NPKIT_LOG_LEVEL=error", "NPKIT_FLUSH_MS=abc", NULL};
+  const char *err = load(&cfg, env);
+  CHECK(err[0] == '\0'); /* warnings are below the chosen level */
+  const char *env2[] = {"NPKIT_QUIET=1", "NPKIT_FLUSH_MS=abc", NULL};
+  err = load(&cfg, env2);
+  CHECK(count_lines(err, "npkit: warning:") == 1); /* quiet silences information, not warnings */
+}
+
+static void test_ops_parser(void) {
+  uint64_t m;
+  char bad[64];
+  CHECK(npkit_config_parse_ops("all", &m, bad, sizeof bad) == 0);
+  for (unsigned f = 1; f < NPKIT_FN_COUNT; f++) CHECK(m & (1ull << f));
+  CHECK(!(m & 1ull));
+  CHECK(npkit_config_parse_ops("-coll", &m, bad, sizeof bad) == 0);
+  CHECK(!(m & (1ull << NPKIT_FN_AllReduce)) && (m & (1ull << NPKIT_FN_Send)));
+  CHECK(npkit_config_parse_ops("coll,nonsense", &m, bad, sizeof bad) == -1);
+  CHECK(strcmp(bad, "nonsense") == 0);
+  CHECK(npkit_config_parse_ops(" , ", &m, bad, sizeof bad) == -1);
+}
+
+static void test_identity(void) {
+  npkit_identity id;
+  const char *env[] = {"SLURM_PROCID=7", "SLURM_NTASKS=16", "SLURM_LOCALID=3", "RANK=99", NULL};
+  fake_env = env;
+  npkit_identity_load(&id, table_getenv);
+  CHECK(id.rank == 7 && id.world_size == 16 && id.local_rank == 3);
+  CHECK(strcmp(id.source, "slurm") == 0);
+  const char *env2[] = {"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=4", "SLURM_PROCID=7", NULL};
+  fake_env = env2;
+  npkit_identity_load(&id, table_getenv);
+  CHECK(id.rank == 2 && id.world_size == 4 && strcmp(id.source, "ompi") == 0);
+  const char *env3[] = {"RANK=abc", NULL};
+  fake_env = env3;
+  npkit_identity_load(&id, table_getenv);
+  CHECK(id.rank == -1 && id.source[0] == '\0');
+  CHECK(id.pid == (int)getpid() && id.host[0] != '\0');
+}
+
+int main(void) {
+  test_defaults();
+  test_good_values();
+  test_bad_values();
+  test_quiet_and_level();
+  test_ops_parser();
+  test_identity();
+  if (failures) {
+    fprintf(stderr, "%d checks failed\n", failures);
+    return 1;
+  }
+  printf("config: all checks passed\n");
+  return 0;
+}
