@@ -1,0 +1,81 @@
+/* Cost of one wrapped NCCL call.  Run the same binary with and without LD_PRELOAD of the library
+ * (bench/run_overhead.sh does both in one run) against the fake NCCL in no-op mode, so the time per
+ * call is the dispatch alone and the difference is what the library adds.
+ *
+ *   overhead [--calls N] [--repeats R] [--threads T]
+ * prints one line: threads=T calls=N repeats=R median_ns_per_call=X min_ns_per_call=Y */
+#include <nccl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static long calls = 1000000, repeats = 7;
+static int nthreads = 1;
+static ncclComm_t comms[64];
+static pthread_barrier_t barrier;
+static double per_call_ns[64][64];
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void *worker(void *arg) {
+  int id = (int)(long)arg;
+  float buf[4] = {1, 2, 3, 4};
+  for (long r = 0; r < repeats; r++) {
+    pthread_barrier_wait(&barrier);
+    double t0 = now_ns();
+    for (long i = 0; i < calls; i++)
+      if (ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, comms[id], 0) != ncclSuccess) {
+        fprintf(stderr, "overhead: ncclAllReduce failed\n");
+        exit(1);
+      }
+    per_call_ns[id][r] = (now_ns() - t0) / (double)calls;
+  }
+  return NULL;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--calls")) calls = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--repeats")) repeats = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--threads")) nthreads = atoi(argv[i + 1]);
+    else {
+      fprintf(stderr, "usage: overhead [--calls N] [--repeats R] [--threads T]\n");
+      return 2;
+    }
+  }
+  if (calls < 1 || repeats < 1 || repeats > 64 || nthreads < 1 || nthreads > 64) {
+    fprintf(stderr, "overhead: calls >= 1, 1 <= repeats <= 64, 1 <= threads <= 64\n");
+    return 2;
+  }
+  if (ncclCommInitAll(comms, nthreads, NULL) != ncclSuccess) {
+    fprintf(stderr, "overhead: ncclCommInitAll failed\n");
+    return 1;
+  }
+  pthread_barrier_init(&barrier, NULL, (unsigned)nthreads);
+  pthread_t th[64];
+  for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, worker, (void *)(long)t);
+  for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+  /* Per repeat, the slowest thread; then the median and minimum over repeats. */
+  double worst[64];
+  for (long r = 0; r < repeats; r++) {
+    worst[r] = 0;
+    for (int t = 0; t < nthreads; t++)
+      if (per_call_ns[t][r] > worst[r]) worst[r] = per_call_ns[t][r];
+  }
+  qsort(worst, (size_t)repeats, sizeof worst[0], cmp);
+  printf("threads=%d calls=%ld repeats=%ld median_ns_per_call=%.2f min_ns_per_call=%.2f\n", nthreads,
+         calls, repeats, worst[repeats / 2], worst[0]);
+  for (int t = 0; t < nthreads; t++) ncclCommDestroy(comms[t]);
+  return 0;
+}
