@@ -96,7 +96,11 @@ typedef struct npkit_ev_api {
   int32_t redop;      /* ncclRedOp_t, -1 if none */
   int32_t result;     /* ncclResult_t returned to the caller */
   uint32_t flags;     /* NPKIT_API_* */
-} npkit_ev_api;       /* 72 bytes */
+  uint64_t corr_id;   /* external correlation id pushed to the GPU tracer around the call, 0 if none:
+                         GPU activity carrying the same id was launched by this call */
+  uint64_t stack_id;  /* call-site id (string table), 0 if stacks are off */
+  uint64_t reserved[2];
+} npkit_ev_api;       /* 104 bytes */
 
 typedef struct npkit_event {
   uint64_t start_ns;  /* CLOCK_REALTIME nanoseconds */
@@ -106,9 +110,9 @@ typedef struct npkit_event {
   uint32_t thread;    /* process thread index (npkit_thread_rec.index) */
   union {
     npkit_ev_api api;
-    uint8_t raw[72];
+    uint8_t raw[104];
   } u;
-} npkit_event;        /* 96 bytes */
+} npkit_event;        /* 128 bytes */
 
 typedef struct npkit_comm_rec {
   uint32_t local_id;  /* > 0, referenced by events; never reused within a process */
@@ -171,7 +175,7 @@ typedef struct npkit_end_rec {
 #ifndef __cplusplus
 _Static_assert(sizeof(npkit_log_header) == 256, "log header layout");
 _Static_assert(sizeof(npkit_block_header) == 16, "block header layout");
-_Static_assert(sizeof(npkit_event) == 96, "event layout");
+_Static_assert(sizeof(npkit_event) == 128, "event layout");
 _Static_assert(sizeof(npkit_comm_rec) == 80, "comm record layout");
 _Static_assert(sizeof(npkit_thread_rec) == 32, "thread record layout");
 _Static_assert(sizeof(npkit_process_rec) == 32, "process record layout");

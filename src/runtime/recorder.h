@@ -1,6 +1,6 @@
 /* The recorder: a bounded pool of fixed-size chunks carved into per-thread event buffers.
  *
- * Hot path (npkit_record): one 96-byte copy into the calling thread's current chunk and a release
+ * Hot path (npkit_record): one 128-byte copy into the calling thread's current chunk and a release
  * store of its fill count — no lock, no allocation, no system call.  When a chunk is full the thread
  * takes a fresh one from a lock-free free list; when the pool is exhausted the event is dropped and
  * counted.  A writer thread wakes every NPKIT_FLUSH_MS, appends whatever each thread has filled since
