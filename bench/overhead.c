@@ -2,8 +2,11 @@
  * (bench/run_overhead.sh does both in one run) against the fake NCCL in no-op mode, so the time per
  * call is the dispatch alone and the difference is what the library adds.
  *
- *   overhead [--calls N] [--repeats R] [--threads T]
+ *   overhead [--calls N] [--repeats R] [--threads T] [--pause-ms P]
+ * Between repeats the threads sleep P ms (not timed), so that the library's writer thread can
+ * stream the previous repeat to disk instead of competing with the measured loop for the cores.
  * prints one line: threads=T calls=N repeats=R median_ns_per_call=X min_ns_per_call=Y */
+#define _GNU_SOURCE
 #include <nccl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 
 static long calls = 1000000, repeats = 7;
 static int nthreads = 1;
+static long pause_ms = 0;
 static ncclComm_t comms[64];
 static pthread_barrier_t barrier;
 static double per_call_ns[64][64];
@@ -27,6 +31,10 @@ static void *worker(void *arg) {
   int id = (int)(long)arg;
   float buf[4] = {1, 2, 3, 4};
   for (long r = 0; r < repeats; r++) {
+    if (pause_ms > 0) {
+      struct timespec ts = {pause_ms / 1000, pause_ms % 1000 * 1000000L};
+      nanosleep(&ts, NULL);
+    }
     pthread_barrier_wait(&barrier);
     double t0 = now_ns();
     for (long i = 0; i < calls; i++)
@@ -49,8 +57,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--calls")) calls = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--repeats")) repeats = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) nthreads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--pause-ms")) pause_ms = atol(argv[i + 1]);
     else {
-      fprintf(stderr, "usage: overhead [--calls N] [--repeats R] [--threads T]\n");
+      fprintf(stderr, "usage: overhead [--calls N] [--repeats R] [--threads T] [--pause-ms P]\n");
       return 2;
     }
   }

@@ -17,6 +17,7 @@ typedef struct npkit_config {
   char nccl_library[512];      /* NPKIT_NCCL_LIBRARY, "" if unset */
   uint64_t flush_ms;           /* NPKIT_FLUSH_MS */
   int write_json;              /* NPKIT_JSON */
+  int signals;                 /* NPKIT_SIGNALS: finish the trace on SIGTERM/SIGINT */
 } npkit_config;
 
 #define NPKIT_DEFAULT_TRACE_DIR "./npkit_trace"

@@ -15,6 +15,7 @@
 #include "log_writer.h"
 #include "nccl_resolve.h"
 #include "recorder.h"
+#include "signals.h"
 #include "trace_render.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -106,6 +107,7 @@ static void start(void) {
    * handlers: ours run first at exit, while CUDA is still usable. */
   atexit(at_exit);
   atomic_store(&npkit_state, NPKIT_STATE_ON);
+  if (npkit_cfg.signals) npkit_signals_install(npkit_finish);
   npkit_debug("recording to %s", log_path);
 }
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +22,13 @@ struct npkit_recorder {
   void (*on_failure)(void);
   pthread_t writer;
   int writer_running;
-  pthread_mutex_t lock;
-  pthread_cond_t wake;
-  int stop;
+  /* Semaphores, not a condition variable: sem_post is async-signal-safe, so a signal handler can
+   * hand the final flush to the writer thread (see npkit_recorder_request). */
+  sem_t wake;
+  sem_t request_done;
+  _Atomic int stop;
+  _Atomic int request_pending;
+  void (*on_request)(void);
   uint64_t last_counter_sum; /* writer only */
   pthread_key_t key;
 };
@@ -32,8 +37,8 @@ npkit_recorder *npkit_rec;
 npkit_chunk_meta *npkit_rec_meta;
 npkit_event *npkit_rec_data;
 
-static __thread npkit_thread *tls_self;
-static __thread int tls_retired;
+__thread npkit_thread *npkit_tls_self __attribute__((tls_model("initial-exec")));
+static __thread int tls_retired __attribute__((tls_model("initial-exec")));
 
 static uint32_t free_pop(npkit_recorder *r) {
   uint64_t head = atomic_load_explicit(&r->free_head, memory_order_acquire);
@@ -145,31 +150,58 @@ static void *writer_main(void *arg) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL); /* the job's signals are not ours to receive */
-  pthread_mutex_lock(&r->lock);
-  while (!r->stop) {
+  while (!atomic_load(&r->stop)) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_REALTIME, &ts); /* sem_timedwait measures against CLOCK_REALTIME */
     uint64_t ns = (uint64_t)ts.tv_nsec + r->flush_ms * 1000000ull;
     ts.tv_sec += (time_t)(ns / 1000000000ull);
     ts.tv_nsec = (long)(ns % 1000000000ull);
-    pthread_cond_timedwait(&r->wake, &r->lock, &ts);
-    if (r->stop) break;
-    pthread_mutex_unlock(&r->lock);
+    while (sem_timedwait(&r->wake, &ts) != 0 && errno == EINTR) {
+    }
+    if (atomic_load(&r->stop)) break;
+    if (atomic_exchange(&r->request_pending, 0)) {
+      /* The final flush asked for by a signal handler runs here, on a thread that holds no lock
+       * of the interrupted code. */
+      if (r->on_request != NULL) r->on_request();
+      sem_post(&r->request_done);
+      return NULL;
+    }
     drain_all(r);
     write_counters(r, 0);
     if (npkit_logw_error(r->log) != 0) {
       if (r->on_failure != NULL) r->on_failure();
       return NULL;
     }
-    pthread_mutex_lock(&r->lock);
   }
-  pthread_mutex_unlock(&r->lock);
   return NULL;
+}
+
+int npkit_recorder_request(void (*fn)(void), unsigned timeout_ms) {
+  npkit_recorder *r = npkit_rec;
+  if (r == NULL || !r->writer_running || atomic_load(&r->stop)) return -1;
+  r->on_request = fn;
+  atomic_store(&r->request_pending, 1);
+  sem_post(&r->wake);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)timeout_ms * 1000000ull;
+  ts.tv_sec += (time_t)(ns / 1000000000ull);
+  ts.tv_nsec = (long)(ns % 1000000000ull);
+  int rc;
+  while ((rc = sem_timedwait(&r->request_done, &ts)) != 0 && errno == EINTR) {
+  }
+  return rc == 0 ? 0 : -1;
+}
+
+int npkit_recorder_on_writer(void) {
+  npkit_recorder *r = npkit_rec;
+  return r != NULL && r->writer_running && pthread_equal(pthread_self(), r->writer);
 }
 
 static void thread_retire(void *arg) {
   npkit_thread *t = arg;
   tls_retired = 1;
+  npkit_tls_self = NULL;
   if (t->cur != NPKIT_NO_CHUNK) {
     atomic_store_explicit(&npkit_rec_meta[t->cur].next, NPKIT_NO_CHUNK, memory_order_relaxed);
     atomic_store_explicit(&npkit_rec_meta[t->cur].finished, 1, memory_order_release);
@@ -178,11 +210,10 @@ static void thread_retire(void *arg) {
   atomic_store_explicit(&t->exited, 1, memory_order_release);
 }
 
-npkit_thread *npkit_thread_self(void) {
-  npkit_thread *t = tls_self;
-  if (t != NULL || tls_retired || npkit_rec == NULL) return t;
+npkit_thread *npkit_thread_create(void) {
+  if (tls_retired || npkit_rec == NULL) return NULL;
   npkit_recorder *r = npkit_rec;
-  t = calloc(1, sizeof *t);
+  npkit_thread *t = calloc(1, sizeof *t);
   if (t == NULL) return NULL;
   t->index = atomic_fetch_add(&r->thread_count, 1) + 1;
   t->cur = NPKIT_NO_CHUNK;
@@ -199,7 +230,7 @@ npkit_thread *npkit_thread_self(void) {
   while (!atomic_compare_exchange_weak_explicit(&r->threads, &t->next, t, memory_order_release,
                                                 memory_order_relaxed)) {
   }
-  tls_self = t;
+  npkit_tls_self = t;
   pthread_setspecific(r->key, t);
   return t;
 }
@@ -229,12 +260,8 @@ int npkit_recorder_start(uint64_t pool_bytes, uint64_t flush_ms, npkit_log_write
   npkit_rec_meta = meta;
   npkit_rec_data = data;
   for (uint32_t i = r->nchunks; i-- > 0;) free_push(r, i);
-  pthread_mutex_init(&r->lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&r->wake, &ca);
-  pthread_condattr_destroy(&ca);
+  sem_init(&r->wake, 0, 0);
+  sem_init(&r->request_done, 0, 0);
   pthread_key_create(&r->key, thread_retire);
   npkit_rec = r;
   int e = pthread_create(&r->writer, NULL, writer_main, r);
@@ -254,11 +281,13 @@ void npkit_recorder_stop(npkit_end_rec *end) {
   memset(end, 0, sizeof *end);
   if (r == NULL) return;
   if (r->writer_running) {
-    pthread_mutex_lock(&r->lock);
-    r->stop = 1;
-    pthread_cond_signal(&r->wake);
-    pthread_mutex_unlock(&r->lock);
-    pthread_join(r->writer, NULL);
+    atomic_store(&r->stop, 1);
+    if (pthread_equal(pthread_self(), r->writer)) {
+      pthread_detach(r->writer); /* finishing on behalf of a signal handler: it exits after this */
+    } else {
+      sem_post(&r->wake);
+      pthread_join(r->writer, NULL);
+    }
     r->writer_running = 0;
   }
   drain_all(r);

@@ -54,9 +54,17 @@ extern npkit_event *npkit_rec_data;
 /* `on_failure` runs on the writer thread after the log stopped accepting writes (full disk...). */
 int npkit_recorder_start(uint64_t pool_bytes, uint64_t flush_ms, npkit_log_writer *log,
                          void (*on_failure)(void), char *err, size_t errlen);
-/* The calling thread's state; created (and a THREAD block logged) on first use.  NULL only when out
- * of memory. */
-npkit_thread *npkit_thread_self(void);
+/* initial-exec TLS: a plain %fs-relative load on the hot path.  The few bytes fit in the static TLS
+ * surplus glibc keeps for libraries loaded by dlopen (CUDA_INJECTION64_PATH, NCCL_PROFILER_PLUGIN). */
+extern __thread npkit_thread *npkit_tls_self __attribute__((tls_model("initial-exec")));
+npkit_thread *npkit_thread_create(void);
+
+/* The calling thread's state; created (and a THREAD block logged) on first use.  NULL when out of
+ * memory or after the thread's exit handlers ran. */
+static inline npkit_thread *npkit_thread_self(void) {
+  npkit_thread *t = npkit_tls_self;
+  return t != NULL ? t : npkit_thread_create();
+}
 /* Slow path of npkit_record: finish the current chunk, take a new one.  0 or -1 (pool empty). */
 int npkit_record_advance(npkit_thread *t);
 
@@ -82,6 +90,11 @@ static inline void npkit_record(npkit_thread *t, const npkit_event *ev) {
 /* Stops the writer, appends everything recorded so far and the final counters.  Fills the totals
  * of `end`.  Events recorded after this are not written. */
 void npkit_recorder_stop(npkit_end_rec *end);
+/* From a signal handler: has the writer thread run fn (the final flush) and waits for it up to
+ * timeout_ms.  Only async-signal-safe calls on the calling side.  0 when fn ran, -1 otherwise. */
+int npkit_recorder_request(void (*fn)(void), unsigned timeout_ms);
+/* 1 on the writer thread. */
+int npkit_recorder_on_writer(void);
 /* Totals so far (all threads). */
 void npkit_recorder_totals(uint64_t *recorded, uint64_t *dropped);
 
