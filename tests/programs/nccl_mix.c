@@ -1,0 +1,272 @@
+/* nccl_mix: an MPI job that drives NCCL like a data-parallel training step does.
+ *
+ * Rank 0 creates the unique id, MPI broadcasts it, every rank joins the world communicator and
+ * an even/odd split of it, then each iteration runs: gradient-bucket AllReduces of several sizes
+ * and types, a ZeRO-style ReduceScatter + AllGather, Broadcast / Reduce / Bcast, AlltoAll /
+ * Gather / Scatter, a Send/Recv ring exchange in a group, a group of fused AllReduces, and
+ * collectives on the split communicator.
+ *
+ * Prints nothing on stdout.  --journal, --results and --check make the run checkable: see usage().
+ * Exit status: 0 on success, 1 when an NCCL call failed or (with --check) data was wrong, 2 on a
+ * usage error. */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "test_colls.h"
+#include "test_journal.h"
+#include "test_opts.h"
+
+typedef struct mix_options {
+  long iters;
+  long delay_rank, delay_us;
+  int check, small, new_api;
+  const char *results, *journal;
+} mix_options;
+
+/* Element counts of every call of an iteration. */
+typedef struct mix_sizes {
+  size_t bucket[4], shard, broadcast, reduce, bcast, alltoall, gather, scatter, ring, fused[4],
+      split_allreduce, split_broadcast;
+} mix_sizes;
+
+/* Gradient buckets from 4 KB to 8 MB, as a real model's backward pass produces them. */
+static const mix_sizes full_sizes = {
+  .bucket = {1024, 131072, 262144, 2097152}, .shard = 65536, .broadcast = 262144,
+  .reduce = 4096, .bcast = 100000, .alltoall = 16384, .gather = 8192, .scatter = 8192,
+  .ring = 65536, .fused = {1000, 2000, 500, 3000}, .split_allreduce = 4096,
+  .split_broadcast = 1000,
+};
+/* Odd, tiny counts: fast, and they catch size arithmetic that only works for round numbers. */
+static const mix_sizes small_sizes = {
+  .bucket = {17, 64, 33, 1000}, .shard = 24, .broadcast = 50, .reduce = 10, .bcast = 77,
+  .alltoall = 8, .gather = 5, .scatter = 6, .ring = 12, .fused = {7, 9, 3, 11},
+  .split_allreduce = 13, .split_broadcast = 11,
+};
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: nccl_mix [--iters N] [--small] [--no-new-api] [--check] [--results FILE]\n"
+          "                [--journal FILE] [--delay-rank R --delay-us U]\n"
+          "  --iters N        iterations of the training-like mix (default 5)\n"
+          "  --small          tiny message sizes, for fast tests\n"
+          "  --no-new-api     skip AlltoAll, Gather and Scatter (NCCL older than 2.28)\n"
+          "  --check          verify every received buffer; exit 1 on a mismatch\n"
+          "  --results FILE   write checksums of all received buffers to FILE.rank<R>\n"
+          "  --journal FILE   write every NCCL call made, in order, to FILE.rank<R>\n"
+          "  --delay-rank R --delay-us U\n"
+          "                   rank R sleeps U microseconds before every AllReduce of the\n"
+          "                   iterations after the first\n");
+}
+
+static int parse_options(int argc, char **argv, mix_options *o) {
+  *o = (mix_options){.iters = 5, .delay_rank = -1, .delay_us = 0, .new_api = 1};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--iters")) {
+      if (npkit_test_parse_long("--iters", v, 0, 1000000, &o->iters)) return -1;
+      i++;
+    } else if (!strcmp(a, "--delay-rank")) {
+      if (npkit_test_parse_long("--delay-rank", v, 0, 1 << 20, &o->delay_rank)) return -1;
+      i++;
+    } else if (!strcmp(a, "--delay-us")) {
+      if (npkit_test_parse_long("--delay-us", v, 0, 60000000, &o->delay_us)) return -1;
+      i++;
+    } else if (!strcmp(a, "--results") || !strcmp(a, "--journal")) {
+      if (!v) {
+        fprintf(stderr, "%s needs a file name\n", a);
+        return -1;
+      }
+      if (a[2] == 'r')
+        o->results = v;
+      else
+        o->journal = v;
+      i++;
+    } else if (!strcmp(a, "--check")) {
+      o->check = 1;
+    } else if (!strcmp(a, "--small")) {
+      o->small = 1;
+    } else if (!strcmp(a, "--no-new-api")) {
+      o->new_api = 0;
+    } else {
+      fprintf(stderr, "unknown option '%s'\n", a);
+      return -1;
+    }
+  }
+  if ((o->delay_rank >= 0) != (o->delay_us > 0)) {
+    fprintf(stderr, "--delay-rank and --delay-us go together\n");
+    return -1;
+  }
+  return 0;
+}
+
+typedef struct mix_job {
+  const mix_options *opt;
+  const mix_sizes *sz;
+  npkit_test_ctx ctx;
+  npkit_test_comm world, split;
+  int rank;
+} mix_job;
+
+static void sleep_us(long us) {
+  struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* The straggler: a rank that arrives late at every AllReduce makes the others wait in it. */
+static void allreduce(mix_job *job, long it, const npkit_test_comm *c, size_t count,
+                      ncclDataType_t t, ncclRedOp_t op, unsigned call) {
+  if (it >= 1 && job->rank == job->opt->delay_rank) sleep_us(job->opt->delay_us);
+  npkit_test_coll(&job->ctx, NPKIT_TEST_ALLREDUCE, c, count, t, op, -1, call);
+}
+
+static void run_iteration(mix_job *job, long it) {
+  npkit_test_ctx *ctx = &job->ctx;
+  const mix_sizes *s = job->sz;
+  const npkit_test_comm *w = &job->world;
+  int n = w->nranks, me = w->rank;
+  unsigned k = (unsigned)it * 100u;
+
+  /* backward pass: gradient buckets, largest last as the first layers finish last */
+  allreduce(job, it, w, s->bucket[0], ncclFloat32, ncclSum, k + 1);
+  allreduce(job, it, w, s->bucket[1], ncclBfloat16, ncclSum, k + 2);
+  allreduce(job, it, w, s->bucket[2], ncclInt32, ncclMax, k + 3);
+  allreduce(job, it, w, s->bucket[3], ncclFloat32, ncclSum, k + 4);
+
+  /* ZeRO: reduce-scatter the gradients, all-gather the updated parameters */
+  npkit_test_coll(ctx, NPKIT_TEST_REDUCESCATTER, w, s->shard, ncclFloat32, ncclSum, -1, k + 5);
+  npkit_test_coll(ctx, NPKIT_TEST_ALLGATHER, w, s->shard, ncclFloat32, ncclSum, -1, k + 6);
+
+  npkit_test_coll(ctx, NPKIT_TEST_BROADCAST, w, s->broadcast, ncclFloat32, ncclSum,
+                  (int)(it % n), k + 7);
+  npkit_test_coll(ctx, NPKIT_TEST_REDUCE, w, s->reduce, ncclInt32, ncclProd,
+                  (int)((it + 1) % n), k + 8);
+  npkit_test_coll(ctx, NPKIT_TEST_BCAST, w, s->bcast, ncclUint8, ncclSum, (int)((it + 2) % n),
+                  k + 9);
+  if (job->opt->new_api) {
+    npkit_test_coll(ctx, NPKIT_TEST_ALLTOALL, w, s->alltoall, ncclFloat32, ncclSum, -1, k + 10);
+    npkit_test_coll(ctx, NPKIT_TEST_GATHER, w, s->gather, ncclInt32, ncclSum,
+                    (int)((it + 3) % n), k + 11);
+    npkit_test_coll(ctx, NPKIT_TEST_SCATTER, w, s->scatter, ncclFloat64, ncclSum, (int)(it % n),
+                    k + 12);
+  }
+
+  /* pipeline-style ring exchange: send to the next rank, receive from the previous one; the
+   * call number is shared by both ends of each pair */
+  npkit_test_group_start(ctx);
+  npkit_test_coll(ctx, NPKIT_TEST_SEND, w, s->ring, ncclFloat32, ncclSum, (me + 1) % n, k + 13);
+  npkit_test_coll(ctx, NPKIT_TEST_RECV, w, s->ring, ncclFloat32, ncclSum, (me + n - 1) % n,
+                  k + 13);
+  npkit_test_group_end(ctx);
+
+  /* small tensors fused into one launch */
+  npkit_test_group_start(ctx);
+  allreduce(job, it, w, s->fused[0], ncclFloat32, ncclSum, k + 14);
+  allreduce(job, it, w, s->fused[1], ncclFloat32, ncclAvg, k + 15);
+  allreduce(job, it, w, s->fused[2], ncclInt64, ncclSum, k + 16);
+  allreduce(job, it, w, s->fused[3], ncclFloat16, ncclSum, k + 17);
+  npkit_test_group_end(ctx);
+
+  /* a sub-communicator, as tensor/pipeline parallel groups use */
+  allreduce(job, it, &job->split, s->split_allreduce, ncclFloat32, ncclMin, k + 18);
+  npkit_test_coll(ctx, NPKIT_TEST_BROADCAST, &job->split, s->split_broadcast, ncclInt64, ncclSum,
+                  0, k + 19);
+}
+
+static void journal_result(mix_job *job, const char *fn, const npkit_test_comm *c,
+                           ncclResult_t res) {
+  npkit_test_call call = npkit_test_call_make(fn, res);
+  if (c) {
+    call.comm = c->label;
+    call.nranks = c->nranks;
+  }
+  npkit_test_journal_write(job->ctx.journal, &call);
+  if (res != ncclSuccess) {
+    fprintf(stderr, "rank %d: %s failed: %s\n", job->rank, fn, ncclGetErrorString(res));
+    job->ctx.failures++;
+  }
+}
+
+/* World communicator, its queries, and the split.  0 when the job can go on. */
+static int setup_comms(mix_job *job, int nranks) {
+  ncclUniqueId id;
+  memset(&id, 0, sizeof id);
+  if (job->rank == 0) journal_result(job, "ncclGetUniqueId", NULL, ncclGetUniqueId(&id));
+  MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+
+  job->world = (npkit_test_comm){.label = "world", .rank = job->rank, .nranks = nranks};
+  journal_result(job, "ncclCommInitRank", NULL,
+                 ncclCommInitRank(&job->world.comm, nranks, id, job->rank));
+  if (job->ctx.failures) return -1;
+
+  int count = -1, user_rank = -1;
+  journal_result(job, "ncclCommCount", &job->world, ncclCommCount(job->world.comm, &count));
+  journal_result(job, "ncclCommUserRank", &job->world,
+                 ncclCommUserRank(job->world.comm, &user_rank));
+  if (count != nranks || user_rank != job->rank) {
+    fprintf(stderr, "rank %d: NCCL reports rank %d of %d\n", job->rank, user_rank, count);
+    job->ctx.failures++;
+  }
+
+  /* even and odd ranks, ordered by world rank */
+  int color = job->rank % 2;
+  job->split = (npkit_test_comm){.label = "split", .rank = job->rank / 2,
+                                 .nranks = (nranks - color + 1) / 2};
+  journal_result(job, "ncclCommSplit", &job->world,
+                 ncclCommSplit(job->world.comm, color, job->rank, &job->split.comm, NULL));
+  return job->ctx.failures ? -1 : 0;
+}
+
+static FILE *open_results(const char *base, int rank) {
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s.rank%d", base, rank) >= (int)sizeof path) return NULL;
+  FILE *f = fopen(path, "w");
+  if (!f) perror(path);
+  return f;
+}
+
+int main(int argc, char **argv) {
+  mix_options opt;
+  if (parse_options(argc, argv, &opt) != 0) {
+    usage();
+    return 2;
+  }
+  MPI_Init(&argc, &argv);
+  int rank, nranks;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+  mix_job job = {.opt = &opt, .sz = opt.small ? &small_sizes : &full_sizes, .rank = rank};
+  npkit_test_ctx_init(&job.ctx);
+  job.ctx.check = opt.check;
+  int io_error = 0;
+  if (opt.journal && !(job.ctx.journal = npkit_test_journal_open(opt.journal, "rank", rank)))
+    io_error = 1;
+  if (opt.results && !(job.ctx.results = open_results(opt.results, rank))) io_error = 1;
+
+  /* all ranks or none: a rank that skipped the setup would leave the others waiting in NCCL */
+  int any_io_error = 0;
+  MPI_Allreduce(&io_error, &any_io_error, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!any_io_error && setup_comms(&job, nranks) == 0) {
+    for (long it = 0; it < opt.iters; it++) run_iteration(&job, it);
+    npkit_test_ctx_finish(&job.ctx);
+    journal_result(&job, "ncclCommDestroy", &job.split, ncclCommDestroy(job.split.comm));
+    journal_result(&job, "ncclCommFinalize", &job.world, ncclCommFinalize(job.world.comm));
+    journal_result(&job, "ncclCommDestroy", &job.world, ncclCommDestroy(job.world.comm));
+  }
+  npkit_test_ctx_finish(&job.ctx);
+  if (npkit_test_journal_close(job.ctx.journal) != 0) io_error = 1;
+  if (job.ctx.results && fclose(job.ctx.results) != 0) io_error = 1;
+
+  int failed = io_error || job.ctx.failures || job.ctx.mismatches;
+  if (job.ctx.failures || job.ctx.mismatches) /* I/O errors were reported where they happened */
+    fprintf(stderr, "rank %d: %lu failed calls, %lu wrong results\n", rank, job.ctx.failures,
+            job.ctx.mismatches);
+  MPI_Finalize();
+  return failed ? 1 : 0;
+}
