@@ -1,0 +1,90 @@
+/* `npkit json LOG [-o FILE]`: renders one event log as a Chrome trace. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "npkit/event_log.h"
+#include "trace_render.h"
+
+static void help(void) {
+  printf("Usage: npkit json LOG [-o FILE] [-q]\n"
+         "Renders the event log LOG as a Chrome trace (docs/trace-format.md).\n\n"
+         "  -o, --output FILE  where to write it (default: LOG with " NPKIT_LOG_SUFFIX " replaced by .json;\n"
+         "                     '-' for standard output)\n"
+         "  -q, --quiet        no summary line on standard error\n\n"
+         "A log cut short by a crash is rendered up to its last complete block.\n");
+}
+
+/* LOG with its .npkit suffix replaced by .json (appended if it has none). */
+static char *default_output(const char *log) {
+  size_t n = strlen(log), sl = strlen(NPKIT_LOG_SUFFIX);
+  if (n > sl && strcmp(log + n - sl, NPKIT_LOG_SUFFIX) == 0) n -= sl;
+  char *out = malloc(n + sizeof(".json"));
+  if (out == NULL) return NULL;
+  memcpy(out, log, n);
+  memcpy(out + n, ".json", sizeof(".json"));
+  return out;
+}
+
+int npkit_cmd_json(int argc, char **argv) {
+  const char *log = NULL, *output = NULL;
+  int quiet = 0, only_args = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!only_args && a[0] == '-' && a[1] != '\0') {
+      int m;
+      if (strcmp(a, "--") == 0) {
+        only_args = 1;
+        continue;
+      }
+      if (npkit_cli_is_help(a)) {
+        help();
+        return NPKIT_EXIT_OK;
+      }
+      if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+        quiet = 1;
+        continue;
+      }
+      if ((m = npkit_cli_value("json", argc, argv, &i, "-o", "--output", &output)) != 0) {
+        if (m < 0) return NPKIT_EXIT_USAGE;
+        continue;
+      }
+      return npkit_cli_usage_error("json", "unknown option '%s'", a);
+    }
+    if (log != NULL) return npkit_cli_usage_error("json", "one log at a time (got '%s' and '%s')", log, a);
+    log = a;
+  }
+  if (log == NULL) return npkit_cli_usage_error("json", "missing LOG");
+  if (output != NULL && output[0] == '\0') return npkit_cli_usage_error("json", "empty output name");
+
+  char *def = NULL;
+  if (output == NULL) {
+    if ((def = default_output(log)) == NULL) {
+      fprintf(stderr, "npkit json: out of memory\n");
+      return NPKIT_EXIT_FAIL;
+    }
+    output = def;
+  }
+  char err[512];
+  npkit_render_stats st;
+  int rc = npkit_render_trace(log, output, &st, err, sizeof(err));
+  if (rc != 0) {
+    fprintf(stderr, "npkit json: %s\n", err);
+    free(def);
+    return NPKIT_EXIT_FAIL;
+  }
+  if (!quiet) {
+    fprintf(stderr, "npkit json: %s: %" PRIu64 " calls, %" PRIu64 " groups", strcmp(output, "-") == 0 ? "stdout" : output,
+            st.events, st.groups);
+    if (st.dropped > 0) fprintf(stderr, ", %" PRIu64 " events dropped while recording", st.dropped);
+    fprintf(stderr, "\n");
+    if (st.truncated)
+      fprintf(stderr, "npkit json: warning: %s is truncated; rendered up to its last complete block\n", log);
+    else if (!st.closed_cleanly)
+      fprintf(stderr, "npkit json: note: %s was not closed cleanly (the process may still run, or was killed)\n", log);
+  }
+  free(def);
+  return NPKIT_EXIT_OK;
+}

@@ -1,0 +1,60 @@
+/* The `npkit` command: reads the event logs written by libnpkit_preload.so.  Each subcommand lives
+ * in its own file (cmd_*.c) and is listed in `commands` below. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "npkit/event_log.h"
+
+#ifndef NPKIT_VERSION_STRING
+#define NPKIT_VERSION_STRING "unknown"
+#endif
+
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} command;
+
+static const command commands[] = {
+  {"json", npkit_cmd_json, "render a log as a Chrome trace (Perfetto, chrome://tracing)"},
+  {"info", npkit_cmd_info, "summarise a log: identity, communicators, threads, calls, drops"},
+  {"api", npkit_cmd_api, "list the wrapped NCCL functions: name, class, first NCCL version"},
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_help(FILE *out) {
+  fprintf(out,
+          "Usage: npkit COMMAND [ARGS...]\n"
+          "Reads the event logs (*" NPKIT_LOG_SUFFIX ") that libnpkit_preload.so writes.\n\n"
+          "Commands:\n");
+  for (size_t i = 0; i < N_COMMANDS; i++) fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out,
+          "\nOptions:\n"
+          "  -h, --help     this help ('npkit COMMAND --help' for a command's own)\n"
+          "  -V, --version  the version of npkit and of the log format it reads\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    print_help(stderr);
+    return NPKIT_EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+    print_help(stdout);
+    return NPKIT_EXIT_OK;
+  }
+  if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("npkit %s (event log version %u)\n", NPKIT_VERSION_STRING, NPKIT_LOG_VERSION);
+    return NPKIT_EXIT_OK;
+  }
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    if (strcmp(cmd, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+  if (cmd[0] == '-')
+    fprintf(stderr, "npkit: unknown option '%s'\n", cmd);
+  else
+    fprintf(stderr, "npkit: unknown command '%s'\n", cmd);
+  fprintf(stderr, "Try 'npkit --help'.\n");
+  return NPKIT_EXIT_USAGE;
+}

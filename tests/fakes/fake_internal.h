@@ -1,0 +1,297 @@
+/* Internal interfaces of the fake libnccl.so.2 (see README.md in this folder).
+ *
+ * The library is split by responsibility:
+ *   fake_config.c  settings from the environment, clocks, waiting, the last-error message
+ *   fake_shm.c     shared-memory segments (one per communicator) and the byte rings inside them
+ *   fake_reduce.c  datatypes and element-wise arithmetic (sum/prod/max/min, pre-multiply, divide)
+ *   fake_engine.c  operations made of transfers, the per-thread group queue, the progress loop
+ *   fake_colls.c   argument checks and the transfer plan of every collective and send/recv
+ *   fake_comm.c    communicator life cycle, queries, memory, reduction operators
+ *   fake_api.c     the exported NCCL entry points (pnccl* and their nccl* aliases)
+ *   fake_bcast.c   ncclBcast, which calls the exported ncclBroadcast like NCCL does
+ * Nothing here is exported: the library is built with hidden visibility and only the NCCL API is
+ * marked for export. */
+#ifndef NPKIT_FAKE_INTERNAL_H
+#define NPKIT_FAKE_INTERNAL_H
+
+#include <nccl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef FAKE_NCCL_OLD
+#define FAKE_NCCL_OLD 0
+#endif
+
+#define NPKIT_FAKE_EXPORT __attribute__((visibility("default")))
+/* NCCL defines the real functions as pnccl* and the public names as weak aliases of them, so that
+ * a profiler can override nccl* and still reach pnccl*.  The alias must live in the same file as
+ * its target. */
+#define NPKIT_FAKE_ALIAS(name)                                                                  \
+  extern __typeof__(p##name) name __attribute__((weak, alias("p" #name), visibility("default")));
+
+/* ---------------------------------------------------------------- settings (fake_config.c) */
+typedef struct npkit_fake_settings {
+  double timeout_s;      /* FAKE_NCCL_TIMEOUT_S: longest wait without progress (60) */
+  double lat_s;          /* FAKE_NCCL_LAT_US: simulated latency per call (8 us) */
+  double bw_bytes_s;     /* FAKE_NCCL_BW_GBPS: simulated bus bandwidth (20 GB/s) */
+  int noop;              /* FAKE_NCCL_NOOP=1: data calls only check their arguments */
+  int device;            /* FAKE_NCCL_DEVICE, or -1 */
+  int ndev;              /* FAKE_NCCL_NDEV: devices per node for rank -> device (8) */
+  int version;           /* FAKE_NCCL_VERSION */
+  size_t ring_bytes;     /* FAKE_NCCL_RING_BYTES: capacity of one ring (power of two) */
+} npkit_fake_settings;
+
+/* Read once, on first use. */
+const npkit_fake_settings *npkit_fake_cfg(void);
+/* FAKE_NCCL_DEBUG=1; re-read by ncclResetDebugInit. */
+bool npkit_fake_debug(void);
+void npkit_fake_reread_debug(void);
+
+double npkit_fake_now(void); /* CLOCK_MONOTONIC, seconds */
+void npkit_fake_sleep_until(double t);
+
+/* Waiting for another rank: yields first, then sleeps a little longer each time, so that ranks
+ * sharing few cores leave the CPU to the one that must make progress. */
+typedef struct npkit_fake_backoff {
+  unsigned idle;
+} npkit_fake_backoff;
+void npkit_fake_backoff_wait(npkit_fake_backoff *b);
+
+/* Stores the message for ncclGetLastError (per thread), prints it with FAKE_NCCL_DEBUG=1, and
+ * returns res. */
+ncclResult_t npkit_fake_fail(ncclResult_t res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *npkit_fake_last_error(void);
+void npkit_fake_debug_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---------------------------------------------------------------- shared memory (fake_shm.c) */
+#define NPKIT_FAKE_NAME_MAX 48
+#define NPKIT_FAKE_ID_MAGIC "FAKENCCL"
+#define NPKIT_FAKE_MAX_RANKS 4096
+
+enum { NPKIT_FAKE_CHAN_COLL = 0, NPKIT_FAKE_CHAN_P2P = 1, NPKIT_FAKE_NCHAN = 2 };
+
+typedef struct npkit_fake_seg npkit_fake_seg;
+
+/* Writes a fresh random segment name ("/fnccl-<pid>-<hex>") into name. */
+void npkit_fake_new_name(char name[NPKIT_FAKE_NAME_MAX]);
+/* A name derived from a parent name and a few integers, the same in every process. */
+void npkit_fake_derived_name(char name[NPKIT_FAKE_NAME_MAX], const char *parent, const int64_t *v,
+                             int nv);
+
+/* One step of joining segment `name` as `rank` of `nranks`: creates it or maps the one another
+ * rank created, then claims the rank.  *again = true when the segment is not there yet. */
+ncclResult_t npkit_fake_seg_attach(const char *name, int nranks, int rank, npkit_fake_seg **seg,
+                                   bool *again);
+/* True once all ranks have joined. */
+bool npkit_fake_seg_complete(const npkit_fake_seg *seg);
+void npkit_fake_seg_release(npkit_fake_seg *seg);
+/* Records that rank's call failed (the first failure wins). */
+void npkit_fake_seg_set_failed(npkit_fake_seg *seg, int rank, ncclResult_t code);
+/* The rank whose call failed, or -1; *code: its error. */
+int npkit_fake_seg_failed(const npkit_fake_seg *seg, ncclResult_t *code);
+/* False once the process that joined as rank has exited. */
+bool npkit_fake_seg_rank_alive(const npkit_fake_seg *seg, int rank);
+
+/* Non-blocking transfer through the ring from rank src to rank dst: moves what fits now. */
+size_t npkit_fake_ring_write(npkit_fake_seg *seg, int chan, int src, int dst, const void *buf,
+                             size_t len);
+size_t npkit_fake_ring_read(npkit_fake_seg *seg, int chan, int src, int dst, void *buf, size_t len);
+
+/* ---------------------------------------------------------------- arithmetic (fake_reduce.c) */
+enum { NPKIT_FAKE_SUM = 0, NPKIT_FAKE_PROD, NPKIT_FAKE_MAX, NPKIT_FAKE_MIN };
+
+/* 0 for an invalid datatype. */
+size_t npkit_fake_type_size(ncclDataType_t dt);
+bool npkit_fake_type_reducible(ncclDataType_t dt);
+/* out[i] = in[0][i] op in[1][i] op ... in order (bit-identical on every rank).  out may be one of
+ * the inputs. */
+void npkit_fake_reduce(void *out, const void *const *in, int nin, size_t count, ncclDataType_t dt,
+                       int op);
+/* dst[i] = src[i] * scalar, scalar being one element of type dt. */
+void npkit_fake_premul(void *dst, const void *src, size_t count, ncclDataType_t dt,
+                       const void *scalar);
+/* buf[i] /= n for integer types (ncclAvg on integers). */
+void npkit_fake_divide(void *buf, size_t count, ncclDataType_t dt, int n);
+/* The element of type dt closest to v (only for floating types). */
+void npkit_fake_scalar_from_double(ncclDataType_t dt, double v, void *out);
+uint16_t npkit_fake_float_to_half(float f);
+float npkit_fake_half_to_float(uint16_t h);
+uint16_t npkit_fake_float_to_bf16(float f);
+float npkit_fake_bf16_to_float(uint16_t h);
+
+/* ---------------------------------------------------------------- communicators (fake_comm.c) */
+typedef struct npkit_fake_xfer npkit_fake_xfer;
+typedef struct npkit_fake_op npkit_fake_op;
+
+typedef struct npkit_fake_redop {
+  bool used;
+  ncclDataType_t dt;
+  ncclScalarResidence_t residence;
+  unsigned char value[8]; /* ncclScalarHostImmediate: the scalar, copied at creation */
+  const void *ptr;        /* ncclScalarDevice: read when the operation runs */
+} npkit_fake_redop;
+
+#define NPKIT_FAKE_COMM_MAGIC 0x46414b45434f4d4dull
+
+struct ncclComm {
+  uint64_t magic;
+  int rank, nranks, device;
+  char name[NPKIT_FAKE_NAME_MAX]; /* shared-memory segment */
+  npkit_fake_seg *seg;            /* NULL until the first attach step succeeds */
+  bool ready;                     /* every rank joined */
+  /* Pending transfers per ring, in the order they were issued: index
+   * ((chan * 2) + is_send) * nranks + peer. */
+  npkit_fake_xfer **qhead, **qtail;
+  uint32_t coll_seq;              /* tags collectives so that mismatched calls are detected */
+  uint32_t *p2p_send_seq, *p2p_recv_seq;
+  int64_t split_seq, shrink_seq;  /* make the names of child segments unique */
+  npkit_fake_redop *redops;
+  int nredops;
+  double group_acc;               /* scratch of the group timing estimate */
+  bool finalized;
+  _Atomic int async_error;        /* ncclResult_t; set when a transfer failed */
+  _Atomic bool aborted, revoked;
+  _Atomic int busy;               /* operations being progressed right now */
+};
+
+/* A communicator object, not yet joined to its segment. */
+ncclResult_t npkit_fake_comm_new(const char *name, int nranks, int rank, int device,
+                                 ncclComm_t *out);
+void npkit_fake_comm_free(ncclComm_t comm);
+/* NULL, destroyed, aborted, revoked or broken communicators: the error to return, else success. */
+ncclResult_t npkit_fake_comm_usable(ncclComm_t comm, const char *fn);
+ncclResult_t npkit_fake_get_unique_id(ncclUniqueId *id);
+ncclResult_t npkit_fake_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
+                                  const ncclConfig_t *config, const char *fn);
+ncclResult_t npkit_fake_init_all(ncclComm_t *comms, int ndev, const int *devlist);
+ncclResult_t npkit_fake_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                              const ncclConfig_t *config);
+ncclResult_t npkit_fake_shrink(ncclComm_t comm, const int *exclude, int nexclude,
+                               ncclComm_t *newcomm, const ncclConfig_t *config, int flags);
+ncclResult_t npkit_fake_finalize(ncclComm_t comm);
+/* Destroy, or abort (which also stops a call blocked on comm in another thread). */
+ncclResult_t npkit_fake_destroy(ncclComm_t comm, bool abort);
+ncclResult_t npkit_fake_revoke(ncclComm_t comm, int flags);
+ncclResult_t npkit_fake_redop_create(ncclRedOp_t *op, void *scalar, ncclDataType_t dt,
+                                     ncclScalarResidence_t residence, ncclComm_t comm);
+ncclResult_t npkit_fake_redop_destroy(ncclRedOp_t op, ncclComm_t comm);
+
+/* ---------------------------------------------------------------- engine (fake_engine.c) */
+/* What a transfer carries in front of its payload: identifies the operation so that ranks that
+ * called different operations fail with a clear message instead of exchanging garbage. */
+typedef struct npkit_fake_hdr {
+  uint32_t tag; /* kind << 8 | phase */
+  uint32_t seq;
+  uint64_t len;
+} npkit_fake_hdr;
+
+struct npkit_fake_xfer {
+  npkit_fake_xfer *qnext;
+  npkit_fake_op *op;
+  unsigned char *buf;
+  size_t len, pos; /* pos counts the header too */
+  npkit_fake_hdr hdr; /* sent, or expected */
+  npkit_fake_hdr got; /* received */
+  int peer;
+  unsigned char chan, is_send, phase, done;
+};
+
+typedef enum npkit_fake_kind {
+  NPKIT_FAKE_K_ALLREDUCE = 1,
+  NPKIT_FAKE_K_BROADCAST,
+  NPKIT_FAKE_K_REDUCE,
+  NPKIT_FAKE_K_ALLGATHER,
+  NPKIT_FAKE_K_REDUCESCATTER,
+  NPKIT_FAKE_K_ALLTOALL,
+  NPKIT_FAKE_K_GATHER,
+  NPKIT_FAKE_K_SCATTER,
+  NPKIT_FAKE_K_SEND,
+  NPKIT_FAKE_K_RECV,
+  NPKIT_FAKE_K_INIT,
+  NPKIT_FAKE_K_SPLIT,
+  NPKIT_FAKE_K_SHRINK,
+} npkit_fake_kind;
+
+/* Runs when all transfers of `phase` are done; sets *again to be called again later (a wait). */
+typedef ncclResult_t (*npkit_fake_step)(npkit_fake_op *op, int phase, bool *again);
+
+/* The resolved reduction: op on (optionally pre-multiplied) inputs, then an optional division. */
+typedef struct npkit_fake_red {
+  int op;             /* NPKIT_FAKE_SUM ... */
+  bool premul;
+  bool scalar_is_ptr; /* ncclScalarDevice: read through ptr when the operation starts */
+  unsigned char scalar[8];
+  const void *scalar_ptr;
+  int divide_by;      /* 0 or nranks */
+} npkit_fake_red;
+
+struct npkit_fake_op {
+  npkit_fake_op *next;
+  ncclComm_t comm;
+  npkit_fake_kind kind;
+  const char *name; /* "AllReduce", for messages */
+  /* arguments */
+  const void *sendbuff;
+  void *recvbuff;
+  size_t count, esize;
+  ncclDataType_t dt;
+  npkit_fake_red red;
+  int root;
+  /* plan */
+  npkit_fake_xfer *xfers;
+  int nxfers, cap_xfers;
+  int nphases, phase, cursor;
+  npkit_fake_step start;  /* once, before any transfer */
+  npkit_fake_step finish; /* after each phase */
+  void *tmp;              /* scratch owned by the operation */
+  const unsigned char *src; /* the data this rank contributes (sendbuff or pre-multiplied tmp) */
+  unsigned char *slots;     /* received contributions, (nranks - 1) slots */
+  const void **inputs;      /* the nranks contributions of a reduction, in rank order */
+  size_t slot_bytes;
+  /* communicator creation */
+  ncclComm_t child;   /* being joined */
+  ncclComm_t *out;    /* where the new communicator is stored at the end */
+  int32_t mine[2];    /* split: this rank's color and key */
+  int64_t serial;     /* split: its number on the parent, part of the child's name */
+  /* timing */
+  double sim_s;       /* bytes / bandwidth part of the simulated duration */
+  bool timed;         /* data operations: sleep until the simulated duration is over */
+  bool started, done, needs_ready;
+};
+
+npkit_fake_op *npkit_fake_op_new(ncclComm_t comm, npkit_fake_kind kind, const char *name);
+void npkit_fake_op_free(npkit_fake_op *op);
+/* Adds a transfer of len bytes to or from peer (skipped when len is 0). */
+ncclResult_t npkit_fake_op_xfer(npkit_fake_op *op, int phase, int chan, bool is_send, int peer,
+                                const void *buf, size_t len);
+/* Outside a group: runs op to completion (and frees it).  Inside one: queues it. */
+ncclResult_t npkit_fake_submit(npkit_fake_op *op, double t_call);
+/* Runs ops (a list) together until all are done; frees nothing. */
+ncclResult_t npkit_fake_run(npkit_fake_op *list);
+bool npkit_fake_in_group(void);
+/* Remembers an error raised inside a group: ncclGroupEnd then returns it and drops the group. */
+ncclResult_t npkit_fake_group_error(ncclResult_t res);
+ncclResult_t npkit_fake_group_start(void);
+/* Drops the calling thread's queued calls on comm (it is being destroyed). */
+void npkit_fake_group_forget(ncclComm_t comm);
+ncclResult_t npkit_fake_group_end(ncclSimInfo_t *sim);
+
+/* ---------------------------------------------------------------- collectives (fake_colls.c) */
+typedef struct npkit_fake_call {
+  npkit_fake_kind kind;
+  const char *name;
+  const void *sendbuff;
+  void *recvbuff;
+  size_t count;
+  ncclDataType_t dt;
+  ncclRedOp_t op;
+  int root; /* or peer */
+  ncclComm_t comm;
+} npkit_fake_call;
+
+ncclResult_t npkit_fake_collective(const npkit_fake_call *call);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * Writes syntactically valid event logs (include/npkit/event_log.h) with chosen content, for tests:
+ * any events, communicators, threads, notes; a later writer's longer header and records; raw blocks
+ * of any type and size to build corrupt or unknown blocks.  Truncation is done on the finished file
+ * with the block offsets the builder reports.
+ */
+#ifndef NPKIT_TEST_LOG_BUILDER_H
+#define NPKIT_TEST_LOG_BUILDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npkit/event_log.h"
+
+typedef struct npkit_lb_options {
+  uint64_t clock_base_ns;
+  uint64_t mono_base_ns;
+  int32_t pid, rank, world_size, local_rank;
+  uint32_t nccl_header_version;
+  const char *host, *launcher, *library_version;
+  uint32_t version;      /* written as is */
+  uint32_t header_size;  /* > 256: zero padding after the known header (a later writer) */
+  uint32_t record_size;  /* > 96: zero padding after each event */
+  uint32_t endian;
+} npkit_lb_options;
+
+/* A block as written: its type, the offset of its header and the offset just after its payload. */
+typedef struct npkit_lb_block {
+  uint16_t type;
+  uint64_t offset, end;
+} npkit_lb_block;
+
+typedef struct npkit_lb npkit_lb;
+
+/* Version 1 defaults: base 1764671234567890123 ns, pid 4242, rank 3 of 4 (local 1), host "node1",
+ * launcher "ompi", NCCL 2.28.9. */
+void npkit_lb_defaults(npkit_lb_options *o);
+
+/* NULL on error (errno set). */
+npkit_lb *npkit_lb_create(const char *path, const npkit_lb_options *o);
+/* Flushes and closes; returns 0, or -1 if any write failed. */
+int npkit_lb_close(npkit_lb *b);
+
+/* One block each.  Return 0 or -1. */
+int npkit_lb_events(npkit_lb *b, const npkit_event *ev, size_t n);
+int npkit_lb_comms(npkit_lb *b, const npkit_comm_rec *c, size_t n);
+int npkit_lb_threads(npkit_lb *b, const npkit_thread_rec *t, size_t n);
+int npkit_lb_process(npkit_lb *b, const npkit_process_rec *p);
+int npkit_lb_counters(npkit_lb *b, const npkit_counter_rec *c, size_t n);
+int npkit_lb_strings(npkit_lb *b, const uint32_t *ids, const char *const *texts, const size_t *lengths, size_t n);
+int npkit_lb_note(npkit_lb *b, uint64_t time_ns, uint32_t level, const char *text, size_t len);
+int npkit_lb_end(npkit_lb *b, const npkit_end_rec *e);
+/* Any block: the header says count and size; payload (size bytes, may be NULL for zeros) follows
+ * unpadded, so a size that is not a multiple of 8 is written as such. */
+int npkit_lb_raw_block(npkit_lb *b, uint16_t type, uint32_t count, const void *payload, uint32_t size);
+
+/* Where the next block will start. */
+uint64_t npkit_lb_offset(const npkit_lb *b);
+/* The blocks written so far, in order. */
+const npkit_lb_block *npkit_lb_blocks(const npkit_lb *b, size_t *n);
+
+/* An NPKIT_EV_API event with "none" in every optional field (peer, datatype, redop -1, seq
+ * NPKIT_NO_SEQ). */
+npkit_event npkit_lb_api_event(unsigned fn, uint32_t thread, uint64_t start_ns, uint64_t end_ns);
+
+#endif

@@ -1,0 +1,455 @@
+/* Log reader: every part of a complete log read back exactly; later writers' longer headers and
+ * records; unknown blocks skipped; a cut at every byte offset; corrupt headers and blocks; hostile
+ * counts and sizes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "log_builder.h"
+#include "log_reader.h"
+#include "nccl_names.h"
+
+static char work[512];
+
+static void path_of(char *out, size_t len, const char *name) { snprintf(out, len, "%s/%s", work, name); }
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
+  fclose(f);
+  *len = (size_t)n;
+  return b;
+}
+
+/* Opens the first n bytes of data as a log, through an anonymous in-memory file. */
+static int open_bytes(const void *data, size_t n, npkit_log_reader **r, char *err, size_t errlen) {
+  int fd = memfd_create("npkit-test", MFD_CLOEXEC);
+  if (fd < 0 || (n > 0 && write(fd, data, n) != (ssize_t)n)) {
+    perror("memfd");
+    exit(1);
+  }
+  int rc = npkit_reader_open_fd(fd, "mem.npkit", r, err, errlen);
+  if (rc == 0) (*r)->own_fd = 1; /* let close() release it */
+  else close(fd);
+  return rc;
+}
+
+/* ---- the reference log ---- */
+
+#define N_EV 23
+static npkit_event events[N_EV];
+static npkit_comm_rec comm1, comm2, comm1_late;
+
+static void fill_events(void) {
+  for (int i = 0; i < N_EV; i++) {
+    npkit_event e = npkit_lb_api_event(1 + i % 40, 1 + i % 3, 1764671234567890123ull + 1000ull * i,
+                                       1764671234567890123ull + 1000ull * i + 500 + i);
+    e.u.api.count = 100 + i;
+    e.u.api.bytes = 400 + 4 * i;
+    e.u.api.seq = i % 5 == 0 ? NPKIT_NO_SEQ : (uint64_t)i;
+    e.u.api.comm = 1 + i % 2;
+    e.u.api.result = i % 7 == 0 ? 5 : 0;
+    events[i] = e;
+  }
+  comm1 = (npkit_comm_rec){1, 0, 0x1f2e3d4c5b6a7988ull, 0x1000, 3, 4, -1, NPKIT_FN_CommInitRank, 0, 11, "world"};
+  comm2 = (npkit_comm_rec){2, 1, 0xaaaabbbbccccddddull, 0x2000, 1, 2, 3, NPKIT_FN_CommSplit, 0, 12, "half"};
+  comm1_late = comm1;
+  comm1_late.device = 3; /* learnt later: the latest record wins */
+}
+
+/* Writes the reference log; returns its blocks' count of events before each block end through
+ * the builder's block list. */
+static npkit_lb *write_reference(const char *path, const npkit_lb_options *o) {
+  npkit_lb *b = npkit_lb_create(path, o);
+  CHECK(b != NULL);
+  npkit_lb_comms(b, &comm1, 1);
+  npkit_thread_rec th[2] = {{1, 101, "main"}, {2, 102, "worker"}};
+  npkit_lb_threads(b, th, 2);
+  npkit_lb_events(b, events, 10);
+  npkit_comm_rec two[2] = {comm2, comm1_late};
+  npkit_lb_comms(b, two, 2);
+  npkit_process_rec p = {5, 8, 1, 3, "comm"};
+  npkit_lb_process(b, &p);
+  npkit_counter_rec c1[2] = {{1, NPKIT_SRC_API, 10, 0}, {2, NPKIT_SRC_API, 0, 0}};
+  npkit_lb_counters(b, c1, 2);
+  unsigned char junk[40];
+  memset(junk, 0xab, sizeof(junk));
+  npkit_lb_raw_block(b, 42, 7, junk, sizeof(junk)); /* a type from the future */
+  npkit_lb_events(b, events + 10, 0);
+  npkit_lb_events(b, events + 10, 12);
+  uint32_t ids[2] = {7, 3};
+  const char *texts[2] = {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", "x"};
+  size_t lens[2] = {strlen(texts[0]), 1};
+  npkit_lb_strings(b, ids, texts, lens, 2);
+  npkit_lb_note(b, 1764671234567990123ull, 2, "pool exhausted", 14);
+  npkit_counter_rec c2[2] = {{1, NPKIT_SRC_API, 20, 3}, {2, NPKIT_SRC_API, 2, 1}};
+  npkit_lb_counters(b, c2, 2);
+  npkit_lb_events(b, events + 22, 1);
+  npkit_end_rec end = {1764671234599999999ull, 23, 4, 12};
+  npkit_lb_end(b, &end);
+  return b;
+}
+
+static void check_reference(npkit_log_reader *r, const char *what) {
+  fprintf(stderr, "  checking %s\n", what);
+  CHECK_EQ_U64(r->n_events, N_EV);
+  CHECK_EQ_U64(r->n_event_blocks, 4);
+  CHECK_EQ_U64(r->n_unknown_blocks, 1);
+  CHECK_EQ_U64(r->n_blocks, 14);
+  CHECK(!r->truncated);
+  CHECK(r->has_end);
+  CHECK_EQ_U64(r->end.end_ns, 1764671234599999999ull);
+  CHECK_EQ_U64(r->n_comms, 2);
+  if (r->n_comms == 2) {
+    CHECK(memcmp(&r->comms[0], &comm1_late, sizeof(comm1_late)) == 0);
+    CHECK(memcmp(&r->comms[1], &comm2, sizeof(comm2)) == 0);
+  }
+  CHECK(npkit_reader_comm(r, 2) == &r->comms[1]);
+  CHECK(npkit_reader_comm(r, 9) == NULL);
+  CHECK_EQ_U64(r->n_threads, 2);
+  CHECK(npkit_reader_thread(r, 2) != NULL && strcmp(npkit_reader_thread(r, 2)->name, "worker") == 0);
+  CHECK_EQ_U64(r->n_counters, 2);
+  if (r->n_counters == 2) {
+    CHECK_EQ_U64(r->counters[0].recorded, 20);
+    CHECK_EQ_U64(r->counters[1].dropped, 1);
+  }
+  CHECK_EQ_U64(r->dropped, 4);   /* END says 4, counters say 3 + 1 */
+  CHECK_EQ_U64(r->recorded, 23); /* END */
+  CHECK(r->has_process);
+  CHECK_EQ_U64(r->rank, 5);
+  CHECK_EQ_U64(r->world_size, 8);
+  CHECK_EQ_U64(r->local_rank, 1);
+  CHECK_EQ_U64(r->device, 3);
+  CHECK_STR(r->rank_source, "comm");
+  CHECK_STR(r->header.host, "node1");
+  CHECK_EQ_U64(r->header.pid, 4242);
+  CHECK_EQ_U64(r->n_notes, 1);
+  if (r->n_notes == 1) {
+    CHECK_STR(r->notes[0].text, "pool exhausted");
+    CHECK_EQ_U64(r->notes[0].level, 2);
+    CHECK_EQ_U64(r->notes[0].time_ns, 1764671234567990123ull);
+  }
+  CHECK_EQ_U64(r->n_strings, 2);
+  CHECK(npkit_reader_string(r, 7) != NULL && strcmp(npkit_reader_string(r, 7)->text, "ncclDevKernel_AllReduce_Sum_f32_RING_LL") == 0);
+  CHECK(npkit_reader_string(r, 3) != NULL && strcmp(npkit_reader_string(r, 3)->text, "x") == 0);
+
+  /* events, twice (rewind) */
+  for (int pass = 0; pass < 2; pass++) {
+    const npkit_event *ev;
+    char err[256];
+    int i = 0, k;
+    npkit_reader_rewind(r);
+    while ((k = npkit_reader_next(r, &ev, err, sizeof(err))) == 1) {
+      if (i < N_EV) CHECK(memcmp(ev, &events[i], sizeof(*ev)) == 0);
+      i++;
+    }
+    CHECK(k == 0);
+    CHECK_EQ_U64(i, N_EV);
+  }
+}
+
+static void test_reference(void) {
+  char path[600], err[256];
+  npkit_lb_options o;
+  npkit_lb_defaults(&o);
+  path_of(path, sizeof(path), "reference.npkit");
+  npkit_lb_close(write_reference(path, &o));
+  npkit_log_reader *r;
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r) {
+    check_reference(r, "reference log");
+    npkit_reader_close(r);
+  }
+
+  /* a later writer: longer header and longer records, and a newer version number */
+  o.header_size = 320;
+  o.record_size = sizeof(npkit_event) + 24;
+  o.version = 2;
+  path_of(path, sizeof(path), "longer.npkit");
+  npkit_lb_close(write_reference(path, &o));
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r) {
+    CHECK_EQ_U64(r->record_size, sizeof(npkit_event) + 24);
+    CHECK_EQ_U64(r->header_size, 320);
+    check_reference(r, "log with longer header and records");
+    npkit_reader_close(r);
+  }
+}
+
+/* Cuts the reference log at every byte offset: the reader must keep exactly the complete blocks. */
+static void test_every_cut(void) {
+  char path[600], err[256];
+  npkit_lb_options o;
+  npkit_lb_defaults(&o);
+  path_of(path, sizeof(path), "cut.npkit");
+  npkit_lb *b = write_reference(path, &o);
+  size_t nb;
+  const npkit_lb_block *blk = npkit_lb_blocks(b, &nb);
+  npkit_lb_block blocks[64];
+  memcpy(blocks, blk, nb * sizeof(*blk));
+  npkit_lb_close(b);
+  size_t len;
+  char *data = slurp(path, &len);
+  int bad = 0;
+  for (size_t cut = 0; cut <= len; cut++) {
+    npkit_log_reader *r;
+    int rc = open_bytes(data, cut, &r, err, sizeof(err));
+    if (cut < sizeof(npkit_log_header)) {
+      bad += rc != NPKIT_READER_EFORMAT;
+      bad += strstr(err, cut == 0 ? "empty" : cut < 8 ? "bad magic" : "truncated header") == NULL;
+      continue;
+    }
+    if (rc != 0) {
+      bad++;
+      fprintf(stderr, "cut %zu: %s\n", cut, err);
+      continue;
+    }
+    /* what the complete blocks hold */
+    uint64_t want_events = 0, want_end = sizeof(npkit_log_header);
+    int at_boundary = cut == sizeof(npkit_log_header), has_end = 0;
+    size_t ev_seen = 0;
+    for (size_t i = 0; i < nb; i++) {
+      if (blocks[i].end > cut) break;
+      want_end = blocks[i].end;
+      if (blocks[i].end == cut) at_boundary = 1;
+      if (blocks[i].type == NPKIT_BLOCK_EVENTS) want_events += (blocks[i].end - blocks[i].offset - 16) / sizeof(npkit_event);
+      if (blocks[i].type == NPKIT_BLOCK_END) has_end = 1;
+    }
+    if (r->n_events != want_events || r->data_end != want_end || r->truncated == at_boundary ||
+        r->has_end != has_end || (r->truncated && r->truncated_at != want_end)) {
+      bad++;
+      fprintf(stderr, "cut %zu: events %" PRIu64 "/%" PRIu64 " end %" PRIu64 "/%" PRIu64 " truncated %d (%s)\n", cut,
+              r->n_events, want_events, r->data_end, want_end, r->truncated, r->truncation);
+    }
+    const npkit_event *ev;
+    int k;
+    while ((k = npkit_reader_next(r, &ev, err, sizeof(err))) == 1) {
+      if (ev_seen >= N_EV || memcmp(ev, &events[ev_seen], sizeof(*ev)) != 0) bad++;
+      ev_seen++;
+    }
+    bad += k != 0 || ev_seen != want_events;
+    npkit_reader_close(r);
+  }
+  CHECK(bad == 0);
+  free(data);
+}
+
+/* ---- corrupt headers ---- */
+
+static void header_case(const char *what, void (*mutate)(npkit_log_header *), const char *want) {
+  npkit_log_header h;
+  memset(&h, 0, sizeof(h));
+  memcpy(h.magic, NPKIT_LOG_MAGIC, 8);
+  h.version = 1;
+  h.header_size = 256;
+  h.record_size = sizeof(npkit_event);
+  h.endian = NPKIT_LOG_ENDIAN_TAG;
+  mutate(&h);
+  npkit_log_reader *r;
+  char err[256] = "";
+  int rc = open_bytes(&h, sizeof(h), &r, err, sizeof(err));
+  fprintf(stderr, "  %s: %s\n", what, err);
+  CHECK(rc == NPKIT_READER_EFORMAT);
+  CHECK(r == NULL);
+  CHECK_CONTAINS(err, want);
+  CHECK_CONTAINS(err, "mem.npkit");
+}
+
+static void m_magic(npkit_log_header *h) { h->magic[3] = 'X'; }
+static void m_version0(npkit_log_header *h) { h->version = 0; }
+static void m_big_endian(npkit_log_header *h) { h->endian = 0x04030201u; }
+static void m_endian(npkit_log_header *h) { h->endian = 7; }
+static void m_hsize_small(npkit_log_header *h) { h->header_size = 128; }
+static void m_hsize_odd(npkit_log_header *h) { h->header_size = 260; }
+static void m_hsize_huge(npkit_log_header *h) { h->header_size = 0xfffffff8u; }
+static void m_hsize_past_end(npkit_log_header *h) { h->header_size = 512; }
+static void m_rsize_small(npkit_log_header *h) { h->record_size = 64; }
+static void m_rsize_v0(npkit_log_header *h) { h->record_size = 96; } /* shorter than this build's */
+static void m_rsize_odd(npkit_log_header *h) { h->record_size = 100; }
+static void m_rsize_huge(npkit_log_header *h) { h->record_size = 0x7ffffff8u; }
+
+static void test_bad_headers(void) {
+  header_case("bad magic", m_magic, "not an npkit log");
+  header_case("version 0", m_version0, "version 0");
+  header_case("big endian", m_big_endian, "big-endian");
+  header_case("bad endian tag", m_endian, "endian tag");
+  header_case("header_size 128", m_hsize_small, "header_size 128");
+  header_case("header_size 260", m_hsize_odd, "header_size 260");
+  header_case("header_size huge", m_hsize_huge, "header_size 4294967288");
+  header_case("header_size past the end", m_hsize_past_end, "truncated header");
+  header_case("record_size 64", m_rsize_small, "record_size 64");
+  header_case("record_size 96", m_rsize_v0, "record_size 96");
+  header_case("record_size 100", m_rsize_odd, "record_size 100");
+  header_case("record_size huge", m_rsize_huge, "record_size 2147483640");
+
+  npkit_log_reader *r;
+  char err[256];
+  CHECK(npkit_reader_open("/nonexistent/dir/x.npkit", &r, err, sizeof(err)) == NPKIT_READER_EIO);
+  CHECK_CONTAINS(err, "/nonexistent/dir/x.npkit: No such file or directory");
+  CHECK(npkit_reader_open(work, &r, err, sizeof(err)) == NPKIT_READER_EIO);
+  CHECK_CONTAINS(err, "not a regular file");
+}
+
+/* ---- corrupt blocks: the log ends there, what came before stays readable ---- */
+
+typedef void (*writer_fn)(npkit_lb *b);
+
+static void block_case(const char *what, writer_fn bad_block, const char *want, int events_after) {
+  char path[600], err[256];
+  npkit_lb_options o;
+  npkit_lb_defaults(&o);
+  path_of(path, sizeof(path), "corrupt.npkit");
+  npkit_lb *b = npkit_lb_create(path, &o);
+  npkit_lb_events(b, events, 5);
+  uint64_t bad_at = npkit_lb_offset(b);
+  bad_block(b);
+  npkit_lb_events(b, events + 5, (size_t)events_after);
+  npkit_lb_close(b);
+  npkit_log_reader *r;
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r == NULL) return;
+  fprintf(stderr, "  %s: %s at %" PRIu64 "\n", what, r->truncation, r->truncated_at);
+  CHECK(r->truncated);
+  CHECK_EQ_U64(r->truncated_at, bad_at);
+  CHECK_CONTAINS(r->truncation, want);
+  CHECK_EQ_U64(r->n_events, 5);
+  const npkit_event *ev;
+  int n = 0;
+  while (npkit_reader_next(r, &ev, err, sizeof(err)) == 1) n++;
+  CHECK_EQ_U64(n, 5);
+  npkit_reader_close(r);
+}
+
+static void b_size_odd(npkit_lb *b) { npkit_lb_raw_block(b, 99, 0, NULL, 12); }
+static void b_events_mismatch(npkit_lb *b) { npkit_lb_raw_block(b, NPKIT_BLOCK_EVENTS, 2, NULL, sizeof(npkit_event)); }
+static void b_events_huge_count(npkit_lb *b) {
+  npkit_lb_raw_block(b, NPKIT_BLOCK_EVENTS, 0xffffffffu, NULL, sizeof(npkit_event));
+}
+static void b_comm_huge_count(npkit_lb *b) { npkit_lb_raw_block(b, NPKIT_BLOCK_COMM, 1000000000u, NULL, 80); }
+static void b_comm_short(npkit_lb *b) { npkit_lb_raw_block(b, NPKIT_BLOCK_COMM, 2, NULL, 64); }
+static void b_process_empty(npkit_lb *b) { npkit_lb_raw_block(b, NPKIT_BLOCK_PROCESS, 0, NULL, 0); }
+static void b_note_long(npkit_lb *b) {
+  npkit_note_rec n = {1, 2, 1000};
+  npkit_lb_raw_block(b, NPKIT_BLOCK_NOTE, 1, &n, sizeof(n));
+}
+static void b_string_long(npkit_lb *b) {
+  npkit_string_rec s[2] = {{1, 0}, {2, 0x7fffffff}};
+  npkit_lb_raw_block(b, NPKIT_BLOCK_STRING, 2, s, sizeof(s));
+}
+static void b_string_count(npkit_lb *b) {
+  npkit_string_rec s = {1, 0};
+  npkit_lb_raw_block(b, NPKIT_BLOCK_STRING, 0x10000000u, &s, sizeof(s));
+}
+static void b_end_short(npkit_lb *b) { npkit_lb_raw_block(b, NPKIT_BLOCK_END, 1, NULL, 8); }
+
+static void test_bad_blocks(void) {
+  block_case("size not a multiple of 8", b_size_odd, "not a multiple of 8", 2);
+  char want[96];
+  snprintf(want, sizeof(want), "2 records of %zu bytes in %zu bytes", sizeof(npkit_event), sizeof(npkit_event));
+  block_case("EVENTS count and size disagree", b_events_mismatch, want, 2);
+  block_case("EVENTS count 2^32-1", b_events_huge_count, "4294967295 records", 2);
+  block_case("COMM count 10^9", b_comm_huge_count, "not a whole number of records", 2);
+  block_case("COMM records too short", b_comm_short, "shorter than this reader's", 2);
+  block_case("PROCESS without record", b_process_empty, "without a record", 2);
+  block_case("NOTE text past its block", b_note_long, "NOTE text longer", 2);
+  block_case("STRING text past its block", b_string_long, "STRING text beyond", 2);
+  block_case("STRING count too large", b_string_count, "more strings", 2);
+  block_case("END too short", b_end_short, "END block shorter", 2);
+
+  /* bad block magic, and a block running past the end of the file: patched bytes */
+  char path[600], err[256];
+  npkit_lb_options o;
+  npkit_lb_defaults(&o);
+  path_of(path, sizeof(path), "magic.npkit");
+  npkit_lb *b = npkit_lb_create(path, &o);
+  npkit_lb_events(b, events, 3);
+  uint64_t at = npkit_lb_offset(b);
+  npkit_lb_events(b, events + 3, 3);
+  npkit_lb_close(b);
+  size_t len;
+  char *data = slurp(path, &len);
+  data[at] ^= 0x55;
+  npkit_log_reader *r;
+  CHECK(open_bytes(data, len, &r, err, sizeof(err)) == 0);
+  if (r) {
+    CHECK(r->truncated);
+    CHECK_EQ_U64(r->truncated_at, at);
+    CHECK_CONTAINS(r->truncation, "bad magic");
+    CHECK_EQ_U64(r->n_events, 3);
+    npkit_reader_close(r);
+  }
+  data[at] ^= 0x55;
+  uint32_t huge = 0xfffffff0u;
+  memcpy(data + at + 12, &huge, 4); /* the payload size */
+  CHECK(open_bytes(data, len, &r, err, sizeof(err)) == 0);
+  if (r) {
+    CHECK(r->truncated);
+    snprintf(want, sizeof(want), "incomplete EVENTS block: %zu of 4294967280 payload bytes", 3 * sizeof(npkit_event));
+    CHECK_CONTAINS(r->truncation, want);
+    CHECK_EQ_U64(r->n_events, 3);
+    npkit_reader_close(r);
+  }
+  free(data);
+}
+
+/* A long log repeats COUNTERS and COMM snapshots: memory follows the distinct keys, and the latest
+ * values win. */
+static void test_snapshots(void) {
+  char path[600], err[256];
+  npkit_lb_options o;
+  npkit_lb_defaults(&o);
+  path_of(path, sizeof(path), "snapshots.npkit");
+  npkit_lb *b = npkit_lb_create(path, &o);
+  for (uint64_t s = 1; s <= 20000; s++) {
+    npkit_counter_rec c[4];
+    for (uint32_t t = 0; t < 4; t++) c[t] = (npkit_counter_rec){t, NPKIT_SRC_API, s * (t + 1), s / 100};
+    npkit_lb_counters(b, c, 4);
+    if (s % 100 == 0) {
+      npkit_comm_rec cm = comm2;
+      cm.local_id = (uint32_t)(s / 1000) + 1; /* 21 distinct ids, each repeated */
+      cm.create_ns = s;
+      npkit_lb_comms(b, &cm, 1);
+    }
+  }
+  npkit_lb_close(b);
+  npkit_log_reader *r;
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r == NULL) return;
+  CHECK_EQ_U64(r->n_counters, 4);
+  for (size_t i = 0; i < r->n_counters && i < 4; i++) {
+    CHECK_EQ_U64(r->counters[i].thread, i);
+    CHECK_EQ_U64(r->counters[i].recorded, 20000 * (i + 1));
+  }
+  CHECK_EQ_U64(r->dropped, 4 * 200);
+  CHECK_EQ_U64(r->n_comms, 21);
+  for (size_t i = 0; i < r->n_comms; i++) {
+    uint64_t last = (i + 1) * 1000 - 100; /* the latest snapshot of id i+1 */
+    if (i == 20) last = 20000;
+    CHECK_EQ_U64(r->comms[i].local_id, i + 1);
+    CHECK_EQ_U64(r->comms[i].create_ns, last);
+  }
+  CHECK(!r->has_end);
+  CHECK(!r->truncated);
+  npkit_reader_close(r);
+}
+
+int main(int argc, char **argv) {
+  snprintf(work, sizeof(work), "%s", argc > 1 ? argv[1] : "test_log_reader.work");
+  mkdir(work, 0755);
+  fill_events();
+  test_reference();
+  test_every_cut();
+  test_bad_headers();
+  test_bad_blocks();
+  test_snapshots();
+  return check_exit_code("test_log_reader");
+}
