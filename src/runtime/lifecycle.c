@@ -172,21 +172,25 @@ void npkit_finish(void) {
   log_writer = NULL;
   pthread_mutex_unlock(&finish_lock);
 
-  if (!npkit_cfg.write_json || !healthy) return;
-  char json_path[1200];
-  if (ident.rank >= 0)
-    snprintf(json_path, sizeof json_path, "%s/npkit_rank%d_%s_%d.json", npkit_cfg.trace_dir,
-             ident.rank, ident.host, ident.pid);
-  else
-    snprintf(json_path, sizeof json_path, "%s/npkit_%s_%d.json", npkit_cfg.trace_dir, ident.host,
-             ident.pid);
-  npkit_render_stats stats;
-  char err[512];
-  memset(&stats, 0, sizeof stats);
-  if (npkit_render_trace(log_path, json_path, &stats, err, sizeof err) != 0) {
-    npkit_warn("cannot write the trace: %s (the binary log %s is kept; `npkit json` renders it)", err,
-               log_path);
-    return;
+  if (!healthy) return;
+  char json_path[1200] = "";
+  if (npkit_cfg.write_json) {
+    if (ident.rank >= 0)
+      snprintf(json_path, sizeof json_path, "%s/npkit_rank%d_%s_%d.json", npkit_cfg.trace_dir,
+               ident.rank, ident.host, ident.pid);
+    else
+      snprintf(json_path, sizeof json_path, "%s/npkit_%s_%d.json", npkit_cfg.trace_dir,
+               ident.host, ident.pid);
+    npkit_render_stats stats;
+    char err[512];
+    memset(&stats, 0, sizeof stats);
+    if (npkit_render_trace(log_path, json_path, &stats, err, sizeof err) != 0) {
+      npkit_warn("cannot write the trace: %s (the binary log %s is kept; `npkit json` renders it)",
+                 err, log_path);
+      snprintf(json_path, sizeof json_path, "%s", log_path);
+    }
+  } else {
+    snprintf(json_path, sizeof json_path, "%s", log_path);
   }
   if (ident.rank >= 0)
     npkit_info("rank %d: wrote %s (%llu events, %llu dropped)", ident.rank, json_path,
