@@ -390,6 +390,8 @@ ncclResult_t npkit_fake_revoke(ncclComm_t comm, int flags) {
   if (flags != NCCL_REVOKE_DEFAULT)
     return npkit_fake_fail(ncclInvalidArgument, "CommRevoke : invalid flags %d", flags);
   atomic_store(&comm->revoked, true);
+  if (atomic_load(&comm->busy) > 0 && comm->seg != NULL)
+    npkit_fake_seg_set_failed(comm->seg, comm->rank, ncclInvalidUsage);
   return ncclSuccess;
 }
 

@@ -11,7 +11,8 @@
  *
  * Outside a group an operation runs to completion before the call returns; inside
  * ncclGroupStart/End it is queued (per thread, like NCCL) and the outermost ncclGroupEnd runs all
- * of them together. */
+ * of them together.  Calls of one group therefore overlap, even on one communicator: as with
+ * NCCL, a call must not read a buffer that an earlier call of the same group writes. */
 #include "fake_internal.h"
 
 #include <stdlib.h>
@@ -123,10 +124,10 @@ static ncclResult_t check_header(npkit_fake_op *op, const npkit_fake_xfer *x) {
                            op->name, x->peer, (unsigned long long)g->len, op->comm->rank,
                            (unsigned long long)e->len);
   return npkit_fake_fail(ncclInvalidUsage,
-                         "ranks called different operations: rank %d is in %s #%u but rank %d "
-                         "received data of %s #%u from rank %d",
-                         op->comm->rank, kind_name(e->tag >> 8), e->seq, op->comm->rank,
-                         kind_name(g->tag >> 8), g->seq, x->peer);
+                         "ranks called different operations: rank %d expects data of %s #%u "
+                         "from rank %d but received data of %s #%u",
+                         op->comm->rank, kind_name(e->tag >> 8), e->seq, x->peer,
+                         kind_name(g->tag >> 8), g->seq);
 }
 
 static ncclResult_t xfer_progress(npkit_fake_op *op, npkit_fake_xfer *x, bool *moved) {
@@ -262,7 +263,7 @@ ncclResult_t npkit_fake_run(npkit_fake_op *list) {
   }
   const double timeout = npkit_fake_cfg()->timeout_s;
   npkit_fake_backoff backoff = {0};
-  double last = npkit_fake_now(), next_pid_check = last + 0.5;
+  double last = npkit_fake_now(), next_pid_check = last + 0.1;
   ncclResult_t res = ncclSuccess;
   for (;;) {
     bool moved = false, pending = false;
@@ -280,7 +281,7 @@ ncclResult_t npkit_fake_run(npkit_fake_op *list) {
     double t = npkit_fake_now(), waited = t - last;
     res = stuck_error(list, t >= next_pid_check);
     if (res != ncclSuccess) break;
-    if (t >= next_pid_check) next_pid_check = t + 0.5;
+    if (t >= next_pid_check) next_pid_check = t + 0.25;
     if (waited > timeout) {
       res = timeout_error(list, waited);
       break;

@@ -85,7 +85,7 @@ void npkit_fake_derived_name(char name[NPKIT_FAKE_NAME_MAX], const char *parent,
  * rank created, then claims the rank.  *again = true when the segment is not there yet. */
 ncclResult_t npkit_fake_seg_attach(const char *name, int nranks, int rank, npkit_fake_seg **seg,
                                    bool *again);
-/* True once all ranks have joined. */
+/* True once all ranks have joined (and the name is unlinked). */
 bool npkit_fake_seg_complete(const npkit_fake_seg *seg);
 void npkit_fake_seg_release(npkit_fake_seg *seg);
 /* Records that rank's call failed (the first failure wins). */
@@ -161,7 +161,8 @@ struct ncclComm {
 ncclResult_t npkit_fake_comm_new(const char *name, int nranks, int rank, int device,
                                  ncclComm_t *out);
 void npkit_fake_comm_free(ncclComm_t comm);
-/* NULL, destroyed, aborted, revoked or broken communicators: the error to return, else success. */
+/* Destroyed, aborted, revoked, finalized or failed communicators: the error to return (with the
+ * message set), else ncclSuccess.  comm must not be NULL. */
 ncclResult_t npkit_fake_comm_usable(ncclComm_t comm, const char *fn);
 ncclResult_t npkit_fake_get_unique_id(ncclUniqueId *id);
 ncclResult_t npkit_fake_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,

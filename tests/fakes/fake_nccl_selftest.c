@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +89,17 @@ static void *xmalloc(size_t n) {
     abort();
   }
   return p;
+}
+
+/* The library's time model: latency + size * bus factor / bandwidth. */
+static double env_or(const char *name, double def) {
+  const char *s = getenv(name);
+  return s && *s ? atof(s) : def;
+}
+
+static double model_seconds(double bytes, double bus_factor) {
+  return env_or("FAKE_NCCL_LAT_US", 8) * 1e-6 +
+         bytes * bus_factor / (env_or("FAKE_NCCL_BW_GBPS", 20) * 1e9);
 }
 
 /* ------------------------------------------------------------------ typed values */
@@ -161,13 +173,25 @@ static double get(const void *buf, size_t i, ncclDataType_t dt) {
 /* What rank r contributes at index i: small integers, exact in every type and for every result. */
 static double gen(int r, size_t i, int salt, ncclRedOp_t op, ncclDataType_t dt) {
   unsigned h = (unsigned)r * 7u + (unsigned)(i % 100003) * 13u + (unsigned)salt * 5u;
-  if (op == ncclProd) return 1 + h % 3;
+  if (op == ncclProd) return 1 + h % 2; /* products are powers of two: exact in every float type */
   if (is_unsigned(dt)) return h % 16;
   return (double)(h % 16) - 8;
 }
 
 static void fill(void *buf, size_t count, int r, int salt, ncclRedOp_t op, ncclDataType_t dt) {
   for (size_t i = 0; i < count; i++) put(buf, i, dt, gen(r, i, salt, op, dt));
+}
+
+/* Integers wrap around in their type (products of many ranks overflow 8 bits). */
+static double wrap(ncclDataType_t dt, double v) {
+  uint64_t u = (uint64_t)(int64_t)v;
+  switch (dt) {
+  case ncclInt8: return (int8_t)(uint8_t)u;
+  case ncclUint8: return (uint8_t)u;
+  case ncclInt32: return (int32_t)(uint32_t)u;
+  case ncclUint32: return (uint32_t)u;
+  default: return v;
+  }
 }
 
 /* The result of reducing every rank's gen() at index i; scal: per-rank PreMulSum scalars. */
@@ -183,7 +207,7 @@ static double expect_red(int n, size_t i, int salt, ncclRedOp_t op, ncclDataType
     else acc += v;
   }
   if (op == ncclAvg) acc = is_float(dt) ? acc / n : (double)((int64_t)acc / n);
-  return acc;
+  return wrap(dt, acc);
 }
 
 /* Checks out[0..count) against expect_red from index `first`; reports the first difference. */
@@ -596,6 +620,34 @@ static void test_shrink(ncclComm_t comm) {
   NCCL_OK(ncclCommDestroy(small));
 }
 
+/* The recovery path: revoke a communicator, then shrink it without the "failed" rank. */
+static void test_revoke_shrink(ncclComm_t comm) {
+  if (g_size < 2) return;
+  ncclComm_t c = NULL;
+  NCCL_OK(ncclCommSplit(comm, 0, g_rank, &c, NULL));
+  if (c == NULL) return;
+  NCCL_OK(ncclCommRevoke(c, NCCL_REVOKE_DEFAULT));
+  int x = 1;
+  CHECK(ncclAllReduce(&x, &x, 1, ncclInt32, ncclSum, c, NULL) == ncclInvalidUsage,
+        "a revoked communicator accepted a call");
+  CHECK(ncclCommRevoke(c, 5) == ncclInvalidArgument, "bad revoke flags accepted");
+  int gone = 0; /* rank 0 plays the failed rank */
+  if (g_rank != gone) {
+    ncclComm_t s = NULL;
+    NCCL_OK(ncclCommShrink(c, &gone, 1, &s, NULL, NCCL_SHRINK_ABORT));
+    int n = 0, me = -1, v = g_rank, sum = 0;
+    if (s != NULL) {
+      NCCL_OK(ncclCommCount(s, &n));
+      NCCL_OK(ncclCommUserRank(s, &me));
+      NCCL_OK(ncclAllReduce(&v, &sum, 1, ncclInt32, ncclSum, s, NULL));
+      NCCL_OK(ncclCommDestroy(s));
+    }
+    CHECK(n == g_size - 1 && me == g_rank - 1 && sum == g_size * (g_size - 1) / 2,
+          "shrunk after revoke: rank %d of %d, sum %d", me, n, sum);
+  }
+  NCCL_OK(ncclCommAbort(c));
+}
+
 static void test_premulsum(ncclComm_t comm) {
   double scal[64];
   for (int r = 0; r < g_size && r < 64; r++) scal[r] = r + 1;
@@ -665,6 +717,26 @@ static void test_mismatch(void) {
   CHECK(async != ncclSuccess, "the broken communicator reports no error");
   CHECK(ncclAllReduce(buf, buf, 1, ncclFloat32, ncclSum, c, NULL) != ncclSuccess,
         "a broken communicator accepted a call");
+  NCCL_OK(ncclCommDestroy(c));
+
+  /* Different operations: rank 0 broadcasts (and is done once its data is sent), the others
+   * reduce and must not take the broadcast data for theirs. */
+  if (g_rank == 0) NCCL_OK(ncclGetUniqueId(&id));
+  MPI_QUIET(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
+  c = NULL;
+  NCCL_OK(ncclCommInitRank(&c, g_size, id, g_rank));
+  if (c == NULL) return;
+  if (g_rank == 0) {
+    NCCL_OK(ncclBroadcast(buf, buf, 8, ncclFloat32, 0, c, NULL));
+  } else {
+    r = ncclAllReduce(buf, buf, 8, ncclFloat32, ncclSum, c, NULL);
+    CHECK(r == ncclInvalidUsage || r == ncclRemoteError, "different operations returned %d",
+          (int)r);
+  }
+  saw = strstr(ncclGetLastError(NULL), "different operations") != NULL;
+  MPI_QUIET(MPI_Allreduce(&saw, &seen, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+  CHECK(seen > 0, "no rank explained the different operations; rank %d says: %s", g_rank,
+        ncclGetLastError(NULL));
   NCCL_OK(ncclCommDestroy(c));
 }
 
@@ -766,7 +838,7 @@ static void test_misc(ncclComm_t comm) {
   NCCL_OK(ncclGroupStart());
   NCCL_OK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, NULL));
   NCCL_OK(ncclGroupSimulateEnd(&sim));
-  double us = 8 + n * 4.0 * 2 * (g_size - 1) / g_size / 20e9 * 1e6;
+  double us = model_seconds(n * 4.0, 2.0 * (g_size - 1) / g_size) * 1e6;
   CHECK(fabs(sim.estimatedTime - us) < 0.01 * us, "estimated %g us, expected %g",
         sim.estimatedTime, us);
   CHECK(buf[0] == 42, "GroupSimulateEnd ran the call");
@@ -787,7 +859,7 @@ static void test_timing(ncclComm_t comm) {
   MPI_QUIET(MPI_Barrier(MPI_COMM_WORLD));
   double t0 = now();
   NCCL_OK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, NULL));
-  double took = now() - t0, model = 8e-6 + n * 4.0 * 2 * (g_size - 1) / g_size / 20e9;
+  double took = now() - t0, model = model_seconds(n * 4.0, 2.0 * (g_size - 1) / g_size);
   CHECK(took >= model * 0.999, "a 4 MB AllReduce took %.1f us, less than the simulated %.1f us",
         took * 1e6, model * 1e6);
   float one = 1, sum = 0;
@@ -1041,6 +1113,28 @@ static void run_timeout(void) {
   CHECK(async == ncclSystemError, "async error after the timeout: %d", (int)async);
   NCCL_OK(ncclCommDestroy(comms[0]));
   NCCL_OK(ncclCommDestroy(comms[1]));
+
+  /* A peer process that exits: the call fails with ncclRemoteError, before the timeout. */
+  NCCL_OK(ncclGetUniqueId(&id));
+  pid_t child = fork();
+  if (child == 0) {
+    ncclComm_t cc = NULL;
+    _exit(ncclCommInitRank(&cc, 2, id, 1) == ncclSuccess ? 0 : 1);
+  }
+  c = NULL;
+  NCCL_OK(ncclCommInitRank(&c, 2, id, 0));
+  int status = -1;
+  waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child could not join");
+  if (c != NULL) {
+    t0 = now();
+    r = ncclAllReduce(x, x, 1000, ncclFloat32, ncclSum, c, NULL);
+    CHECK(r == ncclRemoteError, "AllReduce with an exited peer returned %d", (int)r);
+    CHECK(strstr(ncclGetLastError(NULL), "exited") != NULL, "message: %s",
+          ncclGetLastError(NULL));
+    CHECK(now() - t0 < 0.45, "noticing the exited peer took %.2f s", now() - t0);
+    NCCL_OK(ncclCommDestroy(c));
+  }
 }
 
 typedef struct named_test {
@@ -1068,6 +1162,7 @@ static void run_all(void) {
       {"alltoall/gather/scatter", test_alltoall_gather_scatter},
       {"p2p", test_p2p},               {"group", test_group_mix},
       {"split", test_split},           {"shrink", test_shrink},
+      {"revoke+shrink", test_revoke_shrink},
       {"premulsum", test_premulsum},   {"errors", test_errors},
       {"misc", test_misc},             {"timing", test_timing}};
   for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++) {

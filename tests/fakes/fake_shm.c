@@ -44,6 +44,7 @@ typedef struct seg_hdr {
   uint64_t ring_bytes;
   uint64_t size;
   _Atomic int32_t joined;
+  _Atomic int32_t complete; /* every rank joined and the name is unlinked */
   /* The first rank whose call failed on this communicator, so that its peers stop waiting for
    * data that will never come: (rank + 1) << 8 | its ncclResult_t; 0: none. */
   _Atomic int32_t failed;
@@ -236,12 +237,16 @@ ncclResult_t npkit_fake_seg_attach(const char *name, int nranks, int rank, npkit
     *seg = NULL;
     return res;
   }
-  if (atomic_fetch_add(&s->hdr->joined, 1) + 1 == nranks) shm_unlink(name);
+  if (atomic_fetch_add(&s->hdr->joined, 1) + 1 == nranks) {
+    /* Unlinked before anyone is told that all joined: when init returns, nothing is left. */
+    shm_unlink(name);
+    atomic_store_explicit(&s->hdr->complete, 1, memory_order_release);
+  }
   return ncclSuccess;
 }
 
 bool npkit_fake_seg_complete(const npkit_fake_seg *seg) {
-  return atomic_load_explicit(&seg->hdr->joined, memory_order_acquire) >= seg->nranks;
+  return atomic_load_explicit(&seg->hdr->complete, memory_order_acquire) != 0;
 }
 
 void npkit_fake_seg_set_failed(npkit_fake_seg *seg, int rank, ncclResult_t code) {
