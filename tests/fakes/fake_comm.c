@@ -306,7 +306,7 @@ ncclResult_t npkit_fake_shrink(ncclComm_t comm, const int *exclude, int nexclude
     r = npkit_fake_fail(ncclSystemError, "%s : out of memory", fn);
     goto out;
   }
-  memcpy(sorted, exclude, (size_t)nexclude * sizeof *sorted);
+  if (nexclude > 0) memcpy(sorted, exclude, (size_t)nexclude * sizeof *sorted);
   qsort(sorted, (size_t)nexclude, sizeof *sorted, cmp_int);
   int below = 0, nv = 0;
   v[nv++] = -1; /* keeps shrink names apart from split names */
