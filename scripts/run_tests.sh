@@ -1,29 +1,48 @@
 #!/usr/bin/env bash
-# Builds npkit-preload and runs the whole test suite with ctest.
-#   scripts/run_tests.sh                     normal build in ./build
-#   scripts/run_tests.sh --sanitize address  ASan+UBSan build in ./build-asan
-#   scripts/run_tests.sh --sanitize thread   TSan build in ./build-tsan
-# Extra arguments after `--` go to ctest (e.g. `-- -R integration`).
+# Builds npkit-preload and runs the whole test suite with ctest, three times:
+#   1. a normal build (./build), with the libFuzzer targets (clang) run for a bounded time,
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build (./build-asan),
+#   3. a ThreadSanitizer build (./build-tsan).
+# Options:
+#   --quick               only the normal build (no fuzzing)
+#   --sanitize address|thread   only that sanitizer build
+#   -- ARGS               passed to every ctest run (e.g. `-- -R integration`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-sanitize=""
+variants=(normal address thread)
+fuzz=ON
 while [ $# -gt 0 ]; do
   case "$1" in
-    --sanitize) sanitize="${2:?--sanitize needs address or thread}"; shift 2 ;;
+    --quick) variants=(normal); fuzz=OFF; shift ;;
+    --sanitize)
+      case "${2:-}" in
+        address|thread) variants=("$2"); shift 2 ;;
+        *) echo "run_tests.sh: --sanitize takes 'address' or 'thread', not '${2:-}'" >&2; exit 2 ;;
+      esac ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "run_tests.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
-case "$sanitize" in
-  "") build=build ;;
-  address) build=build-asan ;;
-  thread) build=build-tsan ;;
-  *) echo "run_tests.sh: --sanitize takes 'address' or 'thread', not '$sanitize'" >&2; exit 2 ;;
-esac
-
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPKIT_SANITIZE="$sanitize" >/dev/null
-cmake --build "$build" -j "$(nproc)"
-ctest --test-dir "$build" --output-on-failure "$@"
+jobs=$(nproc)
+failed=()
+for v in "${variants[@]}"; do
+  case "$v" in
+    normal) build=build; opts=(-DNPKIT_SANITIZE= -DNPKIT_FUZZ="$fuzz") ;;
+    address) build=build-asan; opts=(-DNPKIT_SANITIZE=address) ;;
+    thread) build=build-tsan; opts=(-DNPKIT_SANITIZE=thread) ;;
+  esac
+  echo "=== $v build ($build)"
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${opts[@]}" >/dev/null
+  cmake --build "$build" -j "$jobs"
+  if ! ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"; then
+    failed+=("$v")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "run_tests.sh: tests failed in: ${failed[*]}" >&2
+  exit 1
+fi
+echo "run_tests.sh: all test runs passed (${variants[*]})"
