@@ -100,11 +100,20 @@ static void table_compact(keyed_table *t) {
   t->compacted_n = out;
 }
 
-/* Returns the payload slot for a new record, or NULL if memory is short. */
-static void *table_add(keyed_table *t, uint64_t key) {
+/* Returns the payload slot for a new record, or NULL if memory is short or the table holds
+ * NPKIT_READER_MAX_KEYS distinct keys already (*full is then set). */
+static void *table_add(keyed_table *t, uint64_t key, int *full) {
+  *full = 0;
   if (t->n == t->cap) {
     if (t->n >= 64 && t->n >= 2 * t->compacted_n) {
       table_compact(t);
+    }
+    if (t->n >= NPKIT_READER_MAX_KEYS) {
+      table_compact(t);
+      if (t->n >= NPKIT_READER_MAX_KEYS) {
+        *full = 1;
+        return NULL;
+      }
     }
     if (t->n == t->cap) {
       size_t cap = t->cap ? 2 * t->cap : 16;
@@ -214,6 +223,7 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
                                const unsigned char *p, int *nomem) {
   uint64_t stride;
   const char *why;
+  int full = 0;
   *nomem = 0;
   switch (bh->type) {
   case NPKIT_BLOCK_COMM:
@@ -222,7 +232,7 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
       npkit_comm_rec c;
       memcpy(&c, p + i * stride, sizeof(c));
       c.name[sizeof(c.name) - 1] = '\0';
-      npkit_comm_rec *slot = table_add(&s->comms, c.local_id);
+      npkit_comm_rec *slot = table_add(&s->comms, c.local_id, &full);
       if (slot == NULL) goto oom;
       *slot = c;
     }
@@ -233,7 +243,7 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
       npkit_thread_rec t;
       memcpy(&t, p + i * stride, sizeof(t));
       t.name[sizeof(t.name) - 1] = '\0';
-      npkit_thread_rec *slot = table_add(&s->threads, t.index);
+      npkit_thread_rec *slot = table_add(&s->threads, t.index, &full);
       if (slot == NULL) goto oom;
       *slot = t;
     }
@@ -243,7 +253,7 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
     for (uint32_t i = 0; i < bh->count; i++) {
       npkit_counter_rec c;
       memcpy(&c, p + i * stride, sizeof(c));
-      npkit_counter_rec *slot = table_add(&s->counters, ((uint64_t)c.thread << 32) | c.source);
+      npkit_counter_rec *slot = table_add(&s->counters, ((uint64_t)c.thread << 32) | c.source, &full);
       if (slot == NULL) goto oom;
       *slot = c;
     }
@@ -276,7 +286,7 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
       if (text == NULL) goto oom;
       memcpy(text, p + off, rec.length);
       text[rec.length] = '\0';
-      npkit_log_string *slot = table_add(&s->strings, rec.id);
+      npkit_log_string *slot = table_add(&s->strings, rec.id, &full);
       if (slot == NULL) {
         free(text);
         goto oom;
@@ -298,6 +308,7 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
     return NULL;
   }
 oom:
+  if (full) return "more distinct records than this reader keeps";
   *nomem = 1;
   return "out of memory";
 }

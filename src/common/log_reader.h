@@ -29,6 +29,9 @@ typedef enum npkit_reader_status {
 
 /* Notes kept in memory; later ones are counted in notes_omitted. */
 #define NPKIT_READER_MAX_NOTES 10000
+/* Distinct communicators, threads, counters or strings kept; a log with more is treated as
+ * corrupt from the block that exceeds it (real logs have a few hundred at most). */
+#define NPKIT_READER_MAX_KEYS (1u << 20)
 /* A non-event block larger than this is treated as corrupt (real ones are a few KiB). */
 #define NPKIT_READER_MAX_META_BLOCK (64u << 20)
 

@@ -11,6 +11,7 @@
 
 #include "nccl_names.h"
 #include "trace_api.h"
+#include "trace_gpu.h"
 #include "trace_threads.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -347,6 +348,7 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
     return -1;
   }
   npkit_threads_init(&c.threads);
+  npkit_gpu_render *gpu = npkit_gpu_render_new(r, &c.fmt); /* NULL: GPU events are skipped */
 
   write_process_meta(r, w, pid);
   for (size_t i = 0; i < r->n_threads; i++)
@@ -363,12 +365,14 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
       break;
     }
     if (ev->kind != NPKIT_EV_API) {
+      if (gpu != NULL && npkit_gpu_render_event(gpu, w, ev)) continue;
       stats->skipped++;
       continue;
     }
     render_call(&c, w, ev);
   }
   finish_threads(&c, r, w, &shared_named);
+  npkit_gpu_render_finish(gpu, w, NULL);
   if (r->dropped > 0) {
     uint64_t at = c.last_ns;
     if (r->has_end && r->end.end_ns > at) at = r->end.end_ns;
@@ -428,7 +432,7 @@ int npkit_render_trace(const char *log_path, const char *json_path, npkit_render
   if (npkit_reader_open(log_path, &r, err, errlen) != 0) return -1;
   if (strcmp(json_path, "-") != 0 && !is_regular_or_absent(json_path)) {
     /* a device, a pipe, a symbolic link: written in place, never replaced by a renamed file */
-    fd = open(json_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    fd = open(json_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
       snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
       npkit_reader_close(r);

@@ -14,7 +14,7 @@
 
 #include "npkit/event_log.h"
 
-#define NPKIT_TRACE_MAX_THREADS 65536
+#define NPKIT_TRACE_MAX_THREADS 4096
 
 typedef struct npkit_thread_state {
   uint32_t index;

@@ -10,6 +10,7 @@
 int npkit_cmd_json(int argc, char **argv);
 int npkit_cmd_info(int argc, char **argv);
 int npkit_cmd_api(int argc, char **argv);
+int npkit_cmd_convert(int argc, char **argv);
 
 /* Option helpers shared by the subcommands. */
 

@@ -1,5 +1,5 @@
-/* The `npkit` command: reads the event logs written by libnpkit_preload.so.  Each subcommand lives
- * in its own file (cmd_*.c) and is listed in `commands` below. */
+/* The `npkit` command: reads the event logs written by libnpkit_preload.so (and NPKit dumps).  Each
+ * subcommand lives in its own file (cmd_*.c) and is listed in `commands` below. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +19,7 @@ typedef struct command {
 static const command commands[] = {
   {"json", npkit_cmd_json, "render a log as a Chrome trace (Perfetto, chrome://tracing)"},
   {"info", npkit_cmd_info, "summarise a log: identity, communicators, threads, calls, drops"},
+  {"convert", npkit_cmd_convert, "turn the dump files of an NPKit-patched NCCL into a Chrome trace"},
   {"api", npkit_cmd_api, "list the wrapped NCCL functions: name, class, first NCCL version"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -28,7 +29,7 @@ static void print_help(FILE *out) {
           "Usage: npkit COMMAND [ARGS...]\n"
           "Reads the event logs (*" NPKIT_LOG_SUFFIX ") that libnpkit_preload.so writes.\n\n"
           "Commands:\n");
-  for (size_t i = 0; i < N_COMMANDS; i++) fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].summary);
+  for (size_t i = 0; i < N_COMMANDS; i++) fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
   fprintf(out,
           "\nOptions:\n"
           "  -h, --help     this help ('npkit COMMAND --help' for a command's own)\n"

@@ -9,6 +9,8 @@
 #include "json_check.h"
 #include "json_writer.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* the libFuzzer entry point */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int out = memfd_create("npkit-fuzz-out", MFD_CLOEXEC);
   npkit_json w;

@@ -24,6 +24,8 @@ static int mem_fd(const void *data, size_t size) {
   return fd;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* the libFuzzer entry point */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char err[512];
   npkit_log_reader *r;

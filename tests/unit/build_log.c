@@ -245,7 +245,7 @@ int main(int argc, char **argv) {
     perror(argv[1]);
     return 1;
   }
-  char *line = NULL, *first = NULL;
+  char *line = NULL, *first = NULL, *header_line = NULL;
   size_t cap = 0;
   npkit_lb_options o;
   npkit_lb_defaults(&o);
@@ -267,7 +267,8 @@ int main(int argc, char **argv) {
       parse_header(f, n, &o);
       b = npkit_lb_create(argv[2], &o);
       if (b == NULL) die("cannot create the log: %s", strerror(errno));
-      first = NULL; /* o's strings point into it */
+      header_line = first; /* o's strings point into it */
+      first = NULL;
       continue;
     }
     if (b == NULL && (b = npkit_lb_create(argv[2], &o)) == NULL) die("cannot create the log: %s", strerror(errno));
@@ -361,5 +362,12 @@ int main(int argc, char **argv) {
     printf("block %u %llu %llu\n", blocks[i].type, (unsigned long long)blocks[i].offset, (unsigned long long)blocks[i].end);
   if (npkit_lb_close(b) != 0) die("write failed%s", "");
   free(line);
+  free(first);
+  free(header_line);
+  free(p.items);
+  free(p.texts);
+  free(p.lens);
+  free(p.ids);
+  fclose(in);
   return 0;
 }

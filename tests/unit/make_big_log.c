@@ -38,7 +38,6 @@ int main(int argc, char **argv) {
   if (ev == NULL) return 1;
   uint64_t t = o.clock_base_ns + 1000000, seq = 0, group = 0, p2pseq = 0;
   size_t k = 0;
-  int in_group = 0;
   for (unsigned long long i = 0; i < n; i++) {
     uint32_t thread = 1 + (uint32_t)((i / 64) % threads);
     unsigned step = (unsigned)(i % 20);
@@ -54,11 +53,9 @@ int main(int argc, char **argv) {
     *e = npkit_lb_api_event(fn, thread, t, t + 1500 + i % 1000);
     npkit_ev_api *a = &e->u.api;
     if (fn == NPKIT_FN_GroupStart) {
-      in_group = 1;
       a->group = ++group;
     } else if (fn == NPKIT_FN_GroupEnd) {
       a->group = group;
-      in_group = 0;
     } else {
       a->comm = 1;
       a->count = 1024u << (i % 8);
@@ -82,7 +79,6 @@ int main(int argc, char **argv) {
       k = 0;
     }
   }
-  (void)in_group;
   if (k > 0) npkit_lb_events(b, ev, k);
   npkit_counter_rec c = {0, NPKIT_SRC_API, n, 0};
   npkit_lb_counters(b, &c, 1);

@@ -81,6 +81,19 @@ check(open(os.path.join(WORK, "rank2.json"), "rb").read() == p.stdout, "file and
 check(sorted(os.listdir(WORK)) == sorted(["rank2.npkit", "rank2.spec", "rank2.json", "copy.log", "copy.log.json",
                                           "named.json", "glued.json"]), "no stray files: %r" % os.listdir(WORK))
 
+# outputs that are not regular files are written in place, never replaced by a renamed file
+import stat  # noqa: E402
+run_tool("json", "-q", log, "-o", "/dev/null", check_rc=0)
+check(stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null is still a device")
+check(not os.path.exists("/dev/null.partial"), "no /dev/null.partial")
+target = os.path.join(WORK, "target.json")
+link = os.path.join(WORK, "link.json")
+os.symlink("target.json", link)
+run_tool("json", "-q", log, "-o", link, check_rc=0)
+check(os.path.islink(link) and open(target, "rb").read() == p.stdout, "written through the symbolic link")
+os.unlink(link)
+os.unlink(target)
+
 # --- npkit info
 info = run_tool("info", log, check_rc=0).stdout.decode()
 

@@ -442,6 +442,35 @@ static void test_snapshots(void) {
   npkit_reader_close(r);
 }
 
+/* A log that names more distinct threads than the reader keeps ends at the block that exceeds the
+ * limit, instead of growing memory with the file. */
+static void test_key_limit(void) {
+  char path[600], err[256];
+  npkit_lb_options o;
+  npkit_lb_defaults(&o);
+  path_of(path, sizeof(path), "many_threads.npkit");
+  npkit_lb *b = npkit_lb_create(path, &o);
+  static npkit_thread_rec t[4096];
+  uint64_t limit_block = 0;
+  for (uint32_t blk = 0; blk <= NPKIT_READER_MAX_KEYS / 4096; blk++) {
+    for (uint32_t i = 0; i < 4096; i++) t[i] = (npkit_thread_rec){blk * 4096 + i + 1, 1, "t"};
+    if (blk == NPKIT_READER_MAX_KEYS / 4096) limit_block = npkit_lb_offset(b);
+    npkit_lb_threads(b, t, 4096);
+  }
+  npkit_lb_events(b, events, 2);
+  npkit_lb_close(b);
+  npkit_log_reader *r;
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r == NULL) return;
+  CHECK(r->truncated);
+  CHECK_EQ_U64(r->truncated_at, limit_block);
+  CHECK_CONTAINS(r->truncation, "more distinct records than this reader keeps");
+  CHECK_EQ_U64(r->n_threads, NPKIT_READER_MAX_KEYS);
+  CHECK_EQ_U64(r->n_events, 0);
+  npkit_reader_close(r);
+  unlink(path);
+}
+
 int main(int argc, char **argv) {
   snprintf(work, sizeof(work), "%s", argc > 1 ? argv[1] : "test_log_reader.work");
   mkdir(work, 0755);
@@ -451,5 +480,6 @@ int main(int argc, char **argv) {
   test_bad_headers();
   test_bad_blocks();
   test_snapshots();
+  test_key_limit();
   return check_exit_code("test_log_reader");
 }
