@@ -1,0 +1,3 @@
+#define NPKIT_EVENT_A 1
+#define NPKIT_EVENT_B 1
+#define NPKIT_EVENT_C 300

@@ -1,0 +1,5 @@
+#ifndef NPKIT_EVENT_H_
+#define NPKIT_EVENT_H_
+#define NPKIT_EVENT_TIME_SYNC_CPU 0x34
+#define NPKIT_EVENT_TIME_SYNC_GPU 0x33
+#endif

@@ -1,0 +1,2 @@
+#define NPKIT_EVENT_A_ENTRY 0x1
+#define NPKIT_EVENT_A_EXIT 0x2
