@@ -59,8 +59,14 @@ echo
 echo "== npkit info $log"
 "$npkit" info "$log"
 
-# ---- report: when `npkit report` exists, show the table and findings for all ranks here:
-# "$npkit" report "$trace_dir"
+# ---- report: the table and findings for all ranks, an HTML page, and one merged trace
+echo
+echo "== npkit report $trace_dir"
+"$npkit" report "$trace_dir" --html "$trace_dir/report.html"
+echo
+echo "== npkit merge $trace_dir"
+"$npkit" merge "$trace_dir" -o "$trace_dir/merged.json.gz"
+echo "The report as a page: $trace_dir/report.html; all ranks on one timeline: $trace_dir/merged.json.gz"
 # ----
 
 echo

@@ -19,6 +19,8 @@ typedef struct command {
 static const command commands[] = {
   {"json", npkit_cmd_json, "render a log as a Chrome trace (Perfetto, chrome://tracing)"},
   {"info", npkit_cmd_info, "summarise a log: identity, communicators, threads, calls, drops"},
+  {"merge", npkit_cmd_merge, "merge the logs of all ranks into one Chrome trace, clocks aligned"},
+  {"report", npkit_cmd_report, "nccl-tests table, stragglers, overlap and ranked findings for all ranks"},
   {"convert", npkit_cmd_convert, "turn the dump files of an NPKit-patched NCCL into a Chrome trace"},
   {"api", npkit_cmd_api, "list the wrapped NCCL functions: name, class, first NCCL version"},
 };

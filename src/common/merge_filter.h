@@ -1,0 +1,56 @@
+/*
+ * Filters of `npkit merge`: which ranks, which NCCL operations, which time window.
+ *
+ * Ranks select whole logs.  Operations and the window select events: a log's events that pass
+ * are written into a filtered copy of the log (same format, the same metadata blocks), which the
+ * ordinary trace renderer then reads, so that a filtered trace looks exactly like an unfiltered
+ * one and every event kind the renderer knows is handled in one place.
+ *
+ * Window times are on the merged trace's axis: nanoseconds after its base_ns, with each log's
+ * clock offset applied.  An event is kept when it overlaps the window.  The operation filter
+ * applies to NCCL API calls and to the GPU activity and plugin tasks attributed to a call; other
+ * events (compute kernels, channel and proxy events, marks) pass it.
+ */
+#ifndef NPKIT_MERGE_FILTER_H
+#define NPKIT_MERGE_FILTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log_reader.h"
+#include "nccl_names.h"
+
+#define NPKIT_MERGE_MAX_RANK_RANGES 64
+
+typedef struct npkit_merge_filter {
+  int has_window;
+  int64_t window_start_ns, window_end_ns;   /* trace time; INT64_MIN / INT64_MAX for open ends */
+  int has_ranks;
+  size_t n_ranges;
+  int32_t rank_lo[NPKIT_MERGE_MAX_RANK_RANGES], rank_hi[NPKIT_MERGE_MAX_RANK_RANGES];
+  int has_ops;
+  unsigned char op[NPKIT_FN_COUNT];         /* 1: keep calls of this npkit_fn */
+} npkit_merge_filter;
+
+/* "0-3,8,12-15".  Returns 0, or -1 with a message. */
+int npkit_merge_parse_ranks(npkit_merge_filter *f, const char *s, char *err, size_t errlen);
+/* "AllReduce,ncclSend,p2p": function names (with or without the nccl prefix, any case) and class
+ * names (coll, p2p, group, comm, mem, query, misc).  Returns 0, or -1 with a message. */
+int npkit_merge_parse_ops(npkit_merge_filter *f, const char *s, char *err, size_t errlen);
+/* "START:END" with durations ("1.5s:2s", "200ms:", ":10ms"; a bare number is in seconds).
+ * Returns 0, or -1 with a message. */
+int npkit_merge_parse_window(npkit_merge_filter *f, const char *s, char *err, size_t errlen);
+
+/* Whether a log of this rank (-1: unknown) is merged. */
+int npkit_merge_rank_selected(const npkit_merge_filter *f, int32_t rank);
+/* Whether events must be filtered one by one (operations or window given). */
+int npkit_merge_filters_events(const npkit_merge_filter *f);
+
+/* Writes a copy of r holding only the events that pass f into fd (empty, positioned at 0): the
+ * header and all other blocks are copied byte for byte, events as whole records.  The trace time of
+ * a log time t is t + offset_ns − base_ns.  *kept counts the events written.  Returns 0, or -1
+ * with a message. */
+int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, int64_t offset_ns, uint64_t base_ns,
+                              int fd, uint64_t *kept, char *err, size_t errlen);
+
+#endif /* NPKIT_MERGE_FILTER_H */

@@ -1,0 +1,110 @@
+/* Labels and human-readable numbers shared by the report renderers. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npkit/event_log.h"
+#include "report_model.h"
+
+void npkit_report_log_label(const npkit_report *rep, size_t log, char *buf, size_t len) {
+  if (log >= rep->n_logs) {
+    snprintf(buf, len, "?");
+    return;
+  }
+  const npkit_rep_log *l = &rep->logs[log];
+  if (l->rank >= 0)
+    snprintf(buf, len, "rank %" PRId32, l->rank);
+  else
+    snprintf(buf, len, "%s:%" PRId32, rep->hosts[l->host].name, l->pid);
+}
+
+void npkit_report_comm_label(const npkit_report *rep, uint32_t comm, char *buf, size_t len) {
+  if (comm >= rep->n_comms) {
+    snprintf(buf, len, "unknown comm");
+    return;
+  }
+  const npkit_rep_comm *c = &rep->comms[comm];
+  if (c->name[0] != '\0')
+    snprintf(buf, len, "%.32s (%" PRId32 " ranks)", c->name, c->nranks);
+  else
+    snprintf(buf, len, "comm %08" PRIx64 " (%" PRId32 " ranks)", c->comm_id >> 32, c->nranks);
+}
+
+static void three_digits(double v, const char *unit, char *buf, size_t len);
+
+void npkit_report_bytes(uint64_t bytes, char *buf, size_t len) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  uint64_t v = bytes;
+  while (u < 4 && v >= 1024 && v % 1024 == 0) {
+    v /= 1024;
+    u++;
+  }
+  if (v < 1024 || u == 4) {
+    snprintf(buf, len, "%" PRIu64 " %s", v, units[u]);
+    return;
+  }
+  if (bytes < 10000000) { /* exact, as nccl-tests prints sizes */
+    snprintf(buf, len, "%" PRIu64 " B", bytes);
+    return;
+  }
+  double d = (double)bytes;
+  u = 0;
+  while (u < 4 && d >= 1024) {
+    d /= 1024;
+    u++;
+  }
+  three_digits(d, units[u], buf, len);
+}
+
+/* Three significant digits without switching to exponents. */
+static void three_digits(double v, const char *unit, char *buf, size_t len) {
+  double a = fabs(v);
+  snprintf(buf, len, a < 10 ? "%.2f %s" : a < 100 ? "%.1f %s" : "%.0f %s", v, unit);
+}
+
+void npkit_report_duration(double ns, char *buf, size_t len) {
+  if (isnan(ns)) {
+    snprintf(buf, len, "-");
+    return;
+  }
+  double a = fabs(ns);
+  if (a < 1e3)
+    snprintf(buf, len, "%.0f ns", ns);
+  else if (a < 999.5e3)
+    three_digits(ns / 1e3, "us", buf, len);
+  else if (a < 999.5e6)
+    three_digits(ns / 1e6, "ms", buf, len);
+  else
+    three_digits(ns / 1e9, "s", buf, len);
+}
+
+const char *npkit_source_name(uint32_t source) {
+  switch (source) {
+  case NPKIT_SRC_API: return "api";
+  case NPKIT_SRC_CUPTI: return "gpu";
+  case NPKIT_REPORT_SRC_PLUGIN: return "plugin";
+  default: return "other";
+  }
+}
+
+static double unit_ns(const char *u) {
+  if (strcmp(u, "ns") == 0) return 1;
+  if (strcmp(u, "us") == 0) return 1e3;
+  if (strcmp(u, "ms") == 0) return 1e6;
+  if (strcmp(u, "s") == 0) return 1e9;
+  return -1;
+}
+
+int npkit_parse_duration(const char *s, const char *default_unit, double *ns) {
+  char *end;
+  if (s == NULL || *s == '\0') return -1;
+  double v = strtod(s, &end);
+  if (end == s || !isfinite(v)) return -1;
+  double k = unit_ns(*end ? end : default_unit);
+  if (k < 0) return -1;
+  *ns = v * k;
+  return 0;
+}

@@ -1,0 +1,286 @@
+/* `npkit merge DIR|LOGS... -o trace.json[.gz]`: one Chrome trace for all ranks, clocks aligned. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "commands.h"
+#include "merge_trace.h"
+#include "report_model.h"
+
+#define DEFAULT_OUTPUT "npkit_merged.json"
+/* JSON sizes past which viewers struggle (docs/report.md): Perfetto's web UI, chrome://tracing. */
+#define PERFETTO_UI_LIMIT 1000000000ull
+#define CHROME_TRACING_LIMIT 256000000ull
+
+static void help(void) {
+  printf("Usage: npkit merge DIR|LOG... [-o FILE] [--window START:END] [--ranks LIST] [--ops LIST]\n"
+         "                  [--no-align] [-q]\n"
+         "Merges the event logs of all ranks into one Chrome trace (Perfetto, chrome://tracing): every\n"
+         "rank is a process, sorted by rank.  Clock offsets between hosts are estimated from the ends\n"
+         "of shared collectives and applied; the offsets and their uncertainty are recorded in\n"
+         "otherData.clock_alignment.\n\n"
+         "  -o, --output FILE    the trace (default " DEFAULT_OUTPUT "; '-' for standard output);\n"
+         "                       a name ending in .gz is written gzip-compressed\n"
+         "  --window START:END   only events overlapping this span of trace time, e.g. 1.5s:2s,\n"
+         "                       200ms: or :10ms (a bare number is in seconds)\n"
+         "  --ranks LIST         only these ranks, e.g. 0-3,8\n"
+         "  --ops LIST           only these NCCL calls: names (AllReduce, ncclSend) or classes\n"
+         "                       (coll, p2p, group, comm, mem, query, misc), comma separated\n"
+         "  --no-align           take the hosts' clocks as they are\n"
+         "  --warn-size SIZE     warn when the JSON exceeds SIZE bytes (suffix k, M or G; default 1G,\n"
+         "                       about what Perfetto's web UI can load)\n"
+         "  -q, --quiet          no summary on standard error\n");
+}
+
+static int has_suffix(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* ---- gzip: the JSON writer writes into a pipe, a thread compresses what comes out of it ---- */
+
+typedef struct gz_sink {
+  int rfd;
+  gzFile gz;
+  int failed;
+  char msg[256];
+} gz_sink;
+
+static void *gz_thread(void *p) {
+  gz_sink *s = p;
+  size_t cap = 1u << 20;
+  char *buf = malloc(cap);
+  if (buf == NULL) {
+    s->failed = 1;
+    snprintf(s->msg, sizeof(s->msg), "out of memory");
+  }
+  for (;;) {
+    /* keep draining after a failure, so that the writer never blocks on a full pipe */
+    char small[4096];
+    ssize_t k = read(s->rfd, buf ? buf : small, buf ? cap : sizeof(small));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    if (!s->failed && buf != NULL && gzwrite(s->gz, buf, (unsigned)k) != (int)k) {
+      int zerr;
+      const char *m = gzerror(s->gz, &zerr);
+      s->failed = 1;
+      snprintf(s->msg, sizeof(s->msg), "compressing: %s", zerr == Z_ERRNO ? strerror(errno) : m);
+    }
+  }
+  free(buf);
+  return NULL;
+}
+
+/* Writes the merged trace to out_fd, gzip-compressed when gz. */
+static int merge_to(int out_fd, int gz, char *const *paths, size_t n, const npkit_merge_options *o, npkit_merge_stats *st,
+                    char *err, size_t errlen) {
+  if (!gz) return npkit_merge_write(paths, n, o, out_fd, st, err, errlen);
+  int p[2];
+  gz_sink s = {0};
+  pthread_t t;
+  if (pipe(p) != 0) {
+    snprintf(err, errlen, "pipe: %s", strerror(errno));
+    return -1;
+  }
+  s.rfd = p[0];
+  s.gz = gzdopen(dup(out_fd), "wb3"); /* level 3: most of the ratio at a fraction of the time of 6 */
+  if (s.gz == NULL || pthread_create(&t, NULL, gz_thread, &s) != 0) {
+    snprintf(err, errlen, "cannot start the compression");
+    if (s.gz != NULL) gzclose(s.gz);
+    close(p[0]);
+    close(p[1]);
+    return -1;
+  }
+  int rc = npkit_merge_write(paths, n, o, p[1], st, err, errlen);
+  close(p[1]);
+  pthread_join(t, NULL);
+  close(p[0]);
+  int zrc = gzclose(s.gz);
+  if (rc == 0 && s.failed) {
+    snprintf(err, errlen, "%s", s.msg);
+    rc = -1;
+  } else if (rc == 0 && zrc != Z_OK) {
+    snprintf(err, errlen, "finishing the compressed file: %s", zrc == Z_ERRNO ? strerror(errno) : "zlib error");
+    rc = -1;
+  }
+  return rc;
+}
+
+/* The folder of a path, for the temporary filtered copies (they go where the output goes). */
+static char *folder_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (slash == NULL) return strdup(".");
+  if (slash == path) return strdup("/");
+  return strndup(path, (size_t)(slash - path));
+}
+
+/* "1G", "500M", "64k", "1000": decimal units, as the viewers' limits are quoted. */
+static int parse_size(const char *s, uint64_t *out) {
+  char *end;
+  if (*s < '0' || *s > '9') return -1;
+  double v = strtod(s, &end);
+  double k = *end == '\0' ? 1 : !strcmp(end, "k") || !strcmp(end, "K") ? 1e3 : !strcmp(end, "M") ? 1e6 : !strcmp(end, "G") ? 1e9 : -1;
+  if (k < 0 || v * k > 1.8e19) return -1;
+  *out = (uint64_t)(v * k);
+  return 0;
+}
+
+static void report_size(const char *output, uint64_t bytes, uint64_t limit) {
+  if (bytes > limit)
+    fprintf(stderr, "npkit merge: warning: %s holds %.1f MB of JSON, above --warn-size (%.1f MB): Perfetto's web UI "
+                    "loads about 1 GB at most, and gzip does not help (the UI unpacks it). Cut the trace with --window "
+                    "START:END (e.g. one training step), --ops (e.g. --ops coll) or --ranks, or open it with "
+                    "Perfetto's trace_processor.\n",
+            output, (double)bytes / 1e6, (double)limit / 1e6);
+  else if (bytes > CHROME_TRACING_LIMIT)
+    fprintf(stderr, "npkit merge: note: %s holds %.0f MB of JSON: chrome://tracing stalls past about 256 MB; use "
+                    "https://ui.perfetto.dev, or cut it with --window, --ops or --ranks.\n",
+            output, (double)bytes / 1e6);
+}
+
+static void summary(const char *output, const npkit_merge_stats *st) {
+  char u[32];
+  fprintf(stderr, "npkit merge: %s: %zu rank%s on %zu host%s, %" PRIu64 " calls, %" PRIu64 " groups", output, st->logs,
+          st->logs == 1 ? "" : "s", st->hosts, st->hosts == 1 ? "" : "s", st->calls, st->groups);
+  if (st->events_kept != st->events_in)
+    fprintf(stderr, " (%" PRIu64 " of %" PRIu64 " events pass the filters)", st->events_kept, st->events_in);
+  if (st->aligned) {
+    npkit_report_duration(st->max_uncertainty_ns, u, sizeof(u));
+    fprintf(stderr, "; host clocks aligned to within %s", u);
+  }
+  if (st->skipped) fprintf(stderr, "; %zu log%s left out", st->skipped, st->skipped == 1 ? "" : "s");
+  fputc('\n', stderr);
+}
+
+int npkit_cmd_merge(int argc, char **argv) {
+  const char *output = DEFAULT_OUTPUT, *v;
+  int quiet = 0, only_args = 0, m;
+  uint64_t warn_size = PERFETTO_UI_LIMIT;
+  char err[512];
+  npkit_merge_options o;
+  npkit_merge_defaults(&o);
+  char **args = calloc((size_t)argc, sizeof(*args));
+  size_t n_args = 0;
+  if (args == NULL) {
+    fprintf(stderr, "npkit merge: out of memory\n");
+    return NPKIT_EXIT_FAIL;
+  }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (only_args || a[0] != '-' || a[1] == '\0') {
+      args[n_args++] = argv[i];
+      continue;
+    }
+    if (strcmp(a, "--") == 0) {
+      only_args = 1;
+    } else if (npkit_cli_is_help(a)) {
+      help();
+      free(args);
+      return NPKIT_EXIT_OK;
+    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+      quiet = 1;
+    } else if (strcmp(a, "--no-align") == 0) {
+      o.align = 0;
+    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "-o", "--output", &output)) != 0) {
+      if (m < 0) goto usage;
+      if (output[0] == '\0') {
+        npkit_cli_usage_error("merge", "empty output name");
+        goto usage;
+      }
+    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "--window", "--window", &v)) != 0) {
+      if (m < 0) goto usage;
+      if (npkit_merge_parse_window(&o.filter, v, err, sizeof(err)) != 0) goto bad_value;
+    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "--warn-size", "--warn-size", &v)) != 0) {
+      if (m < 0) goto usage;
+      if (parse_size(v, &warn_size) != 0) {
+        npkit_cli_usage_error("merge", "--warn-size takes a size such as 1G, 500M or 64k, not '%s'", v);
+        goto usage;
+      }
+    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "--ranks", "--ranks", &v)) != 0) {
+      if (m < 0) goto usage;
+      if (npkit_merge_parse_ranks(&o.filter, v, err, sizeof(err)) != 0) goto bad_value;
+    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "--ops", "--ops", &v)) != 0) {
+      if (m < 0) goto usage;
+      if (npkit_merge_parse_ops(&o.filter, v, err, sizeof(err)) != 0) goto bad_value;
+    } else {
+      npkit_cli_usage_error("merge", "unknown option '%s'", a);
+      goto usage;
+    }
+  }
+  if (n_args == 0) {
+    npkit_cli_usage_error("merge", "missing DIR or LOG");
+    goto usage;
+  }
+
+  char **paths;
+  size_t n_paths;
+  if (npkit_report_inputs(args, n_args, &paths, &n_paths, err, sizeof(err)) < 0) {
+    fprintf(stderr, "npkit merge: %s\n", err);
+    free(args);
+    return NPKIT_EXIT_FAIL;
+  }
+  free(args);
+
+  int to_stdout = strcmp(output, "-") == 0, gz = !to_stdout && has_suffix(output, ".gz");
+  char *tmp = NULL, *dir = to_stdout ? NULL : folder_of(output);
+  int fd = 1, rc;
+  npkit_merge_stats st = {0};
+  o.tmp_dir = dir;
+  if (!to_stdout) {
+    size_t n = strlen(output);
+    tmp = malloc(n + sizeof(".partial"));
+    if (tmp == NULL || dir == NULL) {
+      fprintf(stderr, "npkit merge: out of memory\n");
+      free(tmp);
+      free(dir);
+      npkit_report_free_inputs(paths, n_paths);
+      return NPKIT_EXIT_FAIL;
+    }
+    memcpy(tmp, output, n);
+    memcpy(tmp + n, ".partial", sizeof(".partial"));
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      fprintf(stderr, "npkit merge: %s: %s\n", tmp, strerror(errno));
+      free(tmp);
+      free(dir);
+      npkit_report_free_inputs(paths, n_paths);
+      return NPKIT_EXIT_FAIL;
+    }
+  }
+  rc = merge_to(fd, gz, paths, n_paths, &o, &st, err, sizeof(err));
+  if (!to_stdout) {
+    if (close(fd) != 0 && rc == 0) {
+      snprintf(err, sizeof(err), "%s: %s", tmp, strerror(errno));
+      rc = -1;
+    }
+    if (rc == 0 && rename(tmp, output) != 0) {
+      snprintf(err, sizeof(err), "%s: %s", output, strerror(errno));
+      rc = -1;
+    }
+    if (rc != 0) unlink(tmp);
+  }
+  for (size_t i = 0; i < st.n_warnings; i++) fprintf(stderr, "npkit merge: warning: %s\n", st.warnings[i]);
+  if (rc != 0) {
+    fprintf(stderr, "npkit merge: %s\n", err);
+  } else {
+    if (!quiet) summary(to_stdout ? "stdout" : output, &st);
+    report_size(to_stdout ? "the trace" : output, st.bytes, warn_size);
+  }
+  npkit_merge_stats_free(&st);
+  free(tmp);
+  free(dir);
+  npkit_report_free_inputs(paths, n_paths);
+  return rc == 0 ? NPKIT_EXIT_OK : NPKIT_EXIT_FAIL;
+bad_value:
+  npkit_cli_usage_error("merge", "%s", err);
+usage:
+  free(args);
+  return NPKIT_EXIT_USAGE;
+}

@@ -1,0 +1,178 @@
+"""`npkit merge` on synthetic logs with injected clock offsets: one trace with every rank as a
+process sorted by rank, host offsets recovered and recorded with their uncertainty, the same
+collective ending at the same trace time on every rank; filters, gzip output, size warning, and
+bad input."""
+
+import collections
+import gzip
+import json
+import os
+import unittest
+
+import report_testlib as rt
+from report_testlib import lib
+
+OFFSETS = {"host1": 2500000, "host2": -1234567}   # host clock − true time, ns
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.loads(f.read(), parse_constant=lib._reject_constant,
+                          object_pairs_hook=lib._no_duplicate_keys)
+
+
+def calls(trace):
+    return [e for e in trace["traceEvents"] if e.get("cat") == "nccl_api" and e["ph"] == "X"]
+
+
+def ends_by_seq(trace, name="ncclAllReduce", comm_nranks=None):
+    """seq -> {pid: end in trace ns} of the named call on the world communicator."""
+    out = collections.defaultdict(dict)
+    for e in calls(trace):
+        a = e["args"]
+        if e["name"] == name and (comm_nranks is None or a["comm_nranks"] == comm_nranks):
+            out[a["seq"]][e["pid"]] = round((e["ts"] + e["dur"]) * 1000)
+    return out
+
+
+class Merge(lib.TempDirTestCase):
+    RANKS = 9
+
+    def make(self, *extra):
+        d = self.path("logs")
+        self.instances = rt.gen(d, "--ranks", self.RANKS, "--hosts", 3, "--offset", "1:%d" % OFFSETS["host1"],
+                                "--offset", "2:%d" % OFFSETS["host2"], "--iters", 100, "--sizes", "65536,1048576",
+                                "--jitter", 1000, "--exit-jitter", 2000, "--subcomm", *extra)
+        return d
+
+    def merge(self, *args):
+        run = rt.tool("merge", *args)
+        self.assertEqual(run.rc, 0, run.describe())
+        return run
+
+    def test_aligned_trace(self):
+        d = self.make()
+        out = self.path("merged.json")
+        run = self.merge(d, "-o", out)
+        self.assertIn("9 ranks on 3 hosts", run.stderr)
+        t = load(out)
+        od = t["otherData"]
+        self.assertTrue(od["merged"])
+        self.assertEqual(od["ranks"], self.RANKS)
+        base = int(od["base_ns"])
+        # one process per rank, pid = rank + 1, sorted by rank
+        names = {e["pid"]: e["args"]["name"] for e in t["traceEvents"] if e["name"] == "process_name"}
+        order = {e["pid"]: e["args"]["sort_index"] for e in t["traceEvents"] if e["name"] == "process_sort_index"}
+        self.assertEqual(sorted(names), list(range(1, self.RANKS + 1)))
+        self.assertEqual(order, {p: p - 1 for p in names})
+        self.assertTrue(names[5].startswith("rank 4 \u00b7 host1:"), names[5])
+        self.assertEqual([x["trace_pid"] for x in od["logs"]], list(range(1, self.RANKS + 1)))
+        # offsets recorded with their uncertainty, and right
+        al = od["clock_alignment"]
+        self.assertTrue(al["estimated"])
+        self.assertEqual(al["reference_host"], "host0")
+        for host, injected in OFFSETS.items():
+            h = rt.host_entry(al, host)
+            self.assertEqual(h["status"], "aligned")
+            self.assertLessEqual(abs(h["offset_ns"] + injected), 5 * h["uncertainty_ns"] + 50, h)
+            self.assertGreater(h["uncertainty_ns"], 0)
+            self.assertEqual(h["ranks"], {"host1": [3, 4, 5], "host2": [6, 7, 8]}[host])
+        for entry in od["logs"]:
+            want = -OFFSETS.get(entry["summary"]["host"], 0)
+            self.assertLessEqual(abs(entry["clock_offset_ns"] - want), 300)
+        # every call of every rank is in the trace
+        per_pid = collections.Counter(e["pid"] for e in calls(t))
+        for p in range(1, self.RANKS + 1):
+            self.assertEqual(per_pid[p], self.instances + (self.instances if p > 3 else 0))
+        # the same collective ends at the same trace time on every rank: within the exit jitter
+        # (2 us) and the alignment error; unaligned, hosts are milliseconds apart
+        world = ends_by_seq(t, comm_nranks=self.RANKS)
+        self.assertEqual(len(world), self.instances)
+        for seq, ends in world.items():
+            self.assertEqual(len(ends), self.RANKS)
+            self.assertLess(max(ends.values()) - min(ends.values()), 2500, (seq, ends))
+        # trace times are relative to base_ns with its offset: absolute true times come back
+        first = min(e["ts"] for e in calls(t) if e["pid"] == 1)
+        self.assertGreater(base + round(first * 1000), rt.T0)
+
+        raw = self.path("raw.json")
+        self.merge(d, "-o", raw, "--no-align", "-q")
+        t2 = load(raw)
+        self.assertFalse(t2["otherData"]["clock_alignment"]["enabled"])
+        spread = [max(e.values()) - min(e.values()) for e in ends_by_seq(t2, comm_nranks=self.RANKS).values()]
+        self.assertGreater(min(spread), 3_700_000)   # 2.5 ms − (−1.23 ms)
+
+    def test_filters(self):
+        d = self.make()
+        out = self.path("f.json")
+        self.merge(d, "-o", out, "--ranks", "0-1,7")
+        t = load(out)
+        self.assertEqual(sorted({e["pid"] for e in t["traceEvents"]}), [1, 2, 8])
+        self.assertEqual(t["otherData"]["filters"]["ranks"], [[0, 1], [7, 7]])
+        # the alignment still uses all logs
+        self.assertEqual(len(t["otherData"]["clock_alignment"]["hosts"]), 3)
+
+        self.merge(d, "-o", out, "--ops", "ncclAllReduce", "--window", "1ms:2ms")
+        t = load(out)
+        evs = calls(t)
+        self.assertTrue(evs)
+        self.assertEqual({e["name"] for e in evs}, {"ncclAllReduce"})
+        for e in evs:  # overlapping the window of trace time
+            self.assertLessEqual(e["ts"], 2000.0)
+            self.assertGreaterEqual(e["ts"] + e["dur"], 1000.0)
+        self.assertEqual(t["otherData"]["filters"]["window_ns"], [1000000, 2000000])
+        self.merge(d, "-o", self.path("all.json"))
+        full = load(self.path("all.json"))
+        inside = [e for e in calls(full) if e["ts"] <= 2000.0 and e["ts"] + e["dur"] >= 1000.0]
+        self.assertEqual(len(evs), len(inside))
+
+        self.merge(d, "-o", out, "--ops", "p2p")
+        self.assertEqual(calls(load(out)), [])
+
+    def test_gpu_events_follow_the_filters(self):
+        d = self.path("gpu")
+        rt.gen(d, "--ranks", 2, "--iters", 10, "--gpu", "--period", 1000000)
+        out = self.path("g.json")
+        self.merge(d, "-o", out)
+        kernels = [e for e in load(out)["traceEvents"] if e.get("cat") == "kernel"]
+        self.assertEqual(len(kernels), 2 * 2 * 10)
+        self.merge(d, "-o", out, "--ops", "Send")
+        kernels = [e for e in load(out)["traceEvents"] if e.get("cat") == "kernel"]
+        # the NCCL kernels went with their AllReduce; the compute kernels stay
+        self.assertEqual(len(kernels), 2 * 10)
+        self.assertTrue(all(not k["name"].startswith("nccl") for k in kernels))
+
+    def test_gzip_and_size_warning(self):
+        d = self.make()
+        plain, packed = self.path("m.json"), self.path("m.json.gz")
+        self.merge(d, "-o", plain, "-q")
+        run = self.merge(d, "-o", packed, "--warn-size", "10k")
+        with open(packed, "rb") as f:
+            self.assertEqual(f.read(2), b"\x1f\x8b")
+        self.assertEqual(load(packed), load(plain))
+        self.assertLess(os.path.getsize(packed), os.path.getsize(plain) / 3)
+        self.assertIn("npkit merge: warning:", run.stderr)
+        self.assertIn("--window", run.stderr)
+        quiet = self.merge(d, "-o", plain)
+        self.assertNotIn("npkit merge: warning:", quiet.stderr)
+        self.assertFalse(os.path.exists(plain + ".partial"))
+
+    def test_bad_input(self):
+        d = self.make()
+        for args, rc, text in (([d, "--window", "2s:1s"], 2, "--window"),
+                               ([d, "--ranks", "x"], 2, "--ranks"),
+                               ([d, "--ops", "Allreduse"], 2, "Allreduse"),
+                               ([d, "--warn-size", "big"], 2, "--warn-size"),
+                               ([], 2, "missing DIR"),
+                               ([self.path("none")], 1, "No such file"),
+                               ([d, "--ranks", "100-200", "-o", self.path("x.json")], 1, "no log matches"),
+                               ([d, "-o", self.path("no", "dir", "x.json")], 1, "x.json.partial")):
+            run = rt.tool("merge", *args)
+            self.assertEqual(run.rc, rc, run.describe())
+            self.assertIn(text, run.stderr)
+        self.assertFalse(os.path.exists(self.path("x.json")))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
