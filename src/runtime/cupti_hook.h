@@ -1,0 +1,33 @@
+/* What a wrapped NCCL call does for the GPU source: push an external correlation id to CUPTI
+ * around the real call, and publish the call's description under it afterwards (gpu_corr.h).
+ * With the source off this costs one relaxed atomic load per call. */
+#ifndef NPKIT_CUPTI_HOOK_H
+#define NPKIT_CUPTI_HOOK_H
+
+#include <stdatomic.h>
+
+#include "gpu_corr.h"
+#include "npkit/event_log.h"
+
+/* 1 while CUPTI traces with external correlation. */
+extern _Atomic int npkit_gpu_active;
+
+/* Push for a call that may launch GPU work (not queries, not ncclGroupStart): sets corr_id. */
+void npkit_gpu_push_slow(npkit_event *ev);
+void npkit_gpu_pop_slow(void);
+
+static inline void npkit_gpu_push(npkit_event *ev) {
+  if (atomic_load_explicit(&npkit_gpu_active, memory_order_relaxed)) npkit_gpu_push_slow(ev);
+}
+
+/* Right after the real call returns. */
+static inline void npkit_gpu_pop(const npkit_event *ev) {
+  if (ev->u.api.corr_id != 0) npkit_gpu_pop_slow();
+}
+
+/* Once the event is complete (sequence number included). */
+static inline void npkit_gpu_publish(const npkit_event *ev, int recorded) {
+  if (ev->u.api.corr_id != 0) npkit_gpu_corr_publish(ev, recorded);
+}
+
+#endif

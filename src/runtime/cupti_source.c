@@ -1,0 +1,392 @@
+#include "cupti_source.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cupti_buffers.h"
+#include "cupti_hook.h"
+#include "cupti_loader.h"
+#include "diag.h"
+#include "gpu_corr.h"
+#include "lifecycle.h"
+#include "nccl_names.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+_Atomic int npkit_gpu_active;
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static int tried;          /* start was attempted */
+static int running;        /* CUPTI delivers activity to npkit */
+static int ever_ran;
+static int finished;
+static npkit_log_writer *log_out;
+static CUpti_SubscriberHandle subscriber;
+static _Atomic int comms_alive;
+static _Atomic int exit_flush_registered;
+
+/* The flusher thread: forced flush and drain every NPKIT_FLUSH_MS, or a drain when CUPTI runs out
+ * of free buffers. */
+static pthread_t flusher;
+static int flusher_running;
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flush_cond;
+static int flush_stop, flush_wake;
+
+/* Functions whose calls may launch GPU work: everything but queries and ncclGroupStart. */
+static uint64_t push_mask;
+
+static const CUpti_ActivityKind optional_kinds[] = {
+    CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+
+void npkit_gpu_attach(npkit_log_writer *log) {
+  pthread_mutex_lock(&state_lock);
+  log_out = log;
+  pthread_mutex_unlock(&state_lock);
+}
+
+/* ---- hot path ---- */
+
+void npkit_gpu_push_slow(npkit_event *ev) {
+  if (!((push_mask >> ev->func) & 1u)) return;
+  uint64_t id = npkit_gpu_corr_begin();
+  if (npkit_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) !=
+      CUPTI_SUCCESS) {
+    npkit_gpu_corr_end();
+    return;
+  }
+  ev->u.api.corr_id = id;
+}
+
+void npkit_gpu_pop_slow(void) {
+  uint64_t last = 0;
+  npkit_cupti.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+  npkit_gpu_corr_end();
+}
+
+/* ---- flushing ---- */
+
+static void flush_and_drain(void) {
+  uint64_t settled = npkit_cupti_bufs_completed();
+  npkit_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  npkit_cupti_drain(NPKIT_DRAIN_FLUSHED, settled);
+}
+
+static void wake_flusher(void) {
+  pthread_mutex_lock(&flush_lock);
+  flush_wake = 1;
+  pthread_cond_signal(&flush_cond);
+  pthread_mutex_unlock(&flush_lock);
+}
+
+static struct timespec deadline_after(uint64_t ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t ns = (uint64_t)ts.tv_nsec + ms * 1000000ull;
+  ts.tv_sec += (time_t)(ns / 1000000000ull);
+  ts.tv_nsec = (long)(ns % 1000000000ull);
+  return ts;
+}
+
+static void *flusher_main(void *arg) {
+  (void)arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL); /* the job's signals are not ours to receive */
+  pthread_mutex_lock(&flush_lock);
+  /* Early drains do not move the next periodic flush: it comes every period however often CUPTI
+   * runs short of buffers. */
+  struct timespec next = deadline_after(npkit_cfg.flush_ms);
+  while (!flush_stop) {
+    int rc = 0;
+    while (!flush_stop && !flush_wake && rc != ETIMEDOUT)
+      rc = pthread_cond_timedwait(&flush_cond, &flush_lock, &next);
+    if (flush_stop) break;
+    int woken = flush_wake;
+    flush_wake = 0;
+    pthread_mutex_unlock(&flush_lock);
+    if (woken && rc != ETIMEDOUT) {
+      npkit_cupti_drain(NPKIT_DRAIN_EARLY, 0); /* buffers are short: recycle the completed ones */
+    } else {
+      flush_and_drain();
+      next = deadline_after(npkit_cfg.flush_ms);
+    }
+    pthread_mutex_lock(&flush_lock);
+  }
+  pthread_mutex_unlock(&flush_lock);
+  return NULL;
+}
+
+static void start_flusher(void) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&flush_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  int e = pthread_create(&flusher, NULL, flusher_main, NULL);
+  if (e != 0) {
+    npkit_warn("cannot start the GPU flush thread (%s): GPU events are written at the end only",
+               strerror(e));
+    return;
+  }
+  pthread_setname_np(flusher, "npkit-cupti");
+  flusher_running = 1;
+}
+
+static void stop_flusher(void) {
+  if (!flusher_running) return;
+  pthread_mutex_lock(&flush_lock);
+  flush_stop = 1;
+  pthread_cond_signal(&flush_cond);
+  pthread_mutex_unlock(&flush_lock);
+  pthread_join(flusher, NULL);
+  flusher_running = 0;
+}
+
+/* At exit, before the CUDA runtime's own exit handlers: registered at CUPTI's first request for a
+ * buffer, which comes after CUDA has initialised (and registered them), so it runs earlier. */
+static void exit_flush(void) {
+  pthread_mutex_lock(&state_lock);
+  int on = running && !finished;
+  pthread_mutex_unlock(&state_lock);
+  if (on) flush_and_drain();
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+  if (!atomic_exchange(&exit_flush_registered, 1)) atexit(exit_flush);
+  npkit_cupti_buffer_requested(buffer, size, max_records);
+}
+
+/* ---- graph nodes created while a wrapped call captures a stream ---- */
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *cbdata) {
+  (void)userdata;
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbdata == NULL || npkit_cupti.GetGraphNodeId == NULL) return;
+  const CUpti_ResourceData *r = cbdata;
+  const CUpti_GraphData *g = r->resourceDescriptor;
+  if (g == NULL) return;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+    uint64_t ext = npkit_gpu_corr_current();
+    uint64_t id = 0;
+    if (ext != 0 && npkit_cupti.GetGraphNodeId(g->node, &id) == CUPTI_SUCCESS)
+      npkit_gpu_node_created(id, ext);
+  } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    uint64_t orig = 0, id = 0;
+    if (npkit_cupti.GetGraphNodeId(g->originalNode, &orig) == CUPTI_SUCCESS &&
+        npkit_cupti.GetGraphNodeId(g->node, &id) == CUPTI_SUCCESS)
+      npkit_gpu_node_cloned(orig, id);
+  }
+}
+
+/* ---- start ---- */
+
+static void off(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void off(const char *fmt, ...) {
+  char why[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  npkit_note(NPKIT_LEVEL_INFO, "GPU timing is off: %s; the trace has CPU events only", why);
+}
+
+static void in_child(void) {
+  /* CUPTI does not survive fork: the child must not push or flush. */
+  atomic_store(&npkit_gpu_active, 0);
+  running = 0;
+  flusher_running = 0;
+}
+
+static void compute_push_mask(void) {
+  push_mask = 0;
+  for (unsigned f = 1; f < NPKIT_FN_COUNT && f < 64; f++)
+    if (npkit_fn_class_of(f) != NPKIT_CLASS_query && f != NPKIT_FN_GroupStart)
+      push_mask |= (uint64_t)1 << f;
+}
+
+/* CUPTI's versions before CUDA 12.9 (API 27) could crash on a NULL buffer. */
+static int cupti_accepts_null_buffer(uint32_t v) { return v >= 27; }
+
+static int start_cupti(npkit_gpu_origin origin) {
+  char why[512], res[96];
+  if (!npkit_cfg.cupti) {
+    off("NPKIT_CUPTI=0");
+    return -1;
+  }
+  if (npkit_gpu_corr_init() != 0) {
+    off("out of memory for the correlation tables");
+    return -1;
+  }
+  if (npkit_cupti_load(npkit_cfg.cupti_library, why, sizeof why) != 0) {
+    off("%s", why);
+    return -1;
+  }
+  CUptiResult r = npkit_cupti.Subscribe(&subscriber, on_callback, NULL);
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    off("another CUPTI client holds CUPTI (Nsight Systems, Nsight Compute, compute-sanitizer or "
+        "a profiler inside the application)");
+    return -1;
+  }
+  if (r != CUPTI_SUCCESS) {
+    off("CUPTI (%s) cannot start: cuptiSubscribe returned %s%s", npkit_cupti.path,
+        npkit_cupti_result(r, res, sizeof res),
+        npkit_cuda_driver_loaded() ? "" : " (no CUDA driver is loaded in this process: no GPU?)");
+    return -1;
+  }
+  if (npkit_cupti.GetGraphNodeId != NULL) {
+    npkit_cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                               CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+    npkit_cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                               CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+  }
+  npkit_cupti_bufs_config((size_t)npkit_cfg.cupti_buffer_kb << 10, (uint32_t)npkit_cfg.cupti_buffers,
+                          cupti_accepts_null_buffer(npkit_cupti.version), wake_flusher);
+  r = npkit_cupti.ActivityRegisterCallbacks(buffer_requested, npkit_cupti_buffer_completed);
+  if (r == CUPTI_SUCCESS) {
+    /* Never CUPTI_ACTIVITY_KIND_KERNEL: it serialises all kernels. */
+    r = npkit_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  }
+  if (r != CUPTI_SUCCESS) {
+    npkit_cupti.Unsubscribe(subscriber);
+    off("CUPTI (%s) cannot trace kernels: %s%s", npkit_cupti.path, npkit_cupti_result(r, res, sizeof res),
+        npkit_cuda_driver_loaded() ? "" : " (no CUDA driver is loaded in this process: no GPU?)");
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
+    if ((r = npkit_cupti.ActivityEnable(optional_kinds[i])) != CUPTI_SUCCESS)
+      npkit_debug("CUPTI activity kind %d not enabled: %s", (int)optional_kinds[i],
+                  npkit_cupti_result(r, res, sizeof res));
+  int correlate = 1;
+  r = npkit_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  if (r != CUPTI_SUCCESS) {
+    correlate = 0;
+    npkit_note(NPKIT_LEVEL_WARN, "CUPTI external correlation is not available (%s): kernels are "
+               "recorded but not tied to the NCCL calls that launched them",
+               npkit_cupti_result(r, res, sizeof res));
+  }
+  compute_push_mask();
+  pthread_atfork(NULL, NULL, in_child);
+  start_flusher();
+  atomic_store(&npkit_gpu_active, correlate);
+  npkit_debug("GPU activity through CUPTI %s (API version %u), started by %s", npkit_cupti.path,
+              npkit_cupti.version, origin == NPKIT_GPU_FROM_DRIVER ? "the CUDA driver" : "the first communicator");
+  return 0;
+}
+
+void npkit_gpu_start(npkit_gpu_origin origin) {
+  pthread_mutex_lock(&state_lock);
+  if (tried || finished || log_out == NULL) {
+    pthread_mutex_unlock(&state_lock);
+    return;
+  }
+  tried = 1;
+  npkit_cupti_drain_attach(log_out);
+  if (start_cupti(origin) == 0)
+    running = ever_ran = 1;
+  else
+    npkit_cupti_drain_attach(NULL);
+  pthread_mutex_unlock(&state_lock);
+}
+
+void npkit_gpu_comm_created(void) {
+  atomic_fetch_add(&comms_alive, 1);
+  npkit_gpu_start(NPKIT_GPU_FROM_COMM);
+}
+
+void npkit_gpu_comm_destroyed(void) {
+  if (atomic_fetch_sub(&comms_alive, 1) != 1) return;
+  pthread_mutex_lock(&state_lock);
+  int on = running && !finished;
+  pthread_mutex_unlock(&state_lock);
+  /* The job may end without ever reaching our exit handlers (a launcher's SIGKILL): the GPU events
+   * of all its communication are on disk now. */
+  if (on) flush_and_drain();
+}
+
+/* ---- the end ---- */
+
+void npkit_gpu_finish(npkit_gpu_counts *totals) {
+  memset(totals, 0, sizeof *totals);
+  pthread_mutex_lock(&state_lock);
+  if (finished) {
+    pthread_mutex_unlock(&state_lock);
+    return;
+  }
+  finished = 1;
+  int was_running = running;
+  running = 0;
+  pthread_mutex_unlock(&state_lock);
+  if (!was_running) return;
+
+  atomic_store(&npkit_gpu_active, 0);
+  stop_flusher();
+  npkit_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  npkit_cupti_drain(NPKIT_DRAIN_FINAL, UINT64_MAX);
+  npkit_cupti_drain_counts(totals);
+  /* The process may go on (a signal its handler survives): CUPTI records nothing more for npkit,
+   * and what it still hands back is reused unread, so memory stays bounded. */
+  npkit_cupti_bufs_discard();
+  for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
+    npkit_cupti.ActivityDisable(optional_kinds[i]);
+  npkit_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  npkit_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+
+  npkit_cupti_buf_stats bs;
+  npkit_cupti_bufs_stats(&bs);
+  uint64_t stored = totals->kernels + totals->memcpys + totals->memsets;
+  if (totals->cupti_dropped > 0)
+    npkit_note(NPKIT_LEVEL_WARN, "CUPTI lost %llu GPU activity records%s; raise NPKIT_CUPTI_BUFFERS "
+               "(now %llu) or NPKIT_CUPTI_BUFFER_KB (now %llu)",
+               (unsigned long long)totals->cupti_dropped,
+               bs.refused > 0 ? " (its requests for buffers found the limit reached)" : "",
+               (unsigned long long)npkit_cfg.cupti_buffers,
+               (unsigned long long)npkit_cfg.cupti_buffer_kb);
+  if (bs.over_limit > 0)
+    npkit_note(NPKIT_LEVEL_WARN, "%llu CUPTI buffers beyond NPKIT_CUPTI_BUFFERS were allocated "
+               "(this CUPTI cannot be refused a buffer safely)", (unsigned long long)bs.over_limit);
+  if (totals->write_failed > 0)
+    npkit_note(NPKIT_LEVEL_WARN, "%llu GPU events could not be written to the log",
+               (unsigned long long)totals->write_failed);
+  if (totals->untimed > 0)
+    npkit_note(NPKIT_LEVEL_WARN, "%llu kernels were not timed by CUPTI (start or end missing): "
+               "they are counted but not drawn", (unsigned long long)totals->untimed);
+  if (totals->calls_lost > 0)
+    npkit_note(NPKIT_LEVEL_INFO, "%llu GPU events came too late to be tied to their NCCL call",
+               (unsigned long long)totals->calls_lost);
+  npkit_debug("GPU: %llu buffers from CUPTI, %llu records waited for their call, %llu for a "
+              "correlation record", (unsigned long long)bs.completed,
+              (unsigned long long)totals->held_call, (unsigned long long)totals->held_record);
+  if (stored == 0 && bs.completed == 0 && npkit_gpu_corr_issued() > 0)
+    npkit_note(NPKIT_LEVEL_INFO, "no GPU activity arrived from CUPTI although NCCL calls ran: "
+               "another CUPTI client (a profiler started inside the application) may have taken "
+               "over CUPTI's activity buffers");
+  npkit_cupti_drain_attach(NULL);
+}
+
+void npkit_gpu_summary(const npkit_gpu_counts *c, char *buf, size_t len) {
+  pthread_mutex_lock(&state_lock);
+  int ran = ever_ran;
+  pthread_mutex_unlock(&state_lock);
+  if (!ran || len == 0) {
+    if (len > 0) buf[0] = '\0';
+    return;
+  }
+  snprintf(buf, len, "; GPU: %llu kernels, %llu copies, %llu memsets, %llu lost",
+           (unsigned long long)c->kernels, (unsigned long long)c->memcpys,
+           (unsigned long long)c->memsets, (unsigned long long)(c->cupti_dropped + c->write_failed));
+}
+
+/* ---- the CUDA driver's entry point (CUDA_INJECTION64_PATH) ---- */
+
+EXPORT int InitializeInjection(void) {
+  /* Called inside cuInit: only processes that use CUDA get here, so recording may start now. */
+  if (npkit_start() == NPKIT_STATE_ON) npkit_gpu_start(NPKIT_GPU_FROM_DRIVER);
+  return 1;
+}

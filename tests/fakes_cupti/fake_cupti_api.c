@@ -1,0 +1,260 @@
+/* The CUPTI API functions of the fake, with the prototypes of the real cupti.h. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fake_cupti_internal.h"
+
+static pthread_mutex_t lock;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static fc_settings settings;
+
+static uint64_t env_u64(const char *name, uint64_t def) {
+  const char *v = getenv(name);
+  return v != NULL && *v != '\0' ? strtoull(v, NULL, 10) : def;
+}
+
+static void init(void) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&lock, &a);
+  pthread_mutexattr_destroy(&a);
+  settings.busy = (int)env_u64("FAKE_CUPTI_BUSY", 0);
+  settings.drop_every = env_u64("FAKE_CUPTI_DROP_EVERY", 0);
+  settings.untimed_every = env_u64("FAKE_CUPTI_UNTIMED_EVERY", 0);
+  settings.ext_late = (int)env_u64("FAKE_CUPTI_EXT_LATE", 0);
+  settings.kernel_version = (int)env_u64("FAKE_CUPTI_KERNEL_VERSION", 10);
+  if (settings.kernel_version != 9) settings.kernel_version = 10;
+  settings.api_version = (uint32_t)env_u64("FAKE_CUPTI_API_VERSION", 130001);
+}
+
+const fc_settings *fc_cfg(void) {
+  pthread_once(&once, init);
+  return &settings;
+}
+
+void fc_lock(void) {
+  pthread_once(&once, init);
+  pthread_mutex_lock(&lock);
+}
+
+void fc_unlock(void) { pthread_mutex_unlock(&lock); }
+
+uint64_t fc_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- version and errors ---- */
+
+FC_EXPORT CUptiResult cuptiGetVersion(uint32_t *version) {
+  if (version == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+  *version = fc_cfg()->api_version;
+  return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str) {
+  static const struct { CUptiResult r; const char *s; } names[] = {
+      {CUPTI_SUCCESS, "CUPTI_SUCCESS"},
+      {CUPTI_ERROR_INVALID_PARAMETER, "CUPTI_ERROR_INVALID_PARAMETER"},
+      {CUPTI_ERROR_INVALID_OPERATION, "CUPTI_ERROR_INVALID_OPERATION"},
+      {CUPTI_ERROR_MAX_LIMIT_REACHED, "CUPTI_ERROR_MAX_LIMIT_REACHED"},
+      {CUPTI_ERROR_QUEUE_EMPTY, "CUPTI_ERROR_QUEUE_EMPTY"},
+      {CUPTI_ERROR_INVALID_KIND, "CUPTI_ERROR_INVALID_KIND"},
+      {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+  };
+  if (str == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].r == result) {
+      *str = names[i].s;
+      return CUPTI_SUCCESS;
+    }
+  *str = "CUPTI_ERROR_UNKNOWN";
+  return CUPTI_SUCCESS;
+}
+
+/* ---- subscriber and callbacks ---- */
+
+static int subscribed;
+static CUpti_CallbackFunc callback;
+static void *callback_data;
+static unsigned char resource_enabled[64];
+
+FC_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc cb,
+                                     void *userdata) {
+  if (subscriber == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (fc_cfg()->busy) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  fc_lock();
+  CUptiResult r = CUPTI_SUCCESS;
+  if (subscribed) {
+    r = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  } else {
+    subscribed = 1;
+    callback = cb;
+    callback_data = userdata;
+    *subscriber = (CUpti_SubscriberHandle)(uintptr_t)0x5ab5c41be5ull;
+  }
+  fc_unlock();
+  return r;
+}
+
+FC_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+  (void)subscriber;
+  fc_lock();
+  subscribed = 0;
+  callback = NULL;
+  memset(resource_enabled, 0, sizeof resource_enabled);
+  fc_unlock();
+  return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                          CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  (void)subscriber;
+  if (!subscribed) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE) return CUPTI_SUCCESS; /* accepted, never raised */
+  if (cbid >= sizeof resource_enabled) return CUPTI_ERROR_INVALID_PARAMETER;
+  fc_lock();
+  resource_enabled[cbid] = enable != 0;
+  fc_unlock();
+  return CUPTI_SUCCESS;
+}
+
+void fc_resource_callback(CUpti_CallbackId cbid, CUpti_GraphData *data) {
+  if (!subscribed || callback == NULL || cbid >= sizeof resource_enabled || !resource_enabled[cbid])
+    return;
+  CUpti_ResourceData rd;
+  memset(&rd, 0, sizeof rd);
+  rd.resourceDescriptor = data;
+  callback(callback_data, CUPTI_CB_DOMAIN_RESOURCE, cbid, &rd);
+}
+
+FC_EXPORT CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *nodeId) {
+  uint64_t h = (uint64_t)(uintptr_t)node;
+  if (nodeId == NULL || h <= FC_NODE_HANDLE_BASE) return CUPTI_ERROR_INVALID_PARAMETER;
+  *nodeId = h - FC_NODE_HANDLE_BASE;
+  return CUPTI_SUCCESS;
+}
+
+/* ---- activity ---- */
+
+static unsigned char kinds[64];
+static CUpti_BuffersCallbackRequestFunc on_request;
+static CUpti_BuffersCallbackCompleteFunc on_complete;
+
+CUpti_BuffersCallbackRequestFunc fc_request_fn(void) { return on_request; }
+CUpti_BuffersCallbackCompleteFunc fc_complete_fn(void) { return on_complete; }
+
+FC_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                                                     CUpti_BuffersCallbackCompleteFunc funcBufferCompleted) {
+  if (funcBufferRequested == NULL || funcBufferCompleted == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+  fc_lock();
+  on_request = funcBufferRequested;
+  on_complete = funcBufferCompleted;
+  fc_unlock();
+  return CUPTI_SUCCESS;
+}
+
+int fc_has_client(void) { return on_request != NULL && on_complete != NULL; }
+
+FC_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  if ((unsigned)kind >= sizeof kinds) return CUPTI_ERROR_INVALID_KIND;
+  fc_lock();
+  kinds[kind] = 1;
+  fc_unlock();
+  return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
+  if ((unsigned)kind >= sizeof kinds) return CUPTI_ERROR_INVALID_KIND;
+  fc_lock();
+  kinds[kind] = 0;
+  fc_unlock();
+  return CUPTI_SUCCESS;
+}
+
+int fc_kind_enabled(CUpti_ActivityKind kind) {
+  return (unsigned)kind < sizeof kinds && kinds[kind] && fc_has_client();
+}
+
+FC_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes,
+                                                 CUpti_Activity **record) {
+  if (buffer == NULL || record == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+  uint8_t *p;
+  if (*record == NULL) {
+    p = buffer;
+  } else {
+    size_t size = fc_record_size(*record);
+    if (size == 0) return CUPTI_ERROR_INVALID_KIND;
+    p = (uint8_t *)*record + size;
+  }
+  if (p < buffer || (size_t)(p - buffer) + sizeof(CUpti_Activity) > validBufferSizeBytes)
+    return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  size_t size = fc_record_size((CUpti_Activity *)(void *)p);
+  if (size == 0) return CUPTI_ERROR_INVALID_KIND;
+  if ((size_t)(p - buffer) + size > validBufferSizeBytes) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *record = (CUpti_Activity *)(void *)p;
+  return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId,
+                                                        size_t *dropped) {
+  (void)context;
+  (void)streamId;
+  if (dropped == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+  fc_lock();
+  *dropped = (size_t)fc_take_dropped();
+  fc_unlock();
+  return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag) {
+  fc_lock();
+  fc_retire(0);
+  fc_release_late();
+  if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) fc_complete_current();
+  fc_unlock();
+  return CUPTI_SUCCESS;
+}
+
+/* ---- external correlation: a stack per kind and thread ---- */
+
+#define EXT_KINDS 8
+#define EXT_DEPTH 16
+static __thread uint64_t ext_stack[EXT_KINDS][EXT_DEPTH];
+static __thread int ext_depth[EXT_KINDS];
+
+FC_EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                             uint64_t id) {
+  if ((unsigned)kind >= EXT_KINDS) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (ext_depth[kind] == EXT_DEPTH) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  ext_stack[kind][ext_depth[kind]++] = id;
+  return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                            uint64_t *lastId) {
+  if ((unsigned)kind >= EXT_KINDS) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (ext_depth[kind] == 0) return CUPTI_ERROR_QUEUE_EMPTY;
+  uint64_t id = ext_stack[kind][--ext_depth[kind]];
+  if (lastId != NULL) *lastId = id;
+  return CUPTI_SUCCESS;
+}
+
+int fc_pushed_ids(CUpti_ExternalCorrelationKind out_kinds[8], uint64_t ids[8]) {
+  int n = 0;
+  for (int k = 0; k < EXT_KINDS; k++)
+    if (ext_depth[k] > 0) {
+      out_kinds[n] = (CUpti_ExternalCorrelationKind)k;
+      ids[n] = ext_stack[k][ext_depth[k] - 1];
+      n++;
+    }
+  return n;
+}
+
+static uint32_t correlation;
+
+uint32_t fc_next_correlation(void) { return ++correlation; }

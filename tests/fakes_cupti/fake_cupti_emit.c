@@ -1,0 +1,76 @@
+/* Writing records into the client's activity buffers, as CUPTI does: a buffer is asked for when
+ * one is needed, filled record after record (each 8-byte aligned, in the CUDA 13 layouts or the
+ * CUDA 12 kernel layout), and handed back when the next record does not fit or on a forced flush.
+ * A request answered without a buffer loses the record, which is counted as dropped. */
+#include <string.h>
+
+#include "fake_cupti_internal.h"
+
+static uint8_t *cur;
+static size_t cur_size, cur_used;
+static uint64_t dropped;
+
+/* Records exist only once settings are read, so the kernel size is known by then. */
+static size_t kernel_size;
+
+size_t fc_record_size(const CUpti_Activity *rec) {
+  switch (rec->kind) {
+  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+  case CUPTI_ACTIVITY_KIND_KERNEL:
+    if (kernel_size == 0)
+      kernel_size = fc_cfg()->kernel_version == 9 ? sizeof(CUpti_ActivityKernel9)
+                                                  : sizeof(CUpti_ActivityKernel10);
+    return kernel_size;
+  case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+  case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+  case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+  case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+  default: return 0;
+  }
+}
+
+void fc_complete_current(void) {
+  if (cur == NULL) return;
+  uint8_t *b = cur;
+  size_t size = cur_size, used = cur_used;
+  cur = NULL;
+  cur_size = cur_used = 0;
+  CUpti_BuffersCallbackCompleteFunc done = fc_complete_fn();
+  if (done != NULL) done(NULL, 0, b, size, used);
+}
+
+static int request(void) {
+  CUpti_BuffersCallbackRequestFunc req = fc_request_fn();
+  if (req == NULL) return -1;
+  uint8_t *b = NULL;
+  size_t size = 0, max_records = 0;
+  req(&b, &size, &max_records);
+  if (b == NULL || size == 0) return -1;
+  if (((uintptr_t)b & 7u) != 0) return -1; /* CUPTI requires 8-byte alignment */
+  cur = b;
+  cur_size = size;
+  cur_used = 0;
+  return 0;
+}
+
+void fc_emit(const void *rec, size_t size) {
+  if (cur != NULL && cur_used + size > cur_size) fc_complete_current();
+  if (cur == NULL && request() != 0) {
+    dropped++;
+    return;
+  }
+  if (cur_used + size > cur_size) { /* a buffer smaller than one record */
+    dropped++;
+    return;
+  }
+  memcpy(cur + cur_used, rec, size);
+  cur_used += size;
+}
+
+void fc_count_dropped(uint64_t n) { dropped += n; }
+
+uint64_t fc_take_dropped(void) {
+  uint64_t n = dropped;
+  dropped = 0;
+  return n;
+}

@@ -1,0 +1,71 @@
+/* How test code "runs work on a GPU" under the fake libcupti (libcupti.so.13 of this folder).
+ *
+ * The fake exports these functions next to the CUPTI API.  Callers find them with
+ * dlsym(dlopen("libcupti.so.13", RTLD_NOLOAD), ...) so that nothing happens when no CUPTI, or the
+ * real one, is loaded.  Each call is what a CUDA launch would be: the work gets a CUPTI correlation
+ * id, the calling thread's pushed external correlation ids are attached to it (an
+ * EXTERNAL_CORRELATION record per pushed kind), and its activity record is written into the
+ * client's buffers once it has completed (end_ns has passed), in completion order. */
+#ifndef NPKIT_FAKE_CUPTI_HOOKS_H
+#define NPKIT_FAKE_CUPTI_HOOKS_H
+
+#include <stdint.h>
+
+typedef struct npkit_fake_kernel {
+  const char *name;     /* as CUPTI reports it: mangled for C++ kernels */
+  uint32_t device;
+  uint64_t stream;      /* cudaStream_t value; the fake maps it to a CUPTI stream id */
+  uint64_t start_ns, end_ns; /* CLOCK_REALTIME */
+  int32_t grid[3], block[3];
+  uint16_t registers;
+  int32_t static_shared, dynamic_shared;
+} npkit_fake_kernel;
+
+typedef struct npkit_fake_copy {
+  uint64_t bytes;
+  uint8_t copy_kind;    /* CUpti_ActivityMemcpyKind; CUPTI_ACTIVITY_MEMCPY_KIND_PTOP makes a
+                           MEMCPY2 (peer) record */
+  uint8_t src_kind, dst_kind; /* CUpti_ActivityMemoryKind (memset: dst_kind) */
+  uint32_t value;       /* memset */
+  uint32_t device, src_device, dst_device;
+  uint64_t stream;
+  uint64_t start_ns, end_ns;
+} npkit_fake_copy;
+
+/* Return the CUPTI correlation id given to the launch, 0 when the activity kind is not enabled
+ * (nothing is recorded then). */
+typedef uint32_t (*npkit_fake_kernel_fn)(const npkit_fake_kernel *k);
+typedef uint32_t (*npkit_fake_copy_fn)(const npkit_fake_copy *c);
+#define NPKIT_FAKE_CUPTI_KERNEL "npkitFakeCuptiKernel"
+#define NPKIT_FAKE_CUPTI_MEMCPY "npkitFakeCuptiMemcpy"
+#define NPKIT_FAKE_CUPTI_MEMSET "npkitFakeCuptiMemset"
+
+/* Waits until every launched activity has completed (cudaDeviceSynchronize). */
+typedef void (*npkit_fake_sync_fn)(void);
+#define NPKIT_FAKE_CUPTI_SYNC "npkitFakeCuptiSynchronize"
+
+/* CUDA graphs.  While a stream captures, kernels launched on it become graph nodes (CUPTI's
+ * resource callback GRAPHNODE_CREATED is raised on the launching thread) instead of running.
+ * Instantiation clones the nodes (GRAPHNODE_CLONED); each launch of the instance runs them as
+ * kernels with the graph and node ids and the correlation id of the launch. */
+typedef uint32_t (*npkit_fake_capture_fn)(uint64_t stream);   /* begin / end: the graph id */
+typedef uint32_t (*npkit_fake_instantiate_fn)(uint32_t graph); /* the instance id, 0 on error */
+typedef uint32_t (*npkit_fake_graph_launch_fn)(uint32_t exec, uint64_t stream); /* correlation */
+#define NPKIT_FAKE_CUPTI_CAPTURE_BEGIN "npkitFakeCuptiCaptureBegin"
+#define NPKIT_FAKE_CUPTI_CAPTURE_END "npkitFakeCuptiCaptureEnd"
+#define NPKIT_FAKE_CUPTI_INSTANTIATE "npkitFakeCuptiGraphInstantiate"
+#define NPKIT_FAKE_CUPTI_GRAPH_LAUNCH "npkitFakeCuptiGraphLaunch"
+
+/* The CUPTI stream id the fake gives a cudaStream_t value (the same for the whole process). */
+typedef uint32_t (*npkit_fake_stream_id_fn)(uint64_t stream);
+#define NPKIT_FAKE_CUPTI_STREAM_ID "npkitFakeCuptiStreamId"
+
+/* Benchmarks: writes n completed kernel records straight into the client's buffers (as fast as
+ * the fake can), all alike but for their correlation ids and times.  With first_ext_id > 0 each
+ * kernel is preceded by an EXTERNAL_CORRELATION record (kind CUSTOM2) tying it to external id
+ * first_ext_id + i, as if its launch had happened inside a call that pushed that id.  Returns the
+ * kernel records written. */
+typedef uint64_t (*npkit_fake_burst_fn)(uint64_t n, const npkit_fake_kernel *k, uint64_t first_ext_id);
+#define NPKIT_FAKE_CUPTI_BURST "npkitFakeCuptiBurst"
+
+#endif

@@ -1,0 +1,438 @@
+/* The test hooks (fake_cupti_hooks.h): work "launched" on the fake GPU.
+ *
+ * A launch takes the next correlation id and writes an EXTERNAL_CORRELATION record for every
+ * external id the calling thread has pushed (or keeps it for the next flush in ext-late mode).
+ * The activity record itself waits until its end time has passed: records are written in the
+ * order work completes, not the order it was launched, as on a GPU with several streams. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fake_cupti_hooks.h"
+#include "fake_cupti_internal.h"
+
+typedef union fc_record {
+  CUpti_Activity head;
+  CUpti_ActivityKernel10 kernel;
+  CUpti_ActivityMemcpy6 memcpy;
+  CUpti_ActivityMemcpyPtoP4 peer;
+  CUpti_ActivityMemset4 memset;
+} fc_record;
+
+typedef struct inflight {
+  uint64_t end_ns;
+  size_t size;
+  fc_record rec;
+} inflight;
+
+static inflight *flying;  /* sorted by end_ns; equal ends keep launch order */
+static size_t nflying, capflying;
+static CUpti_ActivityExternalCorrelation *late;
+static size_t nlate, caplate;
+static uint64_t kernels_launched;
+static int64_t grid_ids;
+
+/* ---- names and streams, stable for the life of the process like CUPTI's ---- */
+
+static char **names;
+static size_t nnames;
+
+static const char *intern(const char *s) {
+  if (s == NULL) return NULL;
+  for (size_t i = 0; i < nnames; i++)
+    if (strcmp(names[i], s) == 0) return names[i];
+  char **n = realloc(names, (nnames + 1) * sizeof *n);
+  if (n == NULL) return NULL;
+  names = n;
+  size_t len = strlen(s) + 1;
+  char *copy = malloc(len);
+  if (copy == NULL) return NULL;
+  memcpy(copy, s, len);
+  names[nnames++] = copy;
+  return copy;
+}
+
+#define MAX_STREAMS 256
+static uint64_t stream_handles[MAX_STREAMS];
+static size_t nstreams;
+
+/* CUDA numbers the legacy default stream 7 and created streams from 13 on. */
+static uint32_t stream_id(uint64_t handle) {
+  if (handle == 0) return 7;
+  for (size_t i = 0; i < nstreams; i++)
+    if (stream_handles[i] == handle) return 13 + (uint32_t)i;
+  if (nstreams == MAX_STREAMS) return 13 + MAX_STREAMS;
+  stream_handles[nstreams] = handle;
+  return 13 + (uint32_t)nstreams++;
+}
+
+FC_EXPORT uint32_t npkitFakeCuptiStreamId(uint64_t stream) {
+  fc_lock();
+  uint32_t id = stream_id(stream);
+  fc_unlock();
+  return id;
+}
+
+/* ---- in-flight work ---- */
+
+static void fly(const fc_record *rec, size_t size, uint64_t end_ns) {
+  if (nflying == capflying) {
+    size_t cap = capflying ? 2 * capflying : 64;
+    inflight *f = realloc(flying, cap * sizeof *f);
+    if (f == NULL) {
+      fc_count_dropped(1);
+      return;
+    }
+    flying = f;
+    capflying = cap;
+  }
+  size_t i = nflying;
+  while (i > 0 && flying[i - 1].end_ns > end_ns) i--;
+  memmove(&flying[i + 1], &flying[i], (nflying - i) * sizeof *flying);
+  flying[i].end_ns = end_ns;
+  flying[i].size = size;
+  flying[i].rec = *rec;
+  nflying++;
+}
+
+void fc_retire(int all) {
+  if (nflying == 0) return;
+  uint64_t now = fc_now_ns();
+  size_t i = 0;
+  while (i < nflying && (all || flying[i].end_ns <= now)) {
+    fc_emit(&flying[i].rec, flying[i].size);
+    i++;
+  }
+  memmove(flying, flying + i, (nflying - i) * sizeof *flying);
+  nflying -= i;
+}
+
+void fc_release_late(void) {
+  for (size_t i = 0; i < nlate; i++) fc_emit(&late[i], sizeof late[i]);
+  nlate = 0;
+}
+
+static void correlate(uint32_t corr) {
+  if (!fc_kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) return;
+  CUpti_ExternalCorrelationKind kinds[8];
+  uint64_t ids[8];
+  int n = fc_pushed_ids(kinds, ids);
+  for (int i = 0; i < n; i++) {
+    CUpti_ActivityExternalCorrelation x;
+    memset(&x, 0, sizeof x);
+    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    x.externalKind = kinds[i];
+    x.externalId = ids[i];
+    x.correlationId = corr;
+    if (!fc_cfg()->ext_late) {
+      fc_emit(&x, sizeof x);
+      continue;
+    }
+    if (nlate == caplate) {
+      size_t cap = caplate ? 2 * caplate : 64;
+      CUpti_ActivityExternalCorrelation *l = realloc(late, cap * sizeof *l);
+      if (l == NULL) continue;
+      late = l;
+      caplate = cap;
+    }
+    late[nlate++] = x;
+  }
+}
+
+static void kernel_record(CUpti_ActivityKernel10 *r, const npkit_fake_kernel *k, uint32_t corr) {
+  memset(r, 0, sizeof *r);
+  r->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  r->registersPerThread = k->registers;
+  r->start = k->start_ns;
+  r->end = k->end_ns;
+  r->completed = k->end_ns;
+  r->deviceId = k->device;
+  r->contextId = 1;
+  r->streamId = stream_id(k->stream);
+  r->gridX = k->grid[0];
+  r->gridY = k->grid[1];
+  r->gridZ = k->grid[2];
+  r->blockX = k->block[0];
+  r->blockY = k->block[1];
+  r->blockZ = k->block[2];
+  r->staticSharedMemory = k->static_shared;
+  r->dynamicSharedMemory = k->dynamic_shared;
+  r->correlationId = corr;
+  r->gridId = ++grid_ids;
+  r->name = intern(k->name);
+  r->queued = k->start_ns;
+  r->submitted = k->start_ns;
+}
+
+/* Applies the drop and untimed modes, then lets the kernel run. */
+static void run_kernel(CUpti_ActivityKernel10 *r, uint64_t end_ns) {
+  const fc_settings *s = fc_cfg();
+  kernels_launched++;
+  if (s->drop_every && kernels_launched % s->drop_every == 0) {
+    fc_count_dropped(1);
+    return;
+  }
+  if (s->untimed_every && kernels_launched % s->untimed_every == 0) r->start = 0;
+  fly((const fc_record *)(const void *)r, fc_record_size(&((fc_record *)(void *)r)->head), end_ns);
+}
+
+/* ---- graphs ---- */
+
+#define MAX_GRAPHS 64
+#define MAX_NODES 64
+
+typedef struct fc_node {
+  uint64_t id;
+  npkit_fake_kernel k;
+} fc_node;
+
+typedef struct fc_graph {
+  uint32_t id;
+  uint64_t stream;   /* capturing stream while open */
+  int open;
+  fc_node nodes[MAX_NODES];
+  int n;
+} fc_graph;
+
+typedef struct fc_exec {
+  uint32_t graph;    /* index into graphs */
+  uint64_t node_ids[MAX_NODES];
+} fc_exec;
+
+static fc_graph graphs[MAX_GRAPHS];
+static int ngraphs;
+static fc_exec execs[MAX_GRAPHS];
+static int nexecs;
+static uint64_t next_node = 1;
+
+static fc_graph *capturing(uint64_t stream) {
+  for (int i = 0; i < ngraphs; i++)
+    if (graphs[i].open && graphs[i].stream == stream) return &graphs[i];
+  return NULL;
+}
+
+static CUgraphNode node_handle(uint64_t id) { return (CUgraphNode)(uintptr_t)(FC_NODE_HANDLE_BASE + id); }
+static CUgraph graph_handle(uint32_t id) { return (CUgraph)(uintptr_t)(FC_NODE_HANDLE_BASE + id); }
+
+static void capture(fc_graph *g, const npkit_fake_kernel *k) {
+  if (g->n == MAX_NODES) return;
+  fc_node *n = &g->nodes[g->n++];
+  n->id = next_node++;
+  n->k = *k;
+  n->k.name = intern(k->name);
+  CUpti_GraphData gd;
+  memset(&gd, 0, sizeof gd);
+  gd.graph = graph_handle(g->id);
+  gd.node = node_handle(n->id);
+  gd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+  fc_resource_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &gd);
+}
+
+FC_EXPORT uint32_t npkitFakeCuptiCaptureBegin(uint64_t stream) {
+  fc_lock();
+  uint32_t id = 0;
+  if (ngraphs < MAX_GRAPHS && capturing(stream) == NULL) {
+    fc_graph *g = &graphs[ngraphs++];
+    memset(g, 0, sizeof *g);
+    g->id = (uint32_t)ngraphs;
+    g->stream = stream;
+    g->open = 1;
+    id = g->id;
+  }
+  fc_unlock();
+  return id;
+}
+
+FC_EXPORT uint32_t npkitFakeCuptiCaptureEnd(uint64_t stream) {
+  fc_lock();
+  fc_graph *g = capturing(stream);
+  uint32_t id = 0;
+  if (g != NULL) {
+    g->open = 0;
+    id = g->id;
+  }
+  fc_unlock();
+  return id;
+}
+
+FC_EXPORT uint32_t npkitFakeCuptiGraphInstantiate(uint32_t graph) {
+  fc_lock();
+  uint32_t id = 0;
+  if (graph >= 1 && (int)graph <= ngraphs && !graphs[graph - 1].open && nexecs < MAX_GRAPHS) {
+    fc_graph *g = &graphs[graph - 1];
+    fc_exec *e = &execs[nexecs++];
+    e->graph = graph - 1;
+    for (int i = 0; i < g->n; i++) {
+      e->node_ids[i] = next_node++;
+      CUpti_GraphData gd;
+      memset(&gd, 0, sizeof gd);
+      gd.graph = graph_handle(g->id);
+      gd.originalGraph = graph_handle(g->id);
+      gd.node = node_handle(e->node_ids[i]);
+      gd.originalNode = node_handle(g->nodes[i].id);
+      gd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+      fc_resource_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, &gd);
+    }
+    id = (uint32_t)nexecs;
+  }
+  fc_unlock();
+  return id;
+}
+
+FC_EXPORT uint32_t npkitFakeCuptiGraphLaunch(uint32_t exec, uint64_t stream) {
+  fc_lock();
+  uint32_t corr = 0;
+  if (exec >= 1 && (int)exec <= nexecs && fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    fc_exec *e = &execs[exec - 1];
+    fc_graph *g = &graphs[e->graph];
+    corr = fc_next_correlation();
+    correlate(corr);
+    uint64_t t = fc_now_ns();
+    for (int i = 0; i < g->n; i++) {
+      npkit_fake_kernel k = g->nodes[i].k;
+      uint64_t dur = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 1000;
+      k.stream = stream;
+      k.start_ns = t;
+      k.end_ns = t + dur;
+      t += dur;
+      CUpti_ActivityKernel10 r;
+      kernel_record(&r, &k, corr);
+      r.graphId = g->id;
+      r.graphNodeId = e->node_ids[i];
+      run_kernel(&r, k.end_ns);
+    }
+    fc_retire(0);
+  }
+  fc_unlock();
+  return corr;
+}
+
+/* ---- kernels, copies, memsets ---- */
+
+FC_EXPORT uint32_t npkitFakeCuptiKernel(const npkit_fake_kernel *k) {
+  if (k == NULL) return 0;
+  fc_lock();
+  uint32_t corr = 0;
+  if (fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    corr = fc_next_correlation();
+    correlate(corr);
+    fc_graph *g = capturing(k->stream);
+    if (g != NULL) {
+      capture(g, k);
+    } else {
+      CUpti_ActivityKernel10 r;
+      kernel_record(&r, k, corr);
+      run_kernel(&r, k->end_ns);
+    }
+    fc_retire(0);
+  }
+  fc_unlock();
+  return corr;
+}
+
+static uint32_t copy(const npkit_fake_copy *c, int memset_op) {
+  if (c == NULL) return 0;
+  int peer = !memset_op && c->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  CUpti_ActivityKind kind = memset_op ? CUPTI_ACTIVITY_KIND_MEMSET
+                                      : peer ? CUPTI_ACTIVITY_KIND_MEMCPY2 : CUPTI_ACTIVITY_KIND_MEMCPY;
+  fc_lock();
+  uint32_t corr = 0;
+  if (fc_kind_enabled(kind)) {
+    corr = fc_next_correlation();
+    correlate(corr);
+    fc_record r;
+    memset(&r, 0, sizeof r);
+    if (memset_op) {
+      r.memset.kind = kind;
+      r.memset.value = c->value;
+      r.memset.bytes = c->bytes;
+      r.memset.start = c->start_ns;
+      r.memset.end = c->end_ns;
+      r.memset.deviceId = c->device;
+      r.memset.contextId = 1;
+      r.memset.streamId = stream_id(c->stream);
+      r.memset.correlationId = corr;
+      r.memset.memoryKind = c->dst_kind;
+    } else if (peer) {
+      r.peer.kind = kind;
+      r.peer.copyKind = c->copy_kind;
+      r.peer.srcKind = c->src_kind;
+      r.peer.dstKind = c->dst_kind;
+      r.peer.bytes = c->bytes;
+      r.peer.start = c->start_ns;
+      r.peer.end = c->end_ns;
+      r.peer.deviceId = c->device;
+      r.peer.contextId = 1;
+      r.peer.streamId = stream_id(c->stream);
+      r.peer.srcDeviceId = c->src_device;
+      r.peer.dstDeviceId = c->dst_device;
+      r.peer.srcContextId = 1;
+      r.peer.dstContextId = 2;
+      r.peer.correlationId = corr;
+    } else {
+      r.memcpy.kind = kind;
+      r.memcpy.copyKind = c->copy_kind;
+      r.memcpy.srcKind = c->src_kind;
+      r.memcpy.dstKind = c->dst_kind;
+      r.memcpy.bytes = c->bytes;
+      r.memcpy.start = c->start_ns;
+      r.memcpy.end = c->end_ns;
+      r.memcpy.deviceId = c->device;
+      r.memcpy.contextId = 1;
+      r.memcpy.streamId = stream_id(c->stream);
+      r.memcpy.correlationId = corr;
+    }
+    fly(&r, fc_record_size(&r.head), c->end_ns);
+    fc_retire(0);
+  }
+  fc_unlock();
+  return corr;
+}
+
+FC_EXPORT uint32_t npkitFakeCuptiMemcpy(const npkit_fake_copy *c) { return copy(c, 0); }
+FC_EXPORT uint32_t npkitFakeCuptiMemset(const npkit_fake_copy *c) { return copy(c, 1); }
+
+FC_EXPORT void npkitFakeCuptiSynchronize(void) {
+  fc_lock();
+  uint64_t last = nflying > 0 ? flying[nflying - 1].end_ns : 0;
+  fc_unlock();
+  uint64_t now = fc_now_ns();
+  if (last > now) {
+    uint64_t ns = last - now;
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+  }
+  fc_lock();
+  fc_retire(0);
+  fc_unlock();
+}
+
+FC_EXPORT uint64_t npkitFakeCuptiBurst(uint64_t n, const npkit_fake_kernel *k, uint64_t first_ext_id) {
+  if (k == NULL) return 0;
+  fc_lock();
+  uint64_t done = 0;
+  if (fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    CUpti_ActivityKernel10 r;
+    kernel_record(&r, k, 0);
+    size_t size = fc_record_size((const CUpti_Activity *)(const void *)&r);
+    uint64_t dur = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 1000;
+    CUpti_ActivityExternalCorrelation x;
+    memset(&x, 0, sizeof x);
+    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+    for (; done < n; done++) {
+      r.correlationId = fc_next_correlation();
+      if (first_ext_id != 0) {
+        x.externalId = first_ext_id + done;
+        x.correlationId = r.correlationId;
+        fc_emit(&x, sizeof x);
+      }
+      r.start = k->start_ns + done * dur;
+      r.end = r.start + dur;
+      fc_emit(&r, size);
+    }
+  }
+  fc_unlock();
+  return done;
+}
