@@ -1,0 +1,447 @@
+/* The version-independent core of the NCCL profiler plugin: contexts, handles, records. */
+#include "profiler_plugin.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "lifecycle.h"
+#include "profiler_abi.h"
+#include "profiler_plugin_slots.h"
+#include "recorder.h"
+
+static _Atomic uint32_t next_ctx = 1;
+static _Atomic uint64_t next_task = 1;
+static _Atomic uint32_t events_on;  /* NPKIT_PEV_* asked for at the latest init */
+static _Atomic unsigned abi_loaded; /* the ABI version NCCL loaded */
+static _Atomic(int *) nccl_mask;    /* NCCL's process-wide activation mask */
+static pid_t self_pid;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+
+static struct {
+  _Atomic uint64_t lost, late, foreign, ignored;
+} counts;
+
+/* ---- recording ---- */
+
+static int recording_on(void) {
+  if (atomic_load_explicit(&npkit_state, memory_order_acquire) == NPKIT_STATE_ON) return 1;
+  /* Off for good (a full disk, a fork, the end of the process): stop NCCL from calling. */
+  int *m = atomic_exchange_explicit(&nccl_mask, NULL, memory_order_relaxed);
+  if (m != NULL) __atomic_store_n(m, 0, __ATOMIC_RELAXED);
+  return 0;
+}
+
+static void event_init(npkit_event *ev, uint16_t kind, uint64_t start_ns, uint64_t end_ns) {
+  memset(ev, 0, sizeof *ev);
+  ev->kind = kind;
+  ev->start_ns = start_ns;
+  ev->end_ns = end_ns;
+}
+
+static void emit(npkit_event *ev) {
+  if (atomic_load_explicit(&npkit_state, memory_order_acquire) != NPKIT_STATE_ON) return;
+  npkit_thread *t = npkit_thread_self();
+  if (t == NULL) {
+    atomic_fetch_add_explicit(&counts.lost, 1, memory_order_relaxed);
+    return;
+  }
+  ev->thread = t->index;
+  npkit_record(t, ev);
+}
+
+static void emit_stats(void) {
+  npkit_event ev;
+  uint64_t now = npkit_now_ns();
+  event_init(&ev, NPKIT_EV_PLUGIN_STATS, now, now);
+  ev.u.plugin_stats.lost = atomic_load(&counts.lost);
+  ev.u.plugin_stats.late = atomic_load(&counts.late);
+  ev.u.plugin_stats.foreign = atomic_load(&counts.foreign);
+  ev.u.plugin_stats.unknown = atomic_load(&counts.ignored);
+  emit(&ev);
+}
+
+static void at_exit_stats(void) {
+  emit_stats();
+  uint64_t lost = atomic_load(&counts.lost);
+  if (lost > 0)
+    npkit_note(NPKIT_LEVEL_WARN,
+               "the NCCL profiler plugin lost %llu events (no memory for their state, or no "
+               "recorder on the thread that reported them)",
+               (unsigned long long)lost);
+}
+
+/* NCCL dlcloses the plugin after its last communicator: a library that was loaded that way (not
+ * preloaded) must stay mapped, since its threads and exit handlers outlive that moment. */
+static void pin_library(void) {
+  Dl_info info;
+  if (dladdr((void *)&npkit_pp_init, &info) == 0 || info.dli_fname == NULL) return;
+  void *self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+  (void)self; /* deliberately never closed */
+}
+
+static void setup(void) {
+  self_pid = getpid();
+  pin_library();
+  /* Registered after the life cycle's own exit handler (npkit_recording ran first), so it runs
+   * before it, while the recorder still takes events. */
+  atexit(at_exit_stats);
+}
+
+static uint32_t ctx_id(const void *ctx) {
+  return npkit_pph_tag(ctx) == NPKIT_PPH_CTX ? (uint32_t)npkit_pph_payload(ctx) : 0;
+}
+
+static uint64_t parent_task(const void *parent) {
+  uint32_t tag = npkit_pph_tag(parent);
+  return tag == NPKIT_PPH_COLL || tag == NPKIT_PPH_P2P ? npkit_pph_payload(parent) : 0;
+}
+
+static void copy_name(char *dst, size_t len, const char *src) {
+  if (src == NULL) return;
+  size_t n = strnlen(src, len - 1);
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+/* ---- init / finalize ---- */
+
+int npkit_pp_nccl_mask(uint32_t events, unsigned abi) {
+  int m = 0;
+  if (events & NPKIT_PEV_COLL) m |= NPKIT_NCCL_EV_COLL;
+  if (events & NPKIT_PEV_P2P) m |= NPKIT_NCCL_EV_P2P;
+  if (events & NPKIT_PEV_PROXY) m |= NPKIT_NCCL_EV_PROXY_OP;
+  if (events & NPKIT_PEV_STEP) m |= NPKIT_NCCL_EV_PROXY_STEP;
+  if (events & NPKIT_PEV_CTRL) m |= NPKIT_NCCL_EV_PROXY_CTRL;
+  if ((events & NPKIT_PEV_KERNEL) && abi >= 3) m |= NPKIT_NCCL_EV_KERNEL_CH;
+  return m;
+}
+
+int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *c) {
+  if (ctx != NULL) *ctx = NULL;
+  /* The first NCCL call of a process may be this one: the life cycle starts here then. */
+  if (!npkit_recording() || !npkit_cfg.plugin) {
+    if (mask != NULL) __atomic_store_n(mask, 0, __ATOMIC_RELAXED); /* NCCL then calls nothing */
+    return 0;
+  }
+  pthread_once(&setup_once, setup);
+  uint32_t events = npkit_cfg.plugin_events;
+  int m = npkit_pp_nccl_mask(events, c->abi);
+  atomic_store(&events_on, events);
+  atomic_store(&abi_loaded, c->abi);
+  if (mask != NULL) {
+    __atomic_store_n(mask, m, __ATOMIC_RELAXED); /* NCCL reads it atomically, at any time */
+    atomic_store(&nccl_mask, mask);
+  }
+  uint32_t id = atomic_fetch_add(&next_ctx, 1);
+  if (ctx != NULL) *ctx = npkit_pph_make(NPKIT_PPH_CTX, id);
+
+  npkit_event ev;
+  uint64_t now = npkit_now_ns();
+  event_init(&ev, NPKIT_EV_PLUGIN_INIT, now, now);
+  npkit_ev_plugin_comm *pc = &ev.u.plugin_comm;
+  pc->nccl_comm_id = c->nccl_comm_id;
+  pc->ctx = id;
+  pc->rank = c->rank;
+  pc->nranks = c->nranks;
+  pc->nnodes = c->nnodes;
+  pc->abi = c->abi;
+  pc->mask = (uint32_t)m;
+  copy_name(pc->name, sizeof pc->name, c->name);
+  emit(&ev);
+  return 0;
+}
+
+int npkit_pp_finalize(void *ctx) {
+  uint32_t id = ctx_id(ctx);
+  if (id == 0 || !recording_on()) return 0;
+  npkit_event ev;
+  uint64_t now = npkit_now_ns();
+  event_init(&ev, NPKIT_EV_PLUGIN_FINALIZE, now, now);
+  ev.u.plugin_comm.ctx = id;
+  ev.u.plugin_comm.rank = ev.u.plugin_comm.nranks = ev.u.plugin_comm.nnodes = -1;
+  ev.u.plugin_comm.abi = atomic_load(&abi_loaded);
+  emit(&ev);
+  emit_stats();
+  return 0;
+}
+
+/* ---- starting events ---- */
+
+static void start_task(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
+  const npkit_pp_task *t = &d->u.task;
+  int p2p = d->type == NPKIT_PP_P2P;
+  uint64_t id = atomic_fetch_add_explicit(&next_task, 1, memory_order_relaxed);
+  npkit_event ev;
+  uint64_t now = npkit_now_ns();
+  event_init(&ev, NPKIT_EV_PLUGIN_TASK, now, now);
+  ev.func = (uint16_t)npkit_pp_fn_from_name(t->func);
+  npkit_ev_plugin_task *pt = &ev.u.plugin_task;
+  pt->task = id;
+  pt->nccl_seq = p2p ? NPKIT_NO_SEQ : t->seq;
+  pt->count = t->count;
+  pt->comm_hash = t->comm_hash;
+  pt->ctx = ctx;
+  pt->rank = d->rank;
+  pt->root = t->root;
+  pt->datatype = t->datatype;
+  pt->nchannels = t->nchannels;
+  pt->nwarps = t->nwarps;
+  pt->flags = (uint16_t)(p2p ? NPKIT_PTASK_P2P : 0);
+  if ((atomic_load_explicit(&events_on, memory_order_relaxed) & NPKIT_PEV_KERNEL) &&
+      atomic_load_explicit(&abi_loaded, memory_order_relaxed) >= 3)
+    pt->flags |= NPKIT_PTASK_KERNEL_CH;
+  copy_name(pt->algo, sizeof pt->algo, t->algo);
+  copy_name(pt->proto, sizeof pt->proto, t->proto);
+  copy_name(pt->func, sizeof pt->func, t->func);
+  emit(&ev);
+  *handle = npkit_pph_make(p2p ? NPKIT_PPH_P2P : NPKIT_PPH_COLL, id);
+}
+
+static npkit_pp_slot *take_slot(uint32_t tag, void **handle) {
+  npkit_pp_slot *s = npkit_pp_slot_alloc(tag, handle);
+  if (s == NULL) {
+    *handle = NULL;
+    atomic_fetch_add_explicit(&counts.lost, 1, memory_order_relaxed);
+  }
+  return s;
+}
+
+static void start_proxy_op(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
+  npkit_pp_slot *s = take_slot(NPKIT_PPH_PROXY_OP, handle);
+  if (s == NULL) return;
+  s->ctx = ctx;
+  s->start_ns = npkit_now_ns();
+  /* The parent handle of an op issued by another process means nothing here. */
+  if (d->u.proxy_op.pid == (int)self_pid || d->u.proxy_op.pid == 0) {
+    s->task = parent_task(d->parent);
+  } else {
+    atomic_fetch_add_explicit(&counts.foreign, 1, memory_order_relaxed);
+  }
+  s->u.op.pid = d->u.proxy_op.pid;
+  s->u.op.channel = (uint8_t)d->u.proxy_op.channel;
+  s->u.op.peer = d->u.proxy_op.peer;
+  s->u.op.nsteps = d->u.proxy_op.nsteps;
+  s->u.op.chunk_size = d->u.proxy_op.chunk_size;
+  s->u.op.is_send = d->u.proxy_op.is_send != 0;
+}
+
+static void start_proxy_step(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
+  npkit_pp_slot *s = take_slot(NPKIT_PPH_PROXY_STEP, handle);
+  if (s == NULL) return;
+  s->ctx = ctx;
+  s->start_ns = npkit_now_ns();
+  s->u.step.step = d->u.proxy_step.step;
+  s->u.step.peer = -1;
+  const npkit_pp_slot *op = npkit_pp_slot_get(d->parent, NPKIT_PPH_PROXY_OP);
+  if (op != NULL) {
+    s->task = op->task;
+    s->u.step.op_handle = (uint64_t)(uintptr_t)d->parent;
+    s->u.step.peer = op->u.op.peer;
+    s->u.step.channel = op->u.op.channel;
+    s->u.step.is_send = op->u.op.is_send;
+  }
+}
+
+static void start_kernel_ch(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
+  npkit_pp_slot *s = take_slot(NPKIT_PPH_KERNEL_CH, handle);
+  if (s == NULL) return;
+  s->ctx = ctx;
+  s->task = parent_task(d->parent);
+  s->u.kch.cpu_start = npkit_now_ns();
+  s->u.kch.channel = (uint8_t)d->u.kernel_ch.channel;
+  if (d->u.kernel_ch.has_ptimer && d->u.kernel_ch.ptimer != 0) {
+    s->u.kch.gpu_start = d->u.kernel_ch.ptimer;
+    s->u.kch.has_gpu_start = 1;
+  }
+}
+
+int npkit_pp_start(void *ctx, void **handle, const npkit_pp_descr *d) {
+  if (handle == NULL) return 0;
+  *handle = NULL;
+  uint32_t id = ctx_id(ctx);
+  if (id == 0 || d == NULL || !recording_on()) return 0;
+  switch (d->type) {
+  case NPKIT_PP_GROUP: /* a non-NULL parent: NCCL v1-v3 start tasks only under one */
+    *handle = npkit_pph_make(NPKIT_PPH_GROUP, 1);
+    break;
+  case NPKIT_PP_API:
+    *handle = npkit_pph_make(NPKIT_PPH_API, 1);
+    break;
+  case NPKIT_PP_COLL:
+  case NPKIT_PP_P2P: start_task(id, handle, d); break;
+  case NPKIT_PP_PROXY_OP: start_proxy_op(id, handle, d); break;
+  case NPKIT_PP_PROXY_STEP: start_proxy_step(id, handle, d); break;
+  case NPKIT_PP_KERNEL_CH: start_kernel_ch(id, handle, d); break;
+  case NPKIT_PP_PROXY_CTRL: {
+    npkit_pp_slot *s = take_slot(NPKIT_PPH_PROXY_CTRL, handle);
+    if (s != NULL) {
+      s->ctx = id;
+      s->start_ns = npkit_now_ns();
+    }
+    break;
+  }
+  default: atomic_fetch_add_explicit(&counts.ignored, 1, memory_order_relaxed); break;
+  }
+  return 0;
+}
+
+/* ---- states ---- */
+
+static void step_state(npkit_pp_slot *s, int state, const npkit_pp_state *a) {
+  int phase;
+  switch (state) {
+  case NPKIT_NCCL_ST_STEP_SEND_GPU_WAIT:
+  case NPKIT_NCCL_ST_STEP_RECV_WAIT: phase = 0; break;
+  case NPKIT_NCCL_ST_STEP_SEND_PEER_WAIT:
+  case NPKIT_NCCL_ST_STEP_RECV_FLUSH_WAIT: phase = 1; break;
+  case NPKIT_NCCL_ST_STEP_SEND_WAIT:
+  case NPKIT_NCCL_ST_STEP_RECV_GPU_WAIT: phase = 2; break;
+  default: return;
+  }
+  if (s->u.step.phase_ns[phase] == 0) s->u.step.phase_ns[phase] = npkit_now_ns();
+  /* The size is set when the transfer is posted (send) or has arrived (recv); the GPU-wait state
+   * before it still carries the previous step's. */
+  if (a != NULL && a->has_trans_size &&
+      (state == NPKIT_NCCL_ST_STEP_SEND_WAIT || state == NPKIT_NCCL_ST_STEP_RECV_FLUSH_WAIT ||
+       (state == NPKIT_NCCL_ST_STEP_RECV_GPU_WAIT && s->u.step.size == 0)))
+    s->u.step.size = a->trans_size;
+}
+
+int npkit_pp_record_state(void *handle, int state, const npkit_pp_state *a) {
+  uint32_t tag = npkit_pph_tag(handle);
+  if (handle == NULL || tag == NPKIT_PPH_GROUP || tag == NPKIT_PPH_API || tag == NPKIT_PPH_COLL ||
+      tag == NPKIT_PPH_P2P)
+    return 0;
+  npkit_pp_slot *s = npkit_pp_slot_get(handle, tag);
+  if (s == NULL) {
+    atomic_fetch_add_explicit(&counts.late, 1, memory_order_relaxed);
+    return 0;
+  }
+  switch (tag) {
+  case NPKIT_PPH_PROXY_STEP: step_state(s, state, a); break;
+  case NPKIT_PPH_PROXY_OP:
+    if (state == NPKIT_NCCL_ST_OP_IN_PROGRESS && s->u.op.progress_ns == 0)
+      s->u.op.progress_ns = npkit_now_ns();
+    else if (state <= NPKIT_NCCL_ST_OP_RECV_DONE && a != NULL && a->has_trans_size &&
+             a->trans_size > s->u.op.trans_size)
+      s->u.op.trans_size = a->trans_size;
+    break;
+  case NPKIT_PPH_KERNEL_CH:
+    if (state == NPKIT_NCCL_ST_KERNEL_CH_STOP && a != NULL && a->has_ptimer && a->ptimer != 0) {
+      s->u.kch.gpu_stop = a->ptimer;
+      s->u.kch.has_gpu_stop = 1;
+    }
+    break;
+  case NPKIT_PPH_PROXY_CTRL:
+    if (state >= NPKIT_NCCL_ST_CTRL_IDLE && state <= NPKIT_NCCL_ST_CTRL_APPEND_END) {
+      s->u.ctrl.state = (uint32_t)state;
+      s->u.ctrl.appended = a != NULL && a->has_appended ? a->appended : 0;
+    }
+    break;
+  default: break;
+  }
+  return 0;
+}
+
+/* ---- stopping events ---- */
+
+static void stop_proxy_op(npkit_pp_slot *s, uint64_t now, uint32_t events) {
+  if (!(events & NPKIT_PEV_PROXY)) return;
+  npkit_event ev;
+  event_init(&ev, NPKIT_EV_PLUGIN_PROXY_OP, s->start_ns, now);
+  npkit_ev_proxy_op *o = &ev.u.proxy_op;
+  uint64_t step_bytes = atomic_load_explicit(&s->u.op.step_bytes, memory_order_relaxed);
+  o->task = s->task;
+  o->bytes = step_bytes > 0 ? step_bytes : s->u.op.trans_size;
+  o->progress_ns = s->u.op.progress_ns;
+  o->ctx = s->ctx;
+  o->peer = s->u.op.peer;
+  o->nsteps = s->u.op.nsteps;
+  o->chunk_size = s->u.op.chunk_size;
+  o->steps_done = atomic_load_explicit(&s->u.op.steps_done, memory_order_relaxed);
+  o->pid = s->u.op.pid;
+  o->channel = s->u.op.channel;
+  o->is_send = s->u.op.is_send;
+  emit(&ev);
+}
+
+static void stop_proxy_step(npkit_pp_slot *s, uint64_t now, uint32_t events) {
+  npkit_pp_slot *op = npkit_pp_slot_get((void *)(uintptr_t)s->u.step.op_handle, NPKIT_PPH_PROXY_OP);
+  if (op != NULL) {
+    atomic_fetch_add_explicit(&op->u.op.step_bytes, s->u.step.size, memory_order_relaxed);
+    atomic_fetch_add_explicit(&op->u.op.steps_done, 1, memory_order_relaxed);
+  }
+  if (!(events & NPKIT_PEV_STEP)) return;
+  npkit_event ev;
+  event_init(&ev, NPKIT_EV_PLUGIN_PROXY_STEP, s->start_ns, now);
+  npkit_ev_proxy_step *p = &ev.u.proxy_step;
+  p->task = s->task;
+  p->size = s->u.step.size;
+  memcpy(p->phase_ns, s->u.step.phase_ns, sizeof p->phase_ns);
+  p->ctx = s->ctx;
+  p->peer = s->u.step.peer;
+  p->step = s->u.step.step;
+  p->channel = s->u.step.channel;
+  p->is_send = s->u.step.is_send;
+  emit(&ev);
+}
+
+static void stop_kernel_ch(npkit_pp_slot *s, uint64_t now, uint32_t events) {
+  if (!(events & NPKIT_PEV_KERNEL)) return;
+  npkit_event ev;
+  uint8_t flags = 0;
+  uint64_t start = s->u.kch.cpu_start, end = now;
+  if (s->u.kch.has_gpu_start && s->u.kch.has_gpu_stop && s->u.kch.gpu_stop >= s->u.kch.gpu_start) {
+    start = s->u.kch.gpu_start;
+    end = s->u.kch.gpu_stop;
+    flags |= NPKIT_PKCH_GPU_TIMER;
+  } else if (atomic_load_explicit(&abi_loaded, memory_order_relaxed) >= 4) {
+    flags |= NPKIT_PKCH_NO_STOP; /* v4+ always sends the stop stamp before stopEvent */
+  }
+  event_init(&ev, NPKIT_EV_PLUGIN_KERNEL_CH, start, end);
+  npkit_ev_kernel_ch *k = &ev.u.kernel_ch;
+  k->task = s->task;
+  k->cpu_start_ns = s->u.kch.cpu_start;
+  k->cpu_stop_ns = now;
+  k->ctx = s->ctx;
+  k->channel = s->u.kch.channel;
+  k->flags = flags;
+  emit(&ev);
+}
+
+int npkit_pp_stop(void *handle) {
+  uint32_t tag = npkit_pph_tag(handle);
+  if (handle == NULL || tag == NPKIT_PPH_GROUP || tag == NPKIT_PPH_API || tag == NPKIT_PPH_COLL ||
+      tag == NPKIT_PPH_P2P)
+    return 0; /* nothing held: a task's record was written at its start */
+  npkit_pp_slot *s = npkit_pp_slot_get(handle, tag);
+  if (s == NULL) {
+    atomic_fetch_add_explicit(&counts.late, 1, memory_order_relaxed);
+    return 0;
+  }
+  uint64_t now = npkit_now_ns();
+  uint32_t events = recording_on() ? atomic_load_explicit(&events_on, memory_order_relaxed) : 0;
+  switch (tag) {
+  case NPKIT_PPH_PROXY_OP: stop_proxy_op(s, now, events); break;
+  case NPKIT_PPH_PROXY_STEP: stop_proxy_step(s, now, events); break;
+  case NPKIT_PPH_KERNEL_CH: stop_kernel_ch(s, now, events); break;
+  case NPKIT_PPH_PROXY_CTRL:
+    if (events & NPKIT_PEV_CTRL) {
+      npkit_event ev;
+      event_init(&ev, NPKIT_EV_PLUGIN_PROXY_CTRL, s->start_ns, now);
+      ev.u.proxy_ctrl.ctx = s->ctx;
+      ev.u.proxy_ctrl.state = s->u.ctrl.state;
+      ev.u.proxy_ctrl.appended = s->u.ctrl.appended;
+      emit(&ev);
+    }
+    break;
+  default: break;
+  }
+  npkit_pp_slot_free(s);
+  return 0;
+}
