@@ -162,7 +162,7 @@ void npkit_callsites_finish(npkit_callsites *cs) {
   npkit_callsites_end_log(cs);
   for (size_t i = 0; i < cs->n_sites; i++) cs->sites[i].total_ns = 0;
   for (size_t i = 0; i < cs->n_rows; i++) cs->sites[cs->rows[i].site].total_ns += cs->rows[i].total_ns;
-  qsort_r(cs->rows, cs->n_rows, sizeof *cs->rows, cmp_rows, cs);
+  if (cs->n_rows > 1) qsort_r(cs->rows, cs->n_rows, sizeof *cs->rows, cmp_rows, cs);
   /* the row table is not valid for adding any more */
   free(cs->row_of);
   cs->row_of = NULL;

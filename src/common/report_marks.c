@@ -77,6 +77,10 @@ static int cmp_span(const void *a, const void *b) {
   return x->a < y->a ? -1 : (x->a > y->a);
 }
 
+static void sort_spans(npkit_overlap_span *s, size_t n) {
+  if (n > 1) qsort(s, n, sizeof *s, cmp_span); /* s may be NULL when n is 0 */
+}
+
 /* Merges spans sorted by start into disjoint ones, in place; returns their count. */
 static size_t merge(npkit_overlap_span *s, size_t n) {
   size_t m = 0;
@@ -148,7 +152,7 @@ static int add_totals(npkit_mark_overlap *o, const npkit_log_reader *r) {
     o->totals[k].ranges++;
     o->totals[k].total_ns += m->b - m->a;
   }
-  qsort(o->totals, o->n_totals, sizeof *o->totals, cmp_total);
+  if (o->n_totals > 1) qsort(o->totals, o->n_totals, sizeof *o->totals, cmp_total);
   return 0;
 }
 
@@ -172,13 +176,13 @@ int npkit_mark_overlap_finish(npkit_mark_overlap *o, const npkit_log_reader *r) 
       comm[n_comm] = o->calls[i];
       comm[n_comm++].thread = 0;
     }
-  qsort(comm, n_comm, sizeof *comm, cmp_span);
+  sort_spans(comm, n_comm);
   n_comm = merge(comm, n_comm);
   o->comm_ns = length(comm, n_comm);
 
   /* computation: per thread, its marked time outside its own NCCL calls */
-  qsort(o->marks, o->n_marks, sizeof *o->marks, cmp_span);
-  qsort(o->calls, o->n_calls, sizeof *o->calls, cmp_span);
+  sort_spans(o->marks, o->n_marks);
+  sort_spans(o->calls, o->n_calls);
   for (size_t i = 0, j = 0; i < o->n_marks;) {
     uint32_t th = o->marks[i].thread;
     size_t ie = i;
@@ -195,7 +199,7 @@ int npkit_mark_overlap_finish(npkit_mark_overlap *o, const npkit_log_reader *r) 
     i = ie;
     j = je;
   }
-  qsort(compute, n_compute, sizeof *compute, cmp_span);
+  sort_spans(compute, n_compute);
   n_compute = merge(compute, n_compute);
   o->compute_ns = length(compute, n_compute);
   o->overlap_ns = intersect(comm, n_comm, compute, n_compute);

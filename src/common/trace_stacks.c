@@ -1,0 +1,151 @@
+#include "trace_stacks.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int frag_copy(npkit_frag *f, const char *text, size_t n) {
+  f->text = malloc(n + 1);
+  if (f->text == NULL) return -1;
+  memcpy(f->text, text, n);
+  f->text[n] = '\0';
+  f->len = (uint32_t)n;
+  return 0;
+}
+
+/* Node lookup by (caller node, frame text): open addressing over node indices + 1. */
+typedef struct node_index {
+  uint32_t *slots;
+  size_t mask;
+} node_index;
+
+static size_t node_hash(uint32_t parent, const char *name) {
+  uint64_t h = ((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)parent * 0xff51afd7ed558ccdull);
+  return (size_t)(h ^ (h >> 29));
+}
+
+/* The node for `name` under `parent`, created if new. */
+static uint32_t node_get(npkit_stack_fmt *f, node_index *ix, uint32_t parent, const char *name) {
+  for (size_t i = node_hash(parent, name) & ix->mask;; i = (i + 1) & ix->mask) {
+    uint32_t k = ix->slots[i];
+    if (k == 0) {
+      f->nodes[f->n_nodes] = (npkit_stack_node){parent, name};
+      ix->slots[i] = (uint32_t)++f->n_nodes;
+      return ix->slots[i];
+    }
+    if (f->nodes[k - 1].parent == parent && f->nodes[k - 1].name == name) return k;
+  }
+}
+
+/* ,"stack":"..." of one stack, frames separated by newlines, cut before NPKIT_STACK_ARGS_MAX. */
+static int format_args(npkit_frag *out, const npkit_stack *s, char *buf) {
+  char *p = buf;
+  NPKIT_PUT(p, ",\"stack\":\"");
+  for (uint32_t k = 0; k < s->depth; k++) {
+    size_t n = strlen(s->frames[k]);
+    if ((size_t)(p - buf) + 6 * n + 16 > NPKIT_STACK_ARGS_MAX) {
+      NPKIT_PUT(p, "...");
+      break;
+    }
+    if (k > 0) NPKIT_PUT(p, "\\n");
+    p = npkit_fmt_escaped(p, s->frames[k], n);
+  }
+  *p++ = '"';
+  return frag_copy(out, buf, (size_t)(p - buf));
+}
+
+int npkit_stack_fmt_init(npkit_stack_fmt *f, const npkit_log_reader *r, int64_t pid, char *err,
+                         size_t errlen) {
+  memset(f, 0, sizeof *f);
+  f->pid = pid;
+  if (npkit_stack_table_load(r, &f->table, err, errlen) != 0) return -1;
+  if (f->table.n == 0) return 0;
+  size_t total = 0;
+  for (size_t i = 0; i < f->table.n; i++) total += f->table.stacks[i].depth;
+  node_index ix = {NULL, 0};
+  size_t cap = 16;
+  while (cap < 2 * total + 2) cap *= 2;
+  ix.slots = calloc(cap, sizeof *ix.slots);
+  ix.mask = cap - 1;
+  f->nodes = malloc((total + 1) * sizeof *f->nodes);
+  f->frags = calloc(f->table.n, sizeof *f->frags);
+  char *buf = malloc(NPKIT_STACK_ARGS_MAX + 64);
+  if (ix.slots == NULL || f->nodes == NULL || f->frags == NULL || buf == NULL) goto oom;
+  for (size_t i = 0; i < f->table.n; i++) {
+    const npkit_stack *s = &f->table.stacks[i];
+    npkit_stack_frag *fr = &f->frags[i];
+    fr->id = s->id;
+    f->n = i + 1;
+    uint32_t node = 0;
+    for (uint32_t k = s->depth; k-- > 0;) node = node_get(f, &ix, node, s->frames[k]);
+    char sf[64];
+    int n = node ? snprintf(sf, sizeof sf, ",\"sf\":\"%" PRId64 ".%" PRIu32 "\"", pid, node - 1) : 0;
+    if (format_args(&fr->args, s, buf) != 0 || frag_copy(&fr->sf, sf, (size_t)n) != 0) goto oom;
+  }
+  free(buf);
+  free(ix.slots);
+  return 0;
+oom:
+  free(buf);
+  free(ix.slots);
+  npkit_stack_fmt_free(f);
+  snprintf(err, errlen, "%s: out of memory while formatting the call stacks", r->path);
+  return -1;
+}
+
+void npkit_stack_fmt_free(npkit_stack_fmt *f) {
+  for (size_t i = 0; i < f->n; i++) {
+    free(f->frags[i].args.text);
+    free(f->frags[i].sf.text);
+  }
+  free(f->frags);
+  free(f->nodes);
+  npkit_stack_table_free(&f->table);
+  memset(f, 0, sizeof *f);
+}
+
+const npkit_stack_frag *npkit_stack_fmt_find(const npkit_stack_fmt *f, uint64_t id) {
+  if (f == NULL) return NULL;
+  size_t lo = 0, hi = f->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (f->frags[mid].id == id) return &f->frags[mid];
+    if (f->frags[mid].id < id) lo = mid + 1; else hi = mid;
+  }
+  return NULL;
+}
+
+void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_json *w) {
+  char id[48];
+  for (size_t i = 0; i < f->n_nodes; i++) {
+    snprintf(id, sizeof id, "%" PRId64 ".%zu", f->pid, i);
+    npkit_json_raw(w, "\n", 1); /* whitespace: one node per line */
+    npkit_json_key(w, id);
+    npkit_json_begin_object(w);
+    npkit_json_key(w, "name");
+    npkit_json_string(w, f->nodes[i].name);
+    npkit_json_key(w, "category");
+    npkit_json_string(w, "npkit");
+    if (f->nodes[i].parent != 0) {
+      snprintf(id, sizeof id, "%" PRId64 ".%" PRIu32, f->pid, f->nodes[i].parent - 1);
+      npkit_json_key(w, "parent");
+      npkit_json_string(w, id);
+    }
+    npkit_json_end_object(w);
+  }
+}
+
+int npkit_trace_stack_frames(const npkit_log_reader *r, npkit_json *w, int64_t pid, char *err,
+                             size_t errlen) {
+  npkit_stack_fmt f;
+  if (npkit_stack_fmt_init(&f, r, pid, err, errlen) != 0) return -1;
+  if (f.n_nodes > 0) {
+    npkit_json_key(w, "stackFrames");
+    npkit_json_begin_object(w);
+    npkit_stack_fmt_write_nodes(&f, w);
+    npkit_json_end_object(w);
+  }
+  npkit_stack_fmt_free(&f);
+  return 0;
+}

@@ -1,0 +1,51 @@
+/* Recording windows: what decides, call by call, whether a wrapped NCCL call is stored.
+ *
+ * A tracked call always keeps its bookkeeping (sequence numbers stay identical on every rank); it
+ * is stored when its function's bit is set in npkit_rec_mask, which is NPKIT_OPS while recording
+ * and 0 while paused.  Recording is paused and resumed by:
+ *  - NPKIT_START_AFTER / NPKIT_STOP_AFTER: a number of collectives issued by the process, or a time
+ *    since the start (the first NCCL call), checked at every wrapped call;
+ *  - npkit_pause() / npkit_resume() (include/npkit_preload.h);
+ *  - NPKIT_TOGGLE_SIGNAL (e.g. SIGUSR2), which flips it.
+ * The latest of these wins.  Each change is an NPKIT_EV_RECORDING event with its reason, so the
+ * trace shows where recording stopped and started.
+ *
+ * The per-call work beyond the mask (window checks, pending signal toggles, call stacks) runs only
+ * when npkit_call_extras_on is set: with no window, no toggle signal and no stacks, a call pays one
+ * predictable branch for all of it. */
+#ifndef NPKIT_WINDOW_H
+#define NPKIT_WINDOW_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "log_writer.h"
+#include "recorder.h"
+
+/* Functions stored now: bit (1 << npkit_fn). */
+extern _Atomic uint64_t npkit_rec_mask;
+/* npkit_call_extras() must run for every tracked call. */
+extern int npkit_call_extras_on;
+
+/* Sets up the mask, the window and the toggle signal from the settings; called once at start,
+ * before recording is switched on. */
+void npkit_window_start(const npkit_config *cfg);
+
+/* The per-call hook (api_call.h): applies the window to this call, drains signal toggles, and
+ * attaches the call stack when the call is to be stored.  Returns the mask to decide with. */
+uint64_t npkit_call_extras(npkit_thread *t, npkit_event *ev, uint64_t mask);
+
+/* 1 while paused: marks are not stored either. */
+int npkit_window_paused(void);
+
+/* npkit_pause() / npkit_resume(): recording = 0 pauses, 1 resumes; `t` records the change. */
+void npkit_window_set(npkit_thread *t, int recording, uint32_t reason);
+
+/* Records toggles by signal that no call has recorded yet (on thread t). */
+void npkit_window_drain(npkit_thread *t);
+
+/* At exit, after the recorder stopped: writes the toggles still pending as an EVENTS block. */
+void npkit_window_finish(npkit_log_writer *log);
+
+#endif
