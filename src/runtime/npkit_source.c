@@ -1,0 +1,367 @@
+#include "npkit_source.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "diag.h"
+#include "npkit_dump.h"
+#include "npkit_source_scan.h"
+#include "recorder.h"
+#include "stack_strtab.h"
+
+#define BATCH 256          /* events per EVENTS block */
+#define MAX_RANKS 4096     /* distinct ranks remembered; more communicators than this are rare */
+#define NOTE_MAX 2048
+/* A file modified this long before the process started still counts as this job's: file times
+ * come from a coarse clock, or from a file server's clock. */
+#define STALE_SLACK_NS 5000000000ll
+
+typedef struct reading {
+  uint32_t read;           /* number of this reading */
+  uint64_t stored, not_stored;
+  npkit_dump_counters c;
+} reading;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static npkit_log_writer *out; /* NULL: off */
+static char dir[512];
+static uint64_t max_bytes, clock_base;
+static npkit_dump_event_table *table;
+static npkit_dump_seen *seen;
+static uint32_t ranks[MAX_RANKS]; /* sorted, distinct */
+static uint32_t others[MAX_RANKS]; /* scratch: the ranks but one */
+static size_t n_ranks;
+static npkit_event batch[BATCH];
+static size_t nbatch;
+static uint32_t name_ids[2][NPKIT_DUMP_NUM_IDS]; /* [0]: kind names of pairs, [1]: event names */
+static uint32_t dir_id;
+static uint32_t readings;         /* readings that found new files */
+static uint64_t bytes_read;       /* counts against max_bytes */
+static uint64_t total_stored, total_lost; /* COUNTERS */
+static uint64_t last_stored = UINT64_MAX, last_lost = UINT64_MAX;
+static uint64_t destroys, aborts;
+static int abort_noted, folder_noted, limit_noted;
+
+/* ---- notes: printed, and kept in the trace ---- */
+
+static void note(npkit_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(npkit_level level, const char *fmt, ...) {
+  struct {
+    npkit_note_rec rec;
+    char text[NOTE_MAX];
+  } n;
+  va_list ap;
+  va_start(ap, fmt);
+  int len = vsnprintf(n.text, sizeof n.text, fmt, ap);
+  va_end(ap);
+  if (len < 0) return;
+  if ((size_t)len >= sizeof n.text) len = (int)sizeof n.text - 1;
+  npkit_diag(level, "%s", n.text);
+  n.rec.time_ns = npkit_now_ns();
+  n.rec.level = (uint32_t)level;
+  n.rec.length = (uint32_t)len;
+  if (out != NULL) npkit_logw_append(out, NPKIT_BLOCK_NOTE, 1, &n, sizeof n.rec + (size_t)len);
+}
+
+/* ---- events ---- */
+
+static uint32_t sat32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+static void flush_batch(reading *rd) {
+  if (nbatch == 0) return;
+  if (out != NULL && npkit_logw_append(out, NPKIT_BLOCK_EVENTS, (uint32_t)nbatch, batch,
+                                       nbatch * sizeof batch[0]) == 0)
+    rd->stored += nbatch;
+  else
+    rd->not_stored += nbatch;
+  nbatch = 0;
+}
+
+static void append(reading *rd, const npkit_event *ev) {
+  batch[nbatch++] = *ev;
+  if (nbatch == BATCH) flush_batch(rd);
+}
+
+static uint32_t name_id(const npkit_dump_slice *s) {
+  int pair = s->type == NPKIT_SLICE_COMPLETE;
+  uint32_t *id = &name_ids[pair ? 0 : 1][s->id];
+  if (*id == 0) {
+    char text[NPKIT_DUMP_NAME_MAX];
+    size_t len = s->name_len < sizeof text ? s->name_len : sizeof text - 1;
+    memcpy(text, s->name, len);
+    text[len] = '\0';
+    *id = npkit_string_intern(text[0] ? text : "(unnamed NPKit event)");
+  }
+  return *id;
+}
+
+static int on_slice(void *user, const npkit_dump_slice *s) {
+  reading *rd = user;
+  int64_t start = s->start_ns, end = s->end_ns;
+  if (s->flags & NPKIT_SLICE_UNALIGNED) { /* ns since the rank's first GPU event */
+    start += (int64_t)clock_base;
+    end += (int64_t)clock_base;
+  }
+  if (start < 0 || end < start) { /* a TIME_SYNC_CPU from before 1970: not a time */
+    rd->c.bad_times++;
+    return 0;
+  }
+  npkit_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = NPKIT_EV_NPKIT_SLICE;
+  ev.start_ns = (uint64_t)start;
+  ev.end_ns = (uint64_t)end;
+  npkit_ev_npkit *x = &ev.u.npkit;
+  x->seq = s->seq;
+  x->read = rd->read;
+  x->rank = s->rank;
+  x->buffer = s->buffer;
+  x->lane = s->lane;
+  x->size = s->size;
+  x->rsvd = s->rsvd;
+  x->entry_size = s->entry_size;
+  x->entry_rsvd = s->entry_rsvd;
+  x->name = name_id(s);
+  x->source = s->source == NPKIT_SOURCE_GPU ? NPKIT_NPK_GPU : NPKIT_NPK_CPU;
+  switch (s->type) {
+  case NPKIT_SLICE_COMPLETE: x->type = NPKIT_NPK_PAIR; break;
+  case NPKIT_SLICE_UNPAIRED_ENTRY: x->type = NPKIT_NPK_UNPAIRED_ENTRY; break;
+  case NPKIT_SLICE_UNPAIRED_EXIT: x->type = NPKIT_NPK_UNPAIRED_EXIT; break;
+  default: x->type = NPKIT_NPK_POINT; break;
+  }
+  x->id = s->id;
+  x->flags = (s->flags & NPKIT_SLICE_UNALIGNED) ? NPKIT_NPK_UNALIGNED : 0;
+  append(rd, &ev);
+  return 0;
+}
+
+static void on_diag(void *user, npkit_dump_severity severity, const char *message) {
+  (void)user;
+  npkit_level level = severity == NPKIT_DIAG_ERROR ? NPKIT_LEVEL_ERROR : NPKIT_LEVEL_WARN;
+  /* The parser's advice for unknown ids speaks of `npkit convert`'s option; here it is a setting. */
+  static const char advice[] = "give its npkit_event.h as the event header";
+  size_t len = strlen(message), alen = sizeof advice - 1;
+  if (len >= alen && strcmp(message + len - alen, advice) == 0)
+    note(level, "NPKit dump %s: %.*sset NPKIT_DUMP_HEADER to its npkit_event.h", dir, (int)(len - alen),
+         message);
+  else
+    note(level, "NPKit dump %s: %s", dir, message);
+}
+
+static void write_counters(void) {
+  if (out == NULL || (total_stored == last_stored && total_lost == last_lost)) return;
+  npkit_counter_rec c;
+  memset(&c, 0, sizeof c);
+  c.source = NPKIT_SRC_NPKIT_DUMP;
+  c.recorded = total_stored;
+  c.dropped = total_lost;
+  if (npkit_logw_append(out, NPKIT_BLOCK_COUNTERS, 1, &c, sizeof c) == 0) {
+    last_stored = total_stored;
+    last_lost = total_lost;
+  }
+}
+
+/* The summary event of one reading, on the thread that did it. */
+static void write_reading(const reading *rd, const npkit_scan_result *sr, uint32_t trigger,
+                          uint32_t comm, uint32_t thread, uint64_t t0) {
+  const npkit_dump_counters *c = &rd->c;
+  npkit_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = NPKIT_EV_NPKIT_READ;
+  ev.thread = thread;
+  ev.start_ns = t0;
+  ev.end_ns = npkit_now_ns();
+  npkit_ev_npkit_read *r = &ev.u.npkit_read;
+  r->bytes = c->bytes;
+  r->events = c->events;
+  r->pairs = c->slices;
+  r->read = rd->read;
+  r->trigger = trigger;
+  r->comm = comm;
+  r->files = sat32(c->files);
+  r->unpaired_entries = sat32(c->unpaired_entries);
+  r->unpaired_exits = sat32(c->unpaired_exits);
+  r->point_events = sat32(c->point_events);
+  r->unknown_ids = sat32(c->unknown_ids);
+  r->invalid_events = sat32(c->invalid_events);
+  r->bad_times = sat32(c->bad_times);
+  r->out_of_order = sat32(c->out_of_order);
+  r->time_sync_cpu = sat32(c->time_sync_cpu);
+  r->time_sync_gpu = sat32(c->time_sync_gpu);
+  r->unaligned_events = sat32(c->unaligned_events);
+  r->truncated_files = sat32(c->truncated_files);
+  r->unreadable_files = sat32(c->unreadable_files);
+  r->skipped_ranks = sat32(c->skipped_ranks);
+  r->not_stored = sat32(rd->not_stored);
+  r->files_over_limit = sat32(sr->files_over_limit);
+  if (dir_id == 0) dir_id = npkit_string_intern(dir);
+  r->dir = dir_id;
+  if (out != NULL) npkit_logw_append(out, NPKIT_BLOCK_EVENTS, 1, &ev, sizeof ev);
+}
+
+/* ---- readings ---- */
+
+static void rank_list(char *buf, size_t len, const npkit_dump *d) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < d->n_ranks && used + 16 < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? "," : "", d->ranks[i].rank);
+}
+
+static void convert(const npkit_scan_result *sr, uint32_t trigger, uint32_t comm, uint32_t thread,
+                    uint64_t t0) {
+  reading rd;
+  memset(&rd, 0, sizeof rd);
+  rd.read = ++readings;
+  npkit_dump_options opts = {table, NULL, 0, 0};
+  npkit_dump_callbacks cb = {NULL, on_slice, on_diag, &rd};
+  char err[512];
+  int rc = npkit_dump_convert(sr->dump, &opts, &cb, &rd.c, err, sizeof err);
+  flush_batch(&rd);
+  if (rc < 0) note(NPKIT_LEVEL_WARN, "NPKit dump %s: %s; what was read so far is kept", dir, err);
+  bytes_read += sr->bytes;
+  total_stored += rd.stored;
+  total_lost += rd.not_stored; /* records it could not convert are in the reading's counts */
+  write_reading(&rd, sr, trigger, comm, thread, t0);
+  write_counters();
+  char ranks_text[128];
+  rank_list(ranks_text, sizeof ranks_text, sr->dump);
+  npkit_info("NPKit dump of rank %s merged%s: %llu pairs, %llu unpaired, %llu point events from %llu "
+             "files (%.1f KB)",
+             ranks_text, trigger == NPKIT_NPK_AT_EXIT ? " at exit" : "",
+             (unsigned long long)rd.c.slices,
+             (unsigned long long)(rd.c.unpaired_entries + rd.c.unpaired_exits),
+             (unsigned long long)rd.c.point_events, (unsigned long long)rd.c.files,
+             (double)rd.c.bytes / 1024.0);
+}
+
+/* Scans for new files of the given ranks; 1 when a dump was found and merged, 0 when nothing was
+ * new, -1 when the folder could not be read. */
+static int read_ranks(const uint32_t *want, size_t n_want, uint32_t trigger, uint32_t comm,
+                      uint32_t thread) {
+  if (n_want == 0) return 0;
+  uint64_t t0 = npkit_now_ns();
+  npkit_scan_opts so = {want, n_want, (int64_t)clock_base - STALE_SLACK_NS,
+                        bytes_read < max_bytes ? max_bytes - bytes_read : 0};
+  npkit_scan_result sr;
+  char err[600];
+  if (npkit_scan_new_files(dir, seen, &so, &sr, err, sizeof err) != 0) {
+    if (!folder_noted++)
+      note(NPKIT_LEVEL_WARN, "NPKIT_DUMP_DIR: %s; NPKit events are not merged into the trace", err);
+    return -1;
+  }
+  if (sr.files_over_limit > 0 && !limit_noted++)
+    note(NPKIT_LEVEL_WARN,
+         "NPKIT_DUMP_MAX_MB=%llu reached: %llu NPKit dump files (%.1f MB) of %s were not read; raise "
+         "it, or convert the dump with `npkit convert %s`",
+         (unsigned long long)(max_bytes >> 20), (unsigned long long)sr.files_over_limit,
+         (double)sr.bytes_over_limit / 1048576.0, dir, dir);
+  if (sr.dump == NULL) return 0;
+  convert(&sr, trigger, comm, thread, t0);
+  npkit_scan_free(sr.dump);
+  return 1;
+}
+
+/* ---- life cycle ---- */
+
+void npkit_dumps_attach(npkit_log_writer *log, const npkit_config *cfg, uint64_t clock_base_ns) {
+  pthread_mutex_lock(&lock);
+  if (log == NULL || cfg->npkit_dump_dir[0] == '\0' || cfg->npkit_dump_max_mb == 0) goto done;
+  table = malloc(sizeof *table);
+  seen = npkit_dump_seen_new();
+  if (table == NULL || seen == NULL) {
+    free(table);
+    npkit_dump_seen_free(seen);
+    table = NULL;
+    seen = NULL;
+    npkit_warn("out of memory: NPKit dumps are not merged");
+    goto done;
+  }
+  out = log;
+  snprintf(dir, sizeof dir, "%s", cfg->npkit_dump_dir);
+  max_bytes = cfg->npkit_dump_max_mb << 20;
+  clock_base = clock_base_ns;
+  npkit_dump_table_builtin(table);
+  if (cfg->npkit_dump_header[0] != '\0') {
+    char err[512];
+    if (npkit_dump_table_load_header(table, cfg->npkit_dump_header, NPKIT_HEADER_REPLACE, err,
+                                     sizeof err) != 0)
+      note(NPKIT_LEVEL_WARN,
+           "NPKIT_DUMP_HEADER: %s; NPKit events are named after the built-in table (NPKit's patch "
+           "for NCCL 2.17.1)",
+           err);
+  }
+done:
+  pthread_mutex_unlock(&lock);
+}
+
+void npkit_dumps_comm_created(int rank) {
+  if (rank < 0) return;
+  pthread_mutex_lock(&lock);
+  size_t i = 0;
+  while (i < n_ranks && ranks[i] < (uint32_t)rank) i++;
+  if ((i == n_ranks || ranks[i] != (uint32_t)rank) && n_ranks < MAX_RANKS) {
+    memmove(&ranks[i + 1], &ranks[i], (n_ranks - i) * sizeof ranks[0]);
+    ranks[i] = (uint32_t)rank;
+    n_ranks++;
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+void npkit_dumps_comm_gone(const npkit_comm *comm, int aborted, int result, uint32_t thread) {
+  (void)result; /* NCCL dumps before it tears the communicator down: look even after an error */
+  pthread_mutex_lock(&lock);
+  if (out == NULL) goto done;
+  if (aborted) {
+    aborts++;
+    if (!abort_noted++)
+      note(NPKIT_LEVEL_WARN,
+           "ncclCommAbort: NCCL writes its NPKit dump only in ncclCommDestroy, so the NPKit events "
+           "of an aborted communicator are lost (destroy communicators to keep them)");
+    goto done;
+  }
+  destroys++;
+  uint32_t local = comm != NULL ? comm->local_id : 0;
+  uint32_t own = comm != NULL && comm->rank >= 0 ? (uint32_t)comm->rank : UINT32_MAX;
+  if (own != UINT32_MAX && read_ranks(&own, 1, NPKIT_NPK_AFTER_DESTROY, local, thread) != 0) goto done;
+  /* NPKit names its dump after the communicator initialised last, not the one destroyed */
+  size_t n = 0;
+  for (size_t i = 0; i < n_ranks; i++)
+    if (ranks[i] != own) others[n++] = ranks[i];
+  read_ranks(others, n, NPKIT_NPK_AFTER_DESTROY, local, thread);
+done:
+  pthread_mutex_unlock(&lock);
+}
+
+uint64_t npkit_dumps_finish(void) {
+  pthread_mutex_lock(&lock);
+  uint64_t stored = total_stored;
+  if (out == NULL) goto done;
+  /* On a signal this runs on the writer thread against a deadline; a patched NCCL has nothing
+   * new to dump then anyway (it dumps only in ncclCommDestroy). */
+  if (!npkit_recorder_on_writer()) read_ranks(ranks, n_ranks, NPKIT_NPK_AT_EXIT, 0, 0);
+  if (readings == 0 && destroys > 0 && !folder_noted)
+    note(NPKIT_LEVEL_WARN,
+         "NPKIT_DUMP_DIR=%s is set but no NPKit dump of this process's ranks appeared there after "
+         "ncclCommDestroy: the loaded NCCL is probably not built with NPKit (-DENABLE_NPKIT)",
+         dir);
+  else if (readings == 0 && aborts == 0 && n_ranks > 0)
+    note(NPKIT_LEVEL_INFO,
+         "NPKIT_DUMP_DIR=%s is set but no communicator was destroyed: NCCL writes its NPKit dump "
+         "only in ncclCommDestroy, so there was none to merge",
+         dir);
+  write_counters();
+  stored = total_stored;
+  out = NULL;
+  free(table);
+  table = NULL;
+  npkit_dump_seen_free(seen);
+  seen = NULL;
+done:
+  pthread_mutex_unlock(&lock);
+  return stored;
+}

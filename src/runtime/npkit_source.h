@@ -1,0 +1,44 @@
+/* The NPKit dump source: NCCL builds with the NPKit patch (2.17/2.18 and forward ports) write raw
+ * GPU and network event buffers into NPKIT_DUMP_DIR inside ncclCommDestroy.  When that variable
+ * is set, the library reads the dump right after the real ncclCommDestroy returned (a teardown
+ * call, never the hot path) and once more at exit, converts it with the shared parser
+ * (src/common/npkit_dump.h: exact CLOCK_REALTIME nanoseconds, explicit ENTRY/EXIT pairing) and
+ * appends the slices to the event log as NPKIT_EV_NPKIT_SLICE events, each reading summarised by
+ * an NPKIT_EV_NPKIT_READ event, with COUNTERS of source NPKIT_SRC_NPKIT_DUMP and the parser's
+ * warnings (missing TIME_SYNC events, bad clock files...) as NOTE blocks.
+ *
+ * Which files: NPKit names them after a rank number only.  After destroying a communicator the
+ * process reads the files of its rank in that communicator; if none changed, those of the other
+ * ranks it holds in its communicators (NPKit names its dump after the communicator initialised
+ * last).  A file is read only when it changed since this process last looked at it and is not
+ * older than the process, so nothing is merged twice and a previous job's dump is left alone.
+ * Memory does not depend on the dump's size (the parser streams); NPKIT_DUMP_MAX_MB bounds what
+ * one process reads in total.  ncclCommAbort writes no dump: that is said once in a note. */
+#ifndef NPKIT_NPKIT_SOURCE_H
+#define NPKIT_NPKIT_SOURCE_H
+
+#include <stdint.h>
+
+#include "comm_registry.h"
+#include "config.h"
+#include "log_writer.h"
+
+/* Starts the source for this log (does nothing when NPKIT_DUMP_DIR is unset or NPKIT_DUMP_MAX_MB
+ * is 0).  clock_base_ns: the log's, where events without a time base are placed; files older
+ * than it are a previous job's. */
+void npkit_dumps_attach(npkit_log_writer *log, const npkit_config *cfg, uint64_t clock_base_ns);
+
+/* The process holds `rank` in a new communicator: NPKit may name a dump after it. */
+void npkit_dumps_comm_created(int rank);
+
+/* The real ncclCommDestroy (aborted = 0) or ncclCommAbort (1) returned `result` for comm (NULL if
+ * unknown) on the host thread with index `thread`.  A destroy reads the dump NCCL has just
+ * written; an abort only notes (once) that NCCL wrote none. */
+void npkit_dumps_comm_gone(const npkit_comm *comm, int aborted, int result, uint32_t thread);
+
+/* At exit, before the log closes: reads what is new (unless called from the writer thread on a
+ * signal, where time is short), writes the final notes and counters and detaches.  Returns the
+ * number of events stored since the start. */
+uint64_t npkit_dumps_finish(void);
+
+#endif
