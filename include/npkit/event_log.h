@@ -55,6 +55,8 @@ typedef enum npkit_block_type {
   NPKIT_BLOCK_COUNTERS = 5, /* payload: count × npkit_counter_rec (per thread, cumulative) */
   NPKIT_BLOCK_STRING = 6,   /* payload: count × (npkit_string_rec + bytes, padded to 8) */
   NPKIT_BLOCK_NOTE = 7,     /* payload: 1 × npkit_note_rec + text: warnings worth keeping in the trace */
+  NPKIT_BLOCK_STACK = 8,    /* payload: count × (npkit_stack_rec + depth × uint32 frame string ids,
+                               padded to 8): the call sites of NPKIT_STACK_DEPTH, written at exit */
   NPKIT_BLOCK_END = 15,     /* payload: 1 × npkit_end_rec; written last on a clean close */
 } npkit_block_type;
 
@@ -69,6 +71,28 @@ typedef struct npkit_block_header {
 /* What an event is; decides which member of npkit_event.u is valid. */
 typedef enum npkit_event_kind {
   NPKIT_EV_API = 1,   /* one call of a public NCCL function (u.api) */
+  NPKIT_EV_GPU_KERNEL = 2, /* a kernel that ran on a GPU, from CUPTI (u.gpu) */
+  NPKIT_EV_GPU_MEMCPY = 3, /* a copy on a GPU stream, peer copies included (u.gpu) */
+  NPKIT_EV_GPU_MEMSET = 4, /* a memset on a GPU stream (u.gpu) */
+  /* NCCL's own events through the profiler plugin interface (NCCL 2.23+); see
+   * src/runtime/profiler_plugin.h.  ctx numbers a communicator as the plugin saw it. */
+  NPKIT_EV_PLUGIN_INIT = 16,       /* NCCL initialised the plugin for a communicator (u.plugin_comm) */
+  NPKIT_EV_PLUGIN_FINALIZE = 17,   /* ... and finalized it (u.plugin_comm, only ctx is set) */
+  NPKIT_EV_PLUGIN_TASK = 18,       /* a Coll or P2p task NCCL launched (u.plugin_task) */
+  NPKIT_EV_PLUGIN_KERNEL_CH = 19,  /* one channel of a task's kernel ran (u.kernel_ch) */
+  NPKIT_EV_PLUGIN_PROXY_OP = 20,   /* a proxy (network) operation of one channel (u.proxy_op) */
+  NPKIT_EV_PLUGIN_PROXY_STEP = 21, /* one network transfer of a proxy operation (u.proxy_step) */
+  NPKIT_EV_PLUGIN_PROXY_CTRL = 22, /* a proxy thread state (u.proxy_ctrl) */
+  NPKIT_EV_PLUGIN_STATS = 23,      /* the plugin's own counters, cumulative (u.plugin_stats) */
+  /* The application's own marks (include/npkit_preload.h) and recording windows; start_ns = end_ns. */
+  NPKIT_EV_MARK_BEGIN = 32,        /* npkit_mark_begin(name) on this thread (u.mark) */
+  NPKIT_EV_MARK_END = 33,          /* npkit_mark_end(name): closes the latest open range of name */
+  NPKIT_EV_MARK_INSTANT = 34,      /* npkit_mark_instant(name) (u.mark) */
+  NPKIT_EV_RECORDING = 35,         /* recording paused or resumed (u.recording) */
+  /* NPKit dump files of NCCL builds with the NPKit patch, read from NPKIT_DUMP_DIR after
+   * ncclCommDestroy and at exit (src/runtime/npkit_source.h). */
+  NPKIT_EV_NPKIT_SLICE = 48,       /* one NPKit event or ENTRY/EXIT pair (u.npkit), thread 0 */
+  NPKIT_EV_NPKIT_READ = 49,        /* one reading of the dump folder: what it gave (u.npkit_read) */
 } npkit_event_kind;
 
 /* npkit_ev_api.flags */
@@ -98,9 +122,259 @@ typedef struct npkit_ev_api {
   uint32_t flags;     /* NPKIT_API_* */
   uint64_t corr_id;   /* external correlation id pushed to the GPU tracer around the call, 0 if none:
                          GPU activity carrying the same id was launched by this call */
-  uint64_t stack_id;  /* call-site id (string table), 0 if stacks are off */
+  uint64_t stack_id;  /* call-site id (npkit_stack_rec.id), 0 if stacks are off */
   uint64_t reserved[2];
 } npkit_ev_api;       /* 104 bytes */
+
+/* npkit_ev_gpu.flags */
+#define NPKIT_GPU_UNTIMED 0x1u     /* CUPTI could not time it (start or end is 0): counted, not drawn */
+#define NPKIT_GPU_CALL_RECORDED 0x2u /* the launching call is an event of this log: draw an arrow */
+#define NPKIT_GPU_VIA_GROUP 0x4u   /* launched by ncclGroupEnd; attributed to the group's only call
+                                      when npkit_event.func is not GroupEnd */
+#define NPKIT_GPU_GRAPH 0x8u       /* replayed from a CUDA graph: attributed through the graph node
+                                      captured inside the call (call_ns then is the capture time) */
+#define NPKIT_GPU_CALL_LOST 0x10u  /* ext_id is known but the call's description was overwritten */
+#define NPKIT_GPU_PEER 0x20u       /* memcpy between two devices (src_device, dst_device valid) */
+
+/* GPU activity (kernel, memcpy, memset) from CUPTI.  npkit_event.func is the NCCL function the
+ * activity is attributed to (NPKIT_FN_NONE for compute kernels and copies of the application) and
+ * npkit_event.thread the host thread of the call that launched it (0 if none). */
+typedef struct npkit_ev_gpu {
+  uint64_t ext_id;      /* external correlation id of the launching call (npkit_ev_api.corr_id), 0 */
+  uint64_t call_bytes;  /* the attributed call's bytes; for a group, the sum over its calls */
+  uint64_t call_seq;    /* the attributed call's seq, NPKIT_NO_SEQ if none */
+  uint64_t group;       /* group id of the launching call, 0 if none */
+  uint64_t graph_node;  /* CUPTI graph node id, 0 if not launched from a CUDA graph */
+  uint64_t call_ns;     /* midpoint of the launching call (where its arrow starts), 0 if unknown */
+  uint32_t correlation; /* CUPTI correlation id of the launch */
+  uint32_t device;      /* CUDA device id */
+  uint32_t stream;      /* CUPTI stream id */
+  uint32_t graph_id;    /* CUPTI graph id, 0 if none */
+  uint32_t comm;        /* the attributed call's communicator (local id), 0 if none */
+  uint16_t flags;       /* NPKIT_GPU_* */
+  uint16_t group_calls; /* coll/p2p calls in the launching group (saturates at 65535), 0 if none */
+  union {
+    struct {
+      uint32_t name;      /* string id of the readable kernel name (from NPKIT_STRING_ID_GPU_BASE), 0 */
+      uint32_t grid_x;
+      uint16_t grid_y, grid_z;
+      uint16_t block_x, block_y, block_z;
+      uint16_t registers; /* per thread */
+      int32_t static_shared;  /* bytes */
+      int32_t dynamic_shared; /* bytes */
+      uint32_t reserved;
+    } kernel;           /* NPKIT_EV_GPU_KERNEL */
+    struct {
+      uint64_t bytes;
+      uint8_t copy_kind;  /* CUpti_ActivityMemcpyKind (memcpy), 0 */
+      uint8_t src_kind;   /* CUpti_ActivityMemoryKind */
+      uint8_t dst_kind;   /* CUpti_ActivityMemoryKind (memset: the memory set) */
+      uint8_t reserved;
+      uint32_t value;     /* memset: the value */
+      uint32_t src_device, dst_device; /* NPKIT_GPU_PEER copies */
+      uint64_t reserved2;
+    } copy;             /* NPKIT_EV_GPU_MEMCPY, NPKIT_EV_GPU_MEMSET */
+  } x;
+} npkit_ev_gpu;         /* 104 bytes */
+
+/* NPKIT_EV_PLUGIN_INIT / _FINALIZE.  start_ns = end_ns = when NCCL called the plugin. */
+typedef struct npkit_ev_plugin_comm {
+  uint64_t nccl_comm_id; /* NCCL's commId (ABI v5+) or commHash (v4), 0 if NCCL does not pass it */
+  uint32_t ctx;          /* plugin context, from 1, process unique */
+  int32_t rank;          /* -1 when NCCL does not pass it (ABI v1-v3) */
+  int32_t nranks;        /* -1 likewise */
+  int32_t nnodes;        /* -1 likewise */
+  uint32_t abi;          /* profiler ABI version NCCL loaded, 1..6 */
+  uint32_t mask;         /* NCCL event mask the plugin asked for (ncclProfile* bits) */
+  char name[72];         /* ncclConfig_t.commName, NUL terminated, "" if none */
+} npkit_ev_plugin_comm; /* 104 bytes */
+
+/* npkit_ev_plugin_task.flags */
+#define NPKIT_PTASK_P2P 0x1u       /* a P2p task (Send/Recv), not a Coll */
+#define NPKIT_PTASK_KERNEL_CH 0x2u /* kernel-channel events were enabled: one per channel follows */
+
+/* NPKIT_EV_PLUGIN_TASK: start_ns = end_ns = when NCCL started the task's event (at launch).
+ * npkit_event.func is the npkit_fn of NCCL's function name (AllReduce, Send, ...), NPKIT_FN_NONE
+ * if this build does not know it. */
+typedef struct npkit_ev_plugin_task {
+  uint64_t task;       /* plugin task id, process unique, from 1: children refer to it */
+  uint64_t nccl_seq;   /* Coll: NCCL's seqNumber, counted per communicator and function;
+                          P2p: NPKIT_NO_SEQ */
+  uint64_t count;      /* elements as NCCL holds them (AllGather/Broadcast: bytes, as int8) */
+  uint64_t comm_hash;  /* ABI v1-v3 pass NCCL's commHash with every task; else 0 */
+  uint32_t ctx;
+  int32_t rank;
+  int32_t root;        /* Coll: root; P2p: peer */
+  int32_t datatype;    /* ncclDataType_t, -1 if unknown */
+  uint8_t nchannels;   /* channels NCCL chose (ABI v1-v3: nMaxChannels) */
+  uint8_t nwarps;      /* Coll only */
+  uint16_t flags;      /* NPKIT_PTASK_* */
+  uint32_t reserved0;
+  char algo[16];       /* "RING", "TREE", ... as NCCL names it, NUL terminated, "" for P2p */
+  char proto[8];       /* "LL", "LL128", "SIMPLE" */
+  char func[16];       /* NCCL's function name as given */
+  uint64_t reserved;
+} npkit_ev_plugin_task; /* 104 bytes */
+
+/* npkit_ev_kernel_ch.flags */
+#define NPKIT_PKCH_GPU_TIMER 0x1u /* start_ns/end_ns are the GPU's %globaltimer stamps (ABI v4+);
+                                     else the CPU times at which NCCL reported start and stop */
+#define NPKIT_PKCH_NO_STOP 0x2u   /* the stop time never came: end_ns = the CPU time of stopEvent */
+
+/* NPKIT_EV_PLUGIN_KERNEL_CH: one channel of one task, start_ns..end_ns on the GPU. */
+typedef struct npkit_ev_kernel_ch {
+  uint64_t task;         /* 0 when the parent is unknown */
+  uint64_t cpu_start_ns; /* when NCCL's proxy thread reported the start */
+  uint64_t cpu_stop_ns;  /* ... and the stop */
+  uint32_t ctx;
+  uint8_t channel;
+  uint8_t flags;         /* NPKIT_PKCH_* */
+  uint16_t reserved0;
+  uint64_t reserved[9];
+} npkit_ev_kernel_ch; /* 104 bytes */
+
+/* NPKIT_EV_PLUGIN_PROXY_OP: start_ns..end_ns = startEvent..stopEvent on the proxy thread. */
+typedef struct npkit_ev_proxy_op {
+  uint64_t task;         /* 0 when unknown (or the op belongs to another process) */
+  uint64_t bytes;        /* ABI v4+: the sum of its steps' sizes; v1-v3: the last transSize */
+  uint64_t progress_ns;  /* first "in progress" state (ABI v4+), 0 if none */
+  uint32_t ctx;
+  int32_t peer;
+  int32_t nsteps;
+  int32_t chunk_size;
+  uint32_t steps_done;   /* steps that stopped */
+  int32_t pid;           /* the process NCCL says the op came from */
+  uint8_t channel;
+  uint8_t is_send;
+  uint16_t flags;
+  uint32_t reserved0;
+  uint64_t reserved[6];
+} npkit_ev_proxy_op; /* 104 bytes */
+
+/* NPKIT_EV_PLUGIN_PROXY_STEP: one network transfer, start_ns..end_ns on the proxy thread.
+ * phase_ns[i] = when the step entered phase i, 0 if it never did:
+ *   send: 0 waiting for the GPU's data, 1 waiting for the peer, 2 waiting for the network to finish
+ *   recv: 0 receive posted, 1 data received (flushing), 2 waiting for the GPU to consume it */
+typedef struct npkit_ev_proxy_step {
+  uint64_t task;
+  uint64_t size;         /* bytes moved (ABI v4+), 0 if NCCL did not say */
+  uint64_t phase_ns[3];
+  uint32_t ctx;
+  int32_t peer;
+  int32_t step;
+  uint8_t channel;
+  uint8_t is_send;
+  uint16_t flags;
+  uint64_t reserved[6];
+} npkit_ev_proxy_step; /* 104 bytes */
+
+/* NPKIT_EV_PLUGIN_PROXY_CTRL: a proxy thread state, start_ns..end_ns. */
+typedef struct npkit_ev_proxy_ctrl {
+  uint32_t ctx;
+  uint32_t state;        /* the last ncclProfilerProxyCtrl* state recorded (13..18), 0 if none */
+  int32_t appended;      /* appendedProxyOps of that state */
+  uint32_t reserved0;
+  uint64_t reserved[11];
+} npkit_ev_proxy_ctrl; /* 104 bytes */
+
+/* NPKIT_EV_PLUGIN_STATS: what the plugin could not record, totals since the process started. */
+typedef struct npkit_ev_plugin_stats {
+  uint64_t lost;         /* events not recorded: no memory for their state, or no recorder on
+                            the thread that reported them */
+  uint64_t late;         /* states or stops for events already stopped or never started: ignored */
+  uint64_t foreign;      /* proxy ops of another process: recorded without their task */
+  uint64_t unknown;      /* event types this build does not record: ignored */
+  uint64_t reserved[9];
+} npkit_ev_plugin_stats; /* 104 bytes */
+
+/* NPKIT_EV_MARK_*: the name is a STRING, stored once per distinct name. */
+typedef struct npkit_ev_mark {
+  uint64_t name;         /* string id */
+  uint64_t reserved[12];
+} npkit_ev_mark;         /* 104 bytes */
+
+/* npkit_ev_recording.reason: what paused or resumed recording */
+#define NPKIT_REC_START_AFTER 1u /* NPKIT_START_AFTER reached (or, at start, not yet reached) */
+#define NPKIT_REC_STOP_AFTER 2u  /* NPKIT_STOP_AFTER reached */
+#define NPKIT_REC_API 3u         /* npkit_pause() / npkit_resume() */
+#define NPKIT_REC_SIGNAL 4u      /* NPKIT_TOGGLE_SIGNAL received */
+
+/* NPKIT_EV_RECORDING.  While paused, wrapped calls keep their sequence numbers (seq stays the same
+ * on every rank) but are not stored; marks are not stored either. */
+typedef struct npkit_ev_recording {
+  uint32_t recording;    /* 1: resumed, 0: paused */
+  uint32_t reason;       /* NPKIT_REC_* */
+  uint64_t collectives;  /* collectives the process had issued by then */
+  int32_t signal;        /* NPKIT_REC_SIGNAL: the signal's number, else 0 */
+  uint32_t reserved0;
+  uint64_t reserved[10];
+} npkit_ev_recording;    /* 104 bytes */
+
+/* npkit_ev_npkit.type */
+#define NPKIT_NPK_PAIR 0           /* an ENTRY and its EXIT: start_ns..end_ns */
+#define NPKIT_NPK_UNPAIRED_ENTRY 1 /* an ENTRY whose EXIT is not in the dump (start_ns = end_ns) */
+#define NPKIT_NPK_UNPAIRED_EXIT 2  /* an EXIT without an open ENTRY (start_ns = end_ns) */
+#define NPKIT_NPK_POINT 3          /* an event that is neither ENTRY nor EXIT (start_ns = end_ns) */
+/* npkit_ev_npkit.source */
+#define NPKIT_NPK_GPU 0            /* gpu_events_rank_<r>_buf_<buffer> */
+#define NPKIT_NPK_CPU 1            /* cpu_events_rank_<r>_channel_<buffer> (network proxy) */
+/* npkit_ev_npkit.flags */
+#define NPKIT_NPK_UNALIGNED 0x1u   /* the GPU buffer had no TIME_SYNC_CPU event: the times are the
+                                      log's clock_base_ns + ns since the rank's first GPU event,
+                                      not real times */
+
+/* NPKIT_EV_NPKIT_SLICE: times are CLOCK_REALTIME ns converted exactly from the dump's clocks
+ * (docs/npkit-convert.md); ENTRY/EXIT are paired per GPU buffer and kind, per CPU channel and slot. */
+typedef struct npkit_ev_npkit {
+  uint64_t seq;         /* PAIR: n-th pair of this kind on this buffer in its file, from 0 */
+  uint32_t read;        /* the NPKIT_EV_NPKIT_READ that stored it (its `read`) */
+  uint32_t rank;        /* NPKit rank: the number in the file names */
+  uint32_t buffer;      /* GPU buffer or CPU channel */
+  uint32_t lane;        /* slices of one lane of one buffer nest properly (CPU: never overlap) */
+  uint32_t size;        /* bytes of the EXIT (or of the single event) */
+  uint32_t rsvd;        /* GPU: rsvd of the EXIT (NPKit puts data-process cycles there); CPU: slot */
+  uint32_t entry_size;  /* PAIR: size of the ENTRY */
+  uint32_t entry_rsvd;  /* PAIR, GPU: rsvd of the ENTRY */
+  uint32_t name;        /* string id: the kind ("ALL_REDUCE_RING") of a PAIR, else the event's
+                           name ("NET_SEND_EXIT"); 0 when the string table was full */
+  uint8_t source;       /* NPKIT_NPK_GPU / _CPU */
+  uint8_t type;         /* NPKIT_NPK_PAIR ... */
+  uint8_t id;           /* NPKit event id: of the ENTRY for PAIR and UNPAIRED_ENTRY */
+  uint8_t flags;        /* NPKIT_NPK_* */
+  uint64_t reserved[7];
+} npkit_ev_npkit;       /* 104 bytes */
+
+/* npkit_ev_npkit_read.trigger */
+#define NPKIT_NPK_AFTER_DESTROY 1 /* ncclCommDestroy returned (NCCL dumps there) */
+#define NPKIT_NPK_AT_EXIT 2       /* the process exits */
+
+/* NPKIT_EV_NPKIT_READ: start_ns..end_ns = the reading (on the thread of the ncclCommDestroy that
+ * triggered it, thread 0 at exit).  Written when files were read or something failed.  Counts
+ * saturate at UINT32_MAX. */
+typedef struct npkit_ev_npkit_read {
+  uint64_t bytes;            /* of events read */
+  uint64_t events;           /* 16-byte records read */
+  uint64_t pairs;            /* ENTRY/EXIT pairs stored */
+  uint32_t read;             /* number of this reading in the process, from 1 */
+  uint32_t trigger;          /* NPKIT_NPK_AFTER_DESTROY / _AT_EXIT */
+  uint32_t comm;             /* the destroyed communicator (local id), 0 at exit */
+  uint32_t files;            /* non-empty event files read */
+  uint32_t unpaired_entries;
+  uint32_t unpaired_exits;
+  uint32_t point_events;
+  uint32_t unknown_ids;      /* records with ids the event table lacks: not stored */
+  uint32_t invalid_events;   /* NPKIT_EVENT_INVALID records: not stored */
+  uint32_t bad_times;        /* records whose time does not fit: not stored */
+  uint32_t out_of_order;     /* records earlier than the one before them in their buffer */
+  uint32_t time_sync_cpu, time_sync_gpu;
+  uint32_t unaligned_events; /* GPU records without a TIME_SYNC_CPU base (NPKIT_NPK_UNALIGNED) */
+  uint32_t truncated_files;  /* sizes not a multiple of 16 bytes */
+  uint32_t unreadable_files;
+  uint32_t skipped_ranks;    /* ranks whose clock files are missing or implausible */
+  uint32_t not_stored;       /* converted events the log did not take */
+  uint32_t files_over_limit; /* files left unread: NPKIT_DUMP_MAX_MB reached */
+  uint32_t dir;              /* string id of the dump folder, 0 if unknown */
+} npkit_ev_npkit_read;       /* 104 bytes */
 
 typedef struct npkit_event {
   uint64_t start_ns;  /* CLOCK_REALTIME nanoseconds */
@@ -110,6 +384,18 @@ typedef struct npkit_event {
   uint32_t thread;    /* process thread index (npkit_thread_rec.index) */
   union {
     npkit_ev_api api;
+    npkit_ev_gpu gpu;
+    npkit_ev_plugin_comm plugin_comm;
+    npkit_ev_plugin_task plugin_task;
+    npkit_ev_kernel_ch kernel_ch;
+    npkit_ev_proxy_op proxy_op;
+    npkit_ev_proxy_step proxy_step;
+    npkit_ev_proxy_ctrl proxy_ctrl;
+    npkit_ev_plugin_stats plugin_stats;
+    npkit_ev_mark mark;
+    npkit_ev_recording recording;
+    npkit_ev_npkit npkit;
+    npkit_ev_npkit_read npkit_read;
     uint8_t raw[104];
   } u;
 } npkit_event;        /* 128 bytes */
@@ -152,12 +438,27 @@ typedef struct npkit_counter_rec {
 
 typedef enum npkit_source {
   NPKIT_SRC_API = 1,
+  NPKIT_SRC_CUPTI = 2, /* GPU activity (thread 0): records stored, records CUPTI or npkit lost */
+  NPKIT_SRC_NPKIT_DUMP = 3, /* NPKit dump events (thread 0): stored, converted but not stored */
 } npkit_source;
+
+/* String ids are process unique; the GPU source numbers the kernel names it stores from this base
+ * up, so that it never collides with ids other sources hand out from 1. */
+#define NPKIT_STRING_ID_GPU_BASE 0x40000000u
 
 typedef struct npkit_string_rec {
   uint32_t id;
   uint32_t length;    /* bytes that follow, without NUL; the next record starts 8-aligned */
 } npkit_string_rec;
+
+/* NPKIT_BLOCK_STACK: one call site.  Each frame is a STRING "function+0xOFF (library+0xOFF)",
+ * optionally followed by " file:line"; parts that are unknown are left out ("?? (library+0xOFF)",
+ * or "0xADDR" for an address outside every library).  Frames of all stacks are shared strings. */
+typedef struct npkit_stack_rec {
+  uint32_t id;        /* npkit_ev_api.stack_id of the calls issued here, from 1 */
+  uint32_t depth;     /* frame string ids that follow, innermost first: the caller of the NCCL
+                         function, then its caller... */
+} npkit_stack_rec;    /* 8 bytes, then depth × uint32_t, then padding to 8 */
 
 typedef struct npkit_note_rec {
   uint64_t time_ns;
@@ -176,6 +477,18 @@ typedef struct npkit_end_rec {
 _Static_assert(sizeof(npkit_log_header) == 256, "log header layout");
 _Static_assert(sizeof(npkit_block_header) == 16, "block header layout");
 _Static_assert(sizeof(npkit_event) == 128, "event layout");
+_Static_assert(sizeof(npkit_ev_gpu) == 104, "GPU event layout");
+_Static_assert(sizeof(npkit_ev_plugin_comm) == 104, "plugin comm event layout");
+_Static_assert(sizeof(npkit_ev_plugin_task) == 104, "plugin task event layout");
+_Static_assert(sizeof(npkit_ev_kernel_ch) == 104, "kernel channel event layout");
+_Static_assert(sizeof(npkit_ev_proxy_op) == 104, "proxy op event layout");
+_Static_assert(sizeof(npkit_ev_proxy_step) == 104, "proxy step event layout");
+_Static_assert(sizeof(npkit_ev_proxy_ctrl) == 104, "proxy ctrl event layout");
+_Static_assert(sizeof(npkit_ev_plugin_stats) == 104, "plugin stats event layout");
+_Static_assert(sizeof(npkit_ev_mark) == 104, "mark event layout");
+_Static_assert(sizeof(npkit_ev_recording) == 104, "recording event layout");
+_Static_assert(sizeof(npkit_ev_npkit) == 104, "NPKit dump event layout");
+_Static_assert(sizeof(npkit_ev_npkit_read) == 104, "NPKit dump reading layout");
 _Static_assert(sizeof(npkit_comm_rec) == 80, "comm record layout");
 _Static_assert(sizeof(npkit_thread_rec) == 32, "thread record layout");
 _Static_assert(sizeof(npkit_process_rec) == 32, "process record layout");

@@ -86,6 +86,7 @@ const char *npkit_source_name(uint32_t source) {
   case NPKIT_SRC_API: return "api";
   case NPKIT_SRC_CUPTI: return "gpu";
   case NPKIT_REPORT_SRC_PLUGIN: return "plugin";
+  case NPKIT_SRC_NPKIT_DUMP: return "npkit_dump";
   default: return "other";
   }
 }

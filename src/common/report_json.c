@@ -2,9 +2,11 @@
  * except clock offsets, which are exact nanoseconds; NaN (no data) is written as null. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "json_writer.h"
 #include "nccl_names.h"
+#include "report_extras.h"
 #include "report_render.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -393,6 +395,23 @@ static void findings(npkit_report *rep, npkit_json *w) {
   npkit_json_end_array(w);
 }
 
+/* The call-site table and the marks' overlap (report_extras.h) read the logs again; they add
+ * "call_sites" and "mark_overlap" keys, or an "extras_error" string when the logs cannot be re-read. */
+static void callsites_and_marks(npkit_report *rep, npkit_json *w) {
+  char **paths = calloc(rep->n_logs ? rep->n_logs : 1, sizeof *paths);
+  if (paths == NULL) return;
+  for (size_t i = 0; i < rep->n_logs; i++) paths[i] = rep->logs[i].path;
+  npkit_report_extras x;
+  char err[256];
+  if (npkit_report_extras_run(&x, paths, rep->n_logs, err, sizeof err) == 0) {
+    npkit_report_extras_json(&x, w);
+    npkit_report_extras_free(&x);
+  } else {
+    kv_str(w, "extras_error", err);
+  }
+  free(paths);
+}
+
 int npkit_report_json(npkit_report *rep, int fd, char *err, size_t errlen) {
   npkit_json w;
   if (npkit_json_init(&w, fd) != 0) {
@@ -422,6 +441,7 @@ int npkit_report_json(npkit_report *rep, int fd, char *err, size_t errlen) {
   curves(rep, &w);
   stragglers(rep, &w);
   gpu(rep, &w);
+  callsites_and_marks(rep, &w);
   npkit_json_end_object(&w);
   npkit_json_raw(&w, "\n", 1);
   return npkit_json_finish(&w, err, errlen);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace_stacks.h"
+
 /* Room one event can take: the fixed keys, about fifteen numbers and two communicator labels. */
 #define EVENT_ROOM 1536
 
@@ -145,12 +147,19 @@ static char *put_times(npkit_api_fmt *f, char *p, uint64_t start_ns, uint64_t en
 }
 
 void npkit_api_fmt_event(npkit_api_fmt *f, npkit_json *w, const npkit_event *ev) {
+  npkit_api_fmt_event_extra(f, w, ev, NULL, 0);
+}
+
+void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_event *ev,
+                               const char *extra, size_t extra_len) {
   const npkit_ev_api *a = &ev->u.api;
   unsigned fn = ev->func < NPKIT_FN_COUNT ? ev->func : NPKIT_FN_NONE;
   int moves = npkit_fn_moves_data(fn);
 
   npkit_json_element(w);
-  char *p = npkit_json_reserve(w, EVENT_ROOM);
+  if (extra_len > NPKIT_API_EXTRA_MAX) extra_len = 0;
+  const npkit_stack_frag *sk = a->stack_id != 0 ? npkit_stack_fmt_find(f->stacks, a->stack_id) : NULL;
+  char *p = npkit_json_reserve(w, EVENT_ROOM + extra_len + (sk != NULL ? sk->args.len + sk->sf.len : 0));
   *p++ = '\n';
   p = npkit_fmt_lit(p, f->head[fn].text, f->head[fn].len);
   p = npkit_fmt_i64(p, npkit_trace_tid(f->pid, ev->thread));
@@ -221,7 +230,11 @@ void npkit_api_fmt_event(npkit_api_fmt *f, npkit_json *w, const npkit_event *ev)
     p = npkit_fmt_u64(p, a->aux);
   }
   if (a->flags & NPKIT_API_MISSING) NPKIT_PUT(p, ",\"missing\":true");
-  NPKIT_PUT(p, "}}");
+  if (extra_len > 0) p = npkit_fmt_lit(p, extra, extra_len);
+  if (sk != NULL) p = npkit_fmt_lit(p, sk->args.text, sk->args.len);
+  NPKIT_PUT(p, "}");
+  if (sk != NULL) p = npkit_fmt_lit(p, sk->sf.text, sk->sf.len);
+  NPKIT_PUT(p, "}");
   npkit_json_commit(w, p);
 }
 

@@ -36,6 +36,7 @@ typedef struct npkit_api_fmt {
   npkit_comm_frag *comms;   /* sorted by local_id */
   size_t n_comms;
   size_t last_comm;         /* index of the latest lookup: calls cluster on one communicator */
+  const struct npkit_stack_fmt *stacks; /* call stacks (trace_stacks.h): args.stack and sf; NULL */
 } npkit_api_fmt;
 
 /* Returns 0, or -1 if memory is short. */
@@ -51,6 +52,11 @@ int64_t npkit_trace_tid(int64_t pid, uint32_t thread_index);
 
 /* Writes the call as one "X" element of the enclosing array. */
 void npkit_api_fmt_event(npkit_api_fmt *f, npkit_json *w, const npkit_event *ev);
+/* The same with more members appended to its args: `extra` is JSON text of the form
+ * ,"key":value... (at most NPKIT_API_EXTRA_MAX bytes, else ignored). */
+#define NPKIT_API_EXTRA_MAX 1024
+void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_event *ev,
+                               const char *extra, size_t extra_len);
 /* Writes an ncclGroup slice on thread_index's track. */
 void npkit_api_fmt_group(npkit_api_fmt *f, npkit_json *w, uint32_t thread_index, uint64_t group,
                          uint64_t start_ns, uint64_t end_ns, uint64_t calls);

@@ -13,7 +13,7 @@
 #define NPKIT_PL_MAX_CTX 65536u
 #define NPKIT_PL_MAX_OPEN_GROUPS 4096u
 #define NPKIT_PL_CHANNEL_TRACKS 199u /* band 700..898, 899 shared by the rest */
-#define NPKIT_PL_PROXY_LANES 99u     /* band 900..998, 999 shared by the rest */
+#define NPKIT_PL_PROXY_LANES 49u     /* band 900..948, 949 shared by the rest; 950.. is NPKit dumps */
 /* NCCL's per-function counters: Broadcast, Reduce, AllGather, ReduceScatter, AllReduce */
 #define NPKIT_PL_COLL_FUNCS 5
 #define NPKIT_PL_NO_POS UINT64_MAX

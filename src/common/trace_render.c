@@ -11,7 +11,11 @@
 
 #include "nccl_names.h"
 #include "trace_api.h"
+#include "trace_plugin.h"
 #include "trace_gpu.h"
+#include "trace_marks.h"
+#include "trace_npkit.h"
+#include "trace_stacks.h"
 #include "trace_threads.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -262,6 +266,7 @@ typedef struct render_ctx {
   npkit_thread_table threads;
   npkit_render_stats *stats;
   uint64_t last_ns;     /* latest end of any call */
+  npkit_plugin_render *plugin; /* NCCL's own events; calls may be held back until theirs come */
 } render_ctx;
 
 /* Ends the open group of thread s at end_ns: its slice, then its GroupStart call.  The call comes
@@ -284,7 +289,7 @@ static void render_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
   unsigned fn = ev->func;
   if (ev->end_ns > c->last_ns) c->last_ns = ev->end_ns;
   if (s == NULL) { /* beyond the thread cap: the call alone */
-    npkit_api_fmt_event(&c->fmt, w, ev);
+    npkit_plugin_render_call(c->plugin, &c->fmt, w, ev);
     c->stats->events++;
     return;
   }
@@ -309,7 +314,7 @@ static void render_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
   } else if (s->open && npkit_fn_class_of(fn) != NPKIT_CLASS_group) {
     s->calls++;
   }
-  npkit_api_fmt_event(&c->fmt, w, ev);
+  npkit_plugin_render_call(c->plugin, &c->fmt, w, ev);
   c->stats->events++;
   if (ev->end_ns > s->last_end_ns) s->last_end_ns = ev->end_ns;
   if ((fn == NPKIT_FN_GroupEnd || fn == NPKIT_FN_GroupSimulateEnd) && s->open && s->group == ev->u.api.group &&
@@ -349,6 +354,9 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
   }
   npkit_threads_init(&c.threads);
   npkit_gpu_render *gpu = npkit_gpu_render_new(r, &c.fmt); /* NULL: GPU events are skipped */
+  c.plugin = npkit_plugin_render_new(r, &c.fmt); /* NULL: calls without NCCL's own data */
+  npkit_marks_render *marks = npkit_marks_render_new(r, &c.fmt); /* NULL: no marks, no stacks */
+  npkit_npk_render *npk = npkit_npk_render_new(r, &c.fmt); /* NULL: NPKit dump events are skipped */
 
   write_process_meta(r, w, pid);
   for (size_t i = 0; i < r->n_threads; i++)
@@ -365,13 +373,26 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
       break;
     }
     if (ev->kind != NPKIT_EV_API) {
-      if (gpu != NULL && npkit_gpu_render_event(gpu, w, ev)) continue;
+      if (npkit_plugin_render_event(c.plugin, w, ev)) {
+        stats->plugin++;
+        continue;
+      }
+      if (npkit_marks_render_event(marks, w, ev)) continue;
+      if (npkit_npk_render_event(npk, w, ev)) continue;
+      if (gpu != NULL && npkit_gpu_render_event(gpu, w, ev)) {
+        stats->gpu++;
+        continue;
+      }
       stats->skipped++;
       continue;
     }
     render_call(&c, w, ev);
   }
   finish_threads(&c, r, w, &shared_named);
+  npkit_plugin_render_finish(c.plugin, w);
+  npkit_plugin_render_free(c.plugin);
+  npkit_marks_render_finish(marks, w);
+  npkit_npk_render_finish(npk, w);
   npkit_gpu_render_finish(gpu, w, NULL);
   if (r->dropped > 0) {
     uint64_t at = c.last_ns;
@@ -380,6 +401,7 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
     write_drop_counter(w, &c.fmt, at, r->dropped);
   }
   npkit_threads_free(&c.threads);
+  npkit_marks_render_free(marks);
   npkit_api_fmt_free(&c.fmt);
   return rc;
 }
@@ -404,6 +426,10 @@ static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, c
   int rc = npkit_render_log(r, &w, NULL, stats, err, errlen);
   npkit_json_raw(&w, "\n", 1);
   npkit_json_end_array(&w);
+  if (npkit_trace_stack_frames(r, &w, npkit_trace_pid(r), werr, sizeof(werr)) != 0 && rc == 0) {
+    snprintf(err, errlen, "%s", werr);
+    rc = -1;
+  }
   npkit_json_end_object(&w);
   npkit_json_raw(&w, "\n", 1);
   if (npkit_json_finish(&w, werr, sizeof(werr)) != 0 && rc == 0) {

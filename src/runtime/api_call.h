@@ -3,7 +3,8 @@
  * begin: 0 = pass the call through untouched (recording off, or NCCL calling its own public API
  *        from inside a wrapped call, which must not be recorded twice); 1 = track it.
  * A tracked call always updates the bookkeeping that must stay identical on every rank (sequence
- * numbers, groups, communicators), and is stored only if NPKIT_OPS selects its function. */
+ * numbers, groups, communicators), and is stored only if NPKIT_OPS selects its function and
+ * recording is not paused (window.h: npkit_rec_mask). */
 #ifndef NPKIT_API_CALL_H
 #define NPKIT_API_CALL_H
 
@@ -11,9 +12,11 @@
 
 #include "clock.h"
 #include "comm_registry.h"
+#include "cupti_hook.h"
 #include "lifecycle.h"
 #include "nccl_names.h"
 #include "recorder.h"
+#include "window.h"
 
 typedef struct npkit_call {
   npkit_thread *t;
@@ -61,9 +64,12 @@ static inline void npkit_call_sequence(npkit_call *c) {
 static inline void npkit_call_end(npkit_call *c) {
   npkit_call_sequence(c);
   c->t->depth--;
-  if (((npkit_cfg.ops_mask >> c->ev.func) & 1u) &&
-      atomic_load_explicit(&npkit_state, memory_order_relaxed) == NPKIT_STATE_ON)
-    npkit_record(c->t, &c->ev);
+  uint64_t mask = atomic_load_explicit(&npkit_rec_mask, memory_order_relaxed);
+  if (__builtin_expect(npkit_call_extras_on, 0)) mask = npkit_call_extras(c->t, &c->ev, mask);
+  int store = ((mask >> c->ev.func) & 1u) &&
+              atomic_load_explicit(&npkit_state, memory_order_relaxed) == NPKIT_STATE_ON;
+  npkit_gpu_publish(&c->ev, store);
+  if (store) npkit_record(c->t, &c->ev);
 }
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,15 +39,21 @@ static uint64_t get_u64(const char *(*getenv_fn)(const char *), const char *name
   return x;
 }
 
-static int get_bool(const char *(*getenv_fn)(const char *), const char *name, int def) {
-  const char *v = getenv_fn(name);
-  if (v == NULL) return def;
+int npkit_config_parse_bool(const char *text, int *out) {
   static const char *const yes[] = {"1", "true", "yes", "on"};
   static const char *const no[] = {"0", "false", "no", "off"};
   for (size_t i = 0; i < 4; i++) {
-    if (strcasecmp(v, yes[i]) == 0) return 1;
-    if (strcasecmp(v, no[i]) == 0) return 0;
+    if (strcasecmp(text, yes[i]) == 0) return *out = 1, 0;
+    if (strcasecmp(text, no[i]) == 0) return *out = 0, 0;
   }
+  return -1;
+}
+
+static int get_bool(const char *(*getenv_fn)(const char *), const char *name, int def) {
+  const char *v = getenv_fn(name);
+  if (v == NULL) return def;
+  int b;
+  if (npkit_config_parse_bool(v, &b) == 0) return b;
   npkit_warn("%s='%.64s' is not a boolean (1/0, true/false, yes/no, on/off); using %d", name, v,
              def);
   return def;
@@ -66,20 +73,27 @@ static void get_path(const char *(*getenv_fn)(const char *), const char *name, c
   snprintf(out, outlen, "%s", v != NULL ? v : def);
 }
 
+/* Next item of a comma or blank separated list into item (cut to size - 1); 0 at the end. */
+static int next_list_item(const char **cursor, char *item, size_t size) {
+  const char *p = *cursor;
+  while (*p == ',' || isspace((unsigned char)*p)) p++;
+  if (!*p) return 0;
+  const char *start = p;
+  while (*p && *p != ',' && !isspace((unsigned char)*p)) p++;
+  size_t len = (size_t)(p - start);
+  if (len >= size) len = size - 1;
+  memcpy(item, start, len);
+  item[len] = '\0';
+  *cursor = p;
+  return 1;
+}
+
 int npkit_config_parse_ops(const char *text, uint64_t *mask, char *bad, int badlen) {
   uint64_t m = 0;
   const char *p = text;
   int any = 0;
-  while (*p) {
-    while (*p == ',' || isspace((unsigned char)*p)) p++;
-    if (!*p) break;
-    const char *start = p;
-    while (*p && *p != ',' && !isspace((unsigned char)*p)) p++;
-    char item[64];
-    size_t len = (size_t)(p - start);
-    if (len >= sizeof item) len = sizeof item - 1;
-    memcpy(item, start, len);
-    item[len] = '\0';
+  char item[64];
+  while (next_list_item(&p, item, sizeof item)) {
     int remove = item[0] == '-';
     const char *name = remove ? item + 1 : item;
     uint64_t bits = 0;
@@ -112,6 +126,94 @@ int npkit_config_parse_ops(const char *text, uint64_t *mask, char *bad, int badl
   return 0;
 }
 
+int npkit_config_parse_plugin_events(const char *text, uint32_t *events, char *bad, int badlen) {
+  static const struct { const char *name; uint32_t bits; } items[] = {
+      {"coll", NPKIT_PEV_COLL},   {"p2p", NPKIT_PEV_P2P},   {"kernel", NPKIT_PEV_KERNEL},
+      {"proxy", NPKIT_PEV_PROXY}, {"step", NPKIT_PEV_STEP}, {"ctrl", NPKIT_PEV_CTRL},
+      {"all", NPKIT_PEV_ALL},     {"none", 0}};
+  uint32_t m = 0;
+  const char *p = text;
+  int any = 0;
+  char item[32];
+  while (next_list_item(&p, item, sizeof item)) {
+    int remove = item[0] == '-';
+    const char *name = remove ? item + 1 : item;
+    size_t i = 0;
+    while (i < sizeof items / sizeof items[0] && strcasecmp(name, items[i].name) != 0) i++;
+    if (i == sizeof items / sizeof items[0]) {
+      snprintf(bad, (size_t)badlen, "%s", item);
+      return -1;
+    }
+    if (remove) {
+      if (!any) m = NPKIT_PEV_ALL; /* "-step" alone means everything but steps */
+      m &= ~items[i].bits;
+    } else {
+      m |= items[i].bits;
+    }
+    any = 1;
+  }
+  if (!any) {
+    snprintf(bad, (size_t)badlen, "(empty list)");
+    return -1;
+  }
+  *events = m;
+  return 0;
+}
+
+int npkit_config_parse_window(const char *text, npkit_window_point *out) {
+  uint64_t n;
+  if (parse_u64(text, &n) == 0) {
+    *out = (npkit_window_point){.collectives = n}; /* 0: not set */
+    return 0;
+  }
+  /* a time: a decimal number and a unit (strtod alone would also take hex, inf and nan) */
+  const char *p = text;
+  while (isspace((unsigned char)*p)) p++;
+  const char *digits = p;
+  while (isdigit((unsigned char)*p) || *p == '.') p++;
+  size_t len = (size_t)(p - digits);
+  char num[32];
+  if (len == 0 || len >= sizeof num) return -1;
+  memcpy(num, digits, len);
+  num[len] = '\0';
+  char *end;
+  double v = strtod(num, &end);
+  if (*end != '\0') return -1;
+  double scale;
+  if (strcmp(p, "s") == 0) scale = 1e9;
+  else if (strcmp(p, "ms") == 0) scale = 1e6;
+  else return -1;
+  if (v * scale >= 1e18) return -1;
+  *out = (npkit_window_point){.ns = (uint64_t)(v * scale + 0.5)};
+  return 0;
+}
+
+int npkit_config_parse_signal(const char *text, int *sig) {
+  static const struct { const char *name; int sig; } names[] = {
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"WINCH", SIGWINCH}, {"URG", SIGURG}};
+  const char *name = strncasecmp(text, "SIG", 3) == 0 ? text + 3 : text;
+  uint64_t n;
+  if (parse_u64(text, &n) == 0) {
+    if (n == SIGUSR1 || n == SIGUSR2 || n == SIGHUP || n == SIGWINCH || n == SIGURG ||
+        (n >= (uint64_t)SIGRTMIN && n <= (uint64_t)SIGRTMAX))
+      return *sig = (int)n, 0;
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcasecmp(name, names[i].name) == 0) return *sig = names[i].sig, 0;
+  return -1;
+}
+
+static void get_window(const char *(*getenv_fn)(const char *), const char *name,
+                       npkit_window_point *out) {
+  const char *v = getenv_fn(name);
+  *out = (npkit_window_point){0};
+  if (v != NULL && npkit_config_parse_window(v, out) != 0)
+    npkit_warn("%s='%.64s' is neither a number of collectives (e.g. 100) nor a time since the start "
+               "(e.g. 30s, 500ms); ignored",
+               name, v);
+}
+
 static npkit_level get_level(const char *(*getenv_fn)(const char *)) {
   const char *v = getenv_fn("NPKIT_LOG_LEVEL");
   if (v == NULL) return NPKIT_LEVEL_INFO;
@@ -139,6 +241,11 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   cfg->write_json = get_bool(getenv_fn, "NPKIT_JSON", 1);
   cfg->signals = get_bool(getenv_fn, "NPKIT_SIGNALS", 1);
   get_path(getenv_fn, "NPKIT_NCCL_LIBRARY", "", cfg->nccl_library, sizeof cfg->nccl_library);
+  cfg->cupti = get_bool(getenv_fn, "NPKIT_CUPTI", 1);
+  get_path(getenv_fn, "NPKIT_CUPTI_LIBRARY", "", cfg->cupti_library, sizeof cfg->cupti_library);
+  cfg->cupti_buffer_kb = get_u64(getenv_fn, "NPKIT_CUPTI_BUFFER_KB", NPKIT_DEFAULT_CUPTI_BUFFER_KB, 1,
+                                 1048576);
+  cfg->cupti_buffers = get_u64(getenv_fn, "NPKIT_CUPTI_BUFFERS", NPKIT_DEFAULT_CUPTI_BUFFERS, 2, 65536);
 
   char bad[64];
   uint64_t mask;
@@ -152,4 +259,29 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
                  "mem, query, misc) or 'all'; using '%s'",
                  ops, bad, NPKIT_DEFAULT_OPS);
   }
+
+  cfg->stack_depth = (uint32_t)get_u64(getenv_fn, "NPKIT_STACK_DEPTH", 0, 0, NPKIT_MAX_STACK_DEPTH);
+  cfg->stack_lines = get_bool(getenv_fn, "NPKIT_STACK_LINES", 0);
+  get_window(getenv_fn, "NPKIT_START_AFTER", &cfg->start_after);
+  get_window(getenv_fn, "NPKIT_STOP_AFTER", &cfg->stop_after);
+  const char *ts = getenv_fn("NPKIT_TOGGLE_SIGNAL");
+  if (ts != NULL && npkit_config_parse_signal(ts, &cfg->toggle_signal) != 0) {
+    npkit_warn("NPKIT_TOGGLE_SIGNAL='%.64s' is not one of SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGURG "
+               "or a real-time signal; no signal toggles recording",
+               ts);
+    cfg->toggle_signal = 0;
+  }
+
+  cfg->plugin = get_bool(getenv_fn, "NPKIT_PLUGIN", 1);
+  npkit_config_parse_plugin_events(NPKIT_DEFAULT_PLUGIN_EVENTS, &cfg->plugin_events, bad,
+                                   sizeof bad);
+  get_path(getenv_fn, "NPKIT_DUMP_DIR", "", cfg->npkit_dump_dir, sizeof cfg->npkit_dump_dir);
+  get_path(getenv_fn, "NPKIT_DUMP_HEADER", "", cfg->npkit_dump_header, sizeof cfg->npkit_dump_header);
+  cfg->npkit_dump_max_mb =
+      get_u64(getenv_fn, "NPKIT_DUMP_MAX_MB", NPKIT_DEFAULT_DUMP_MAX_MB, 0, 1048576);
+  const char *pev = getenv_fn("NPKIT_PLUGIN_EVENTS");
+  if (pev != NULL && npkit_config_parse_plugin_events(pev, &cfg->plugin_events, bad, sizeof bad) != 0)
+    npkit_warn("NPKIT_PLUGIN_EVENTS='%.64s': '%s' is not one of coll, p2p, kernel, proxy, step, "
+               "ctrl, all, none; using '%s'",
+               pev, bad, NPKIT_DEFAULT_PLUGIN_EVENTS);
 }

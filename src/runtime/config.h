@@ -7,6 +7,13 @@
 
 #include "diag.h"
 
+/* A point of a recording window: after this many collectives, or this long after the start (the
+ * first NCCL call); both 0 = not set. */
+typedef struct npkit_window_point {
+  uint64_t collectives;
+  uint64_t ns;
+} npkit_window_point;
+
 typedef struct npkit_config {
   int disable;                 /* NPKIT_DISABLE */
   char trace_dir[512];         /* NPKIT_TRACE_DIR */
@@ -18,12 +25,40 @@ typedef struct npkit_config {
   uint64_t flush_ms;           /* NPKIT_FLUSH_MS */
   int write_json;              /* NPKIT_JSON */
   int signals;                 /* NPKIT_SIGNALS: finish the trace on SIGTERM/SIGINT */
+  int plugin;                  /* NPKIT_PLUGIN: act as NCCL's profiler plugin */
+  uint32_t plugin_events;      /* NPKIT_PLUGIN_EVENTS: NPKIT_PEV_* bits */
+  int cupti;                   /* NPKIT_CUPTI: GPU activity (kernels, copies) through CUPTI */
+  char cupti_library[512];     /* NPKIT_CUPTI_LIBRARY, "" if unset */
+  uint64_t cupti_buffer_kb;    /* NPKIT_CUPTI_BUFFER_KB: size of one activity buffer */
+  uint64_t cupti_buffers;      /* NPKIT_CUPTI_BUFFERS: most activity buffers at a time */
+  uint32_t stack_depth;        /* NPKIT_STACK_DEPTH: frames kept per call site, 0 = no stacks */
+  int stack_lines;             /* NPKIT_STACK_LINES: file:line of frames through addr2line at exit */
+  npkit_window_point start_after; /* NPKIT_START_AFTER */
+  npkit_window_point stop_after;  /* NPKIT_STOP_AFTER */
+  int toggle_signal;           /* NPKIT_TOGGLE_SIGNAL: signal number, 0 = none */
+  char npkit_dump_dir[512];    /* NPKIT_DUMP_DIR (NCCL's own setting): NPKit dumps to merge, "" */
+  char npkit_dump_header[512]; /* NPKIT_DUMP_HEADER: npkit_event.h of an NPKit fork, "" = built in */
+  uint64_t npkit_dump_max_mb;  /* NPKIT_DUMP_MAX_MB: dump MB read per process at most, 0 = none */
 } npkit_config;
+
+/* NCCL events the profiler plugin records (NPKIT_PLUGIN_EVENTS names in parentheses). */
+#define NPKIT_PEV_COLL 0x1u   /* collective tasks: algorithm, protocol, channels (coll) */
+#define NPKIT_PEV_P2P 0x2u    /* send/recv tasks (p2p) */
+#define NPKIT_PEV_KERNEL 0x4u /* per-channel GPU start/stop of every task (kernel) */
+#define NPKIT_PEV_PROXY 0x8u  /* proxy (network) operations per channel and peer (proxy) */
+#define NPKIT_PEV_STEP 0x10u  /* each network transfer of a proxy operation (step) */
+#define NPKIT_PEV_CTRL 0x20u  /* proxy thread sleep/active/append states (ctrl) */
+#define NPKIT_PEV_ALL 0x3fu
 
 #define NPKIT_DEFAULT_TRACE_DIR "./npkit_trace"
 #define NPKIT_DEFAULT_BUF_MB 64
 #define NPKIT_DEFAULT_FLUSH_MS 200
 #define NPKIT_DEFAULT_OPS "all,-query"
+#define NPKIT_MAX_STACK_DEPTH 64
+#define NPKIT_DEFAULT_CUPTI_BUFFER_KB 4096
+#define NPKIT_DEFAULT_CUPTI_BUFFERS 32
+#define NPKIT_DEFAULT_PLUGIN_EVENTS "coll,p2p,kernel,proxy,step"
+#define NPKIT_DEFAULT_DUMP_MAX_MB 256
 
 /* Reads the environment through `getenv_fn` (getenv in the library, a table in tests) and emits
  * warnings for bad values through npkit_diag. */
@@ -31,5 +66,22 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
 
 /* Parses an NPKIT_OPS list into a mask; returns 0, or -1 with the offending item in `bad`. */
 int npkit_config_parse_ops(const char *text, uint64_t *mask, char *bad, int badlen);
+
+/* Parses an NPKIT_PLUGIN_EVENTS list (coll, p2p, kernel, proxy, step, ctrl, all, none; a leading
+ * '-' removes) into NPKIT_PEV_* bits; returns 0, or -1 with the offending item in `bad`. */
+int npkit_config_parse_plugin_events(const char *text, uint32_t *events, char *bad, int badlen);
+
+/* The booleans every setting accepts (1/0, true/false, yes/no, on/off, any case): 0 with *out
+ * set, or -1 for anything else. */
+int npkit_config_parse_bool(const char *text, int *out);
+
+/* NPKIT_START_AFTER / NPKIT_STOP_AFTER: a number of collectives ("100") or a time since the start
+ * ("30s", "2.5s", "500ms"); "0" means not set.  0 with *out set, or -1. */
+int npkit_config_parse_window(const char *text, npkit_window_point *out);
+
+/* NPKIT_TOGGLE_SIGNAL: "SIGUSR2", "USR2" or a number; only signals that do not stop, crash or
+ * belong to the profiler are accepted (SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGURG, real-time
+ * signals).  0 with *sig set, or -1. */
+int npkit_config_parse_signal(const char *text, int *sig);
 
 #endif

@@ -10,13 +10,18 @@
 
 #include "clock.h"
 #include "comm_registry.h"
+#include "cupti_source.h"
 #include "diag.h"
 #include "identity.h"
 #include "log_writer.h"
 #include "nccl_resolve.h"
+#include "npkit_source.h"
 #include "recorder.h"
 #include "signals.h"
+#include "stack_capture.h"
+#include "stack_strtab.h"
 #include "trace_render.h"
+#include "window.h"
 
 #ifndef NPKIT_VERSION_STRING
 #define NPKIT_VERSION_STRING "0"
@@ -102,6 +107,11 @@ static void start(void) {
   }
   if (rc > 0) npkit_warn("%s", err);
   npkit_comms_attach_log(log_writer);
+  npkit_gpu_attach(log_writer);
+  npkit_strings_attach_log(log_writer);
+  npkit_dumps_attach(log_writer, &npkit_cfg, h.clock_base_ns);
+  npkit_stacks_start(npkit_cfg.stack_depth);
+  npkit_window_start(&npkit_cfg);
   pthread_atfork(NULL, NULL, off_in_child);
   /* Registered at the first NCCL call, i.e. after the CUDA runtime has registered its own
    * handlers: ours run first at exit, while CUDA is still usable. */
@@ -161,9 +171,18 @@ void npkit_finish(void) {
     pthread_mutex_unlock(&finish_lock);
     return;
   }
+  /* GPU activity first: CUPTI's last buffers go to the log while it is still open. */
+  npkit_gpu_counts gpu;
+  npkit_gpu_finish(&gpu);
+  uint64_t npkit_dump_events = npkit_dumps_finish(); /* needs the string table: before it goes */
   int was_on = atomic_exchange(&npkit_state, NPKIT_STATE_OFF) == NPKIT_STATE_ON;
   npkit_end_rec end;
   npkit_recorder_stop(&end);
+  npkit_window_finish(log_writer);
+  npkit_stacks_finish(log_writer, npkit_cfg.stack_lines);
+  npkit_strings_attach_log(NULL);
+  end.events_recorded += gpu.kernels + gpu.memcpys + gpu.memsets + npkit_dump_events;
+  end.events_dropped += gpu.cupti_dropped + gpu.write_failed;
   end.end_ns = npkit_now_ns();
   end.blocks_written = npkit_logw_blocks(log_writer);
   int healthy = npkit_logw_error(log_writer) == 0;
@@ -192,14 +211,19 @@ void npkit_finish(void) {
   } else {
     snprintf(json_path, sizeof json_path, "%s", log_path);
   }
+  char gpu_part[160];
+  npkit_gpu_summary(&gpu, gpu_part, sizeof gpu_part);
   if (ident.rank >= 0)
-    npkit_info("rank %d: wrote %s (%llu events, %llu dropped)", ident.rank, json_path,
-               (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped);
+    npkit_info("rank %d: wrote %s (%llu events, %llu dropped%s)", ident.rank, json_path,
+               (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped,
+               gpu_part);
   else
-    npkit_info("wrote %s (%llu events, %llu dropped)", json_path,
-               (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped);
-  if (end.events_dropped > 0)
+    npkit_info("wrote %s (%llu events, %llu dropped%s)", json_path,
+               (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped,
+               gpu_part);
+  uint64_t pool_dropped = end.events_dropped - gpu.cupti_dropped - gpu.write_failed;
+  if (pool_dropped > 0)
     npkit_warn("%llu events were dropped because the event pool was full; raise "
                "NPKIT_EVENT_BUF_SIZE (now %llu MB)",
-               (unsigned long long)end.events_dropped, (unsigned long long)npkit_cfg.event_buf_mb);
+               (unsigned long long)pool_dropped, (unsigned long long)npkit_cfg.event_buf_mb);
 }

@@ -1,7 +1,8 @@
-/* The core that owns the life cycle: starts everything at the first NCCL call of a process (never
- * in a constructor: the library is also preloaded into mpirun, shells and tools that never call
- * NCCL, and must leave no file behind there), finishes at exit, and turns recording off for good
- * when something fails or the process forks. */
+/* The core that owns the life cycle: starts everything at the first NCCL call of a process, or
+ * when the CUDA driver initialises the GPU source (InitializeInjection, cupti_source.c) — never in
+ * a constructor: the library is also preloaded into mpirun, shells and tools that never call NCCL
+ * or CUDA, and must leave no file behind there — finishes at exit, and turns recording off for
+ * good when something fails or the process forks. */
 #ifndef NPKIT_LIFECYCLE_H
 #define NPKIT_LIFECYCLE_H
 

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include "api_call.h"
+#include "cupti_source.h"
 #include "diag.h"
 #include "lifecycle.h"
 #include "nccl_resolve.h"
+#include "npkit_source.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -85,6 +87,8 @@ static uint32_t learn_comm(npkit_call *c, ncclComm_t comm, uint64_t comm_id, int
                           parent, c->ev.func, name};
   npkit_comm *nc = npkit_comm_register(&info);
   npkit_identity_from_comm(rank, nranks, info.device);
+  npkit_gpu_comm_created();
+  npkit_dumps_comm_created(rank);
   return nc != NULL ? nc->local_id : 0;
 }
 
@@ -133,7 +137,9 @@ static void after_derive(npkit_call *c, ncclResult_t r, ncclComm_t parent, const
 }
 
 static void after_gone(npkit_call *c) {
-  if (c->comm != NULL) atomic_store(&c->comm->alive, 0);
+  if (c->comm != NULL && atomic_exchange(&c->comm->alive, 0)) npkit_gpu_comm_destroyed();
+  npkit_dumps_comm_gone(c->comm, c->ev.func == NPKIT_FN_CommAbort, c->ev.u.api.result,
+                        c->t->index);
 }
 
 #define A_NONE ((void)0)
@@ -197,9 +203,11 @@ static const char *missing_S(unsigned fn) {
     }                                                                                \
     real_##name##_fn real = (real_##name##_fn)npkit_nccl_sym(NPKIT_FN_##name);       \
     describe;                                                                        \
+    npkit_gpu_push(&call.ev);                                                        \
     call.ev.start_ns = npkit_now_ns();                                               \
     RET_##ret res = real != NULL ? real args : missing_##ret(NPKIT_FN_##name);       \
     call.ev.end_ns = npkit_now_ns();                                                 \
+    npkit_gpu_pop(&call.ev);                                                         \
     call.ev.u.api.result = RESULT_CODE_##ret(res);                                   \
     if (real == NULL) call.ev.u.api.flags |= NPKIT_API_MISSING;                      \
     if (RESULT_CODE_##ret(res) == ncclInProgress) call.ev.u.api.flags |= NPKIT_API_ASYNC; \

@@ -11,8 +11,8 @@
 
 static ncclResult_t coll(npkit_fake_kind kind, const char *name, const void *sendbuff,
                          void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op,
-                         int root, ncclComm_t comm) {
-  npkit_fake_call c = {kind, name, sendbuff, recvbuff, count, dt, op, root, comm};
+                         int root, ncclComm_t comm, cudaStream_t stream) {
+  npkit_fake_call c = {kind, name, sendbuff, recvbuff, count, dt, op, root, comm, stream};
   return npkit_fake_collective(&c);
 }
 
@@ -22,7 +22,7 @@ API ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t cou
                                 ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                 cudaStream_t stream) {
   return coll(NPKIT_FAKE_K_ALLREDUCE, "AllReduce", sendbuff, recvbuff, count, datatype, op, -1,
-              comm);
+              comm, stream);
 }
 NPKIT_FAKE_ALIAS(ncclAllReduce)
 
@@ -30,21 +30,22 @@ API ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t cou
                                 ncclDataType_t datatype, int root, ncclComm_t comm,
                                 cudaStream_t stream) {
   return coll(NPKIT_FAKE_K_BROADCAST, "Broadcast", sendbuff, recvbuff, count, datatype, ncclSum,
-              root, comm);
+              root, comm, stream);
 }
 NPKIT_FAKE_ALIAS(ncclBroadcast)
 
 API ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
                              ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
                              cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_REDUCE, "Reduce", sendbuff, recvbuff, count, datatype, op, root, comm);
+  return coll(NPKIT_FAKE_K_REDUCE, "Reduce", sendbuff, recvbuff, count, datatype, op, root, comm,
+              stream);
 }
 NPKIT_FAKE_ALIAS(ncclReduce)
 
 API ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                                 ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   return coll(NPKIT_FAKE_K_ALLGATHER, "AllGather", sendbuff, recvbuff, sendcount, datatype,
-              ncclSum, -1, comm);
+              ncclSum, -1, comm, stream);
 }
 NPKIT_FAKE_ALIAS(ncclAllGather)
 
@@ -52,7 +53,7 @@ API ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t
                                     ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                     cudaStream_t stream) {
   return coll(NPKIT_FAKE_K_REDUCESCATTER, "ReduceScatter", sendbuff, recvbuff, recvcount,
-              datatype, op, -1, comm);
+              datatype, op, -1, comm, stream);
 }
 NPKIT_FAKE_ALIAS(ncclReduceScatter)
 
@@ -60,7 +61,7 @@ NPKIT_FAKE_ALIAS(ncclReduceScatter)
 API ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                                ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   return coll(NPKIT_FAKE_K_ALLTOALL, "AlltoAll", sendbuff, recvbuff, count, datatype, ncclSum, -1,
-              comm);
+              comm, stream);
 }
 NPKIT_FAKE_ALIAS(ncclAlltoAll)
 
@@ -68,7 +69,7 @@ API ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count,
                              ncclDataType_t datatype, int root, ncclComm_t comm,
                              cudaStream_t stream) {
   return coll(NPKIT_FAKE_K_GATHER, "Gather", sendbuff, recvbuff, count, datatype, ncclSum, root,
-              comm);
+              comm, stream);
 }
 NPKIT_FAKE_ALIAS(ncclGather)
 
@@ -76,20 +77,22 @@ API ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count
                               ncclDataType_t datatype, int root, ncclComm_t comm,
                               cudaStream_t stream) {
   return coll(NPKIT_FAKE_K_SCATTER, "Scatter", sendbuff, recvbuff, count, datatype, ncclSum, root,
-              comm);
+              comm, stream);
 }
 NPKIT_FAKE_ALIAS(ncclScatter)
 #endif
 
 API ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
                            ncclComm_t comm, cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_SEND, "Send", sendbuff, NULL, count, datatype, ncclSum, peer, comm);
+  return coll(NPKIT_FAKE_K_SEND, "Send", sendbuff, NULL, count, datatype, ncclSum, peer, comm,
+              stream);
 }
 NPKIT_FAKE_ALIAS(ncclSend)
 
 API ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
                            ncclComm_t comm, cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_RECV, "Recv", NULL, recvbuff, count, datatype, ncclSum, peer, comm);
+  return coll(NPKIT_FAKE_K_RECV, "Recv", NULL, recvbuff, count, datatype, ncclSum, peer, comm,
+              stream);
 }
 NPKIT_FAKE_ALIAS(ncclRecv)
 

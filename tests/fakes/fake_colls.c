@@ -413,6 +413,7 @@ ncclResult_t npkit_fake_collective(const npkit_fake_call *call) {
   op->dt = call->dt;
   op->red = red;
   op->root = call->root;
+  op->stream = call->stream;
   op->needs_ready = true;
   op->timed = true;
   op->sim_s = sim_seconds(call->kind, call->count * esize, c->nranks);

@@ -34,12 +34,15 @@ ncclResult_t npkit_fake_comm_new(const char *name, int nranks, int rank, int dev
   c->nranks = nranks;
   c->device = device;
   snprintf(c->name, sizeof c->name, "%s", name);
+  npkit_fake_prof_comm_init(c);
   *out = c;
   return ncclSuccess;
 }
 
 void npkit_fake_comm_free(ncclComm_t c) {
   if (c == NULL) return;
+  npkit_fake_prof_comm_fini(c);
+  npkit_fake_npkit_free(c);
   npkit_fake_seg_release(c->seg);
   free(c->qhead);
   free(c->qtail);
@@ -351,6 +354,7 @@ ncclResult_t npkit_fake_finalize(ncclComm_t comm) {
   ncclResult_t r = check_magic(comm, "CommFinalize");
   if (r != ncclSuccess) return r;
   comm->finalized = true; /* every call completes before returning: nothing left to flush */
+  npkit_fake_npkit_finalized(comm);
   return ncclSuccess;
 }
 
@@ -377,6 +381,7 @@ ncclResult_t npkit_fake_destroy(ncclComm_t comm, bool abort) {
   } else if (atomic_load(&comm->busy) > 0) {
     return npkit_fake_fail(ncclInvalidUsage, "%s : a call on the communicator is in progress", fn);
   }
+  if (!abort) npkit_fake_npkit_destroyed(comm); /* NCCL dumps NPKit events only here */
   npkit_fake_group_forget(comm);
   npkit_fake_comm_free(comm);
   return ncclSuccess;

@@ -257,10 +257,12 @@ static ncclResult_t stuck_error(npkit_fake_op *list, bool check_pids) {
 }
 
 ncclResult_t npkit_fake_run(npkit_fake_op *list) {
+  uint64_t gpu_t0 = npkit_fake_gpu_now();
   for (npkit_fake_op *op = list; op != NULL; op = op->next) {
     post(op);
     if (op->comm != NULL) atomic_fetch_add(&op->comm->busy, 1);
   }
+  void *prof = npkit_fake_prof_launch(list);
   const double timeout = npkit_fake_cfg()->timeout_s;
   npkit_fake_backoff backoff = {0};
   double last = npkit_fake_now(), next_pid_check = last + 0.1;
@@ -301,8 +303,11 @@ ncclResult_t npkit_fake_run(npkit_fake_op *list) {
       memset(c->qtail, 0, nq * sizeof *c->qtail);
     }
   }
+  npkit_fake_prof_complete(prof, res);
+  if (res == ncclSuccess) npkit_fake_npkit_record(list, gpu_t0); /* while comm cannot go away */
   for (npkit_fake_op *op = list; op != NULL; op = op->next)
     if (op->comm != NULL) atomic_fetch_sub(&op->comm->busy, 1);
+  if (res == ncclSuccess) npkit_fake_gpu_launch(list, gpu_t0);
   return res;
 }
 
@@ -315,6 +320,7 @@ static void free_list(npkit_fake_op *list) {
 }
 
 ncclResult_t npkit_fake_submit(npkit_fake_op *op, double t_call) {
+  npkit_fake_prof_call(op);
   if (group.depth > 0) {
     if (group.tail != NULL)
       group.tail->next = op;

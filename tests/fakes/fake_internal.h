@@ -155,6 +155,8 @@ struct ncclComm {
   _Atomic int async_error;        /* ncclResult_t; set when a transfer failed */
   _Atomic bool aborted, revoked;
   _Atomic int busy;               /* operations being progressed right now */
+  struct npkit_fake_prof_comm *prof; /* the profiler plugin's view, NULL without one */
+  struct npkit_fake_npkit_comm *npkit; /* NPKit events kept for the dump (fake_npkit.c), or NULL */
 };
 
 /* A communicator object, not yet joined to its segment. */
@@ -261,6 +263,8 @@ struct npkit_fake_op {
   double sim_s;       /* bytes / bandwidth part of the simulated duration */
   bool timed;         /* data operations: sleep until the simulated duration is over */
   bool started, done, needs_ready;
+  cudaStream_t stream; /* data operations: the call's stream (fake_gpu.c) */
+  void *prof_api;     /* its CollApi/P2pApi profiler event (parent of its tasks) */
 };
 
 npkit_fake_op *npkit_fake_op_new(ncclComm_t comm, npkit_fake_kind kind, const char *name);
@@ -291,8 +295,37 @@ typedef struct npkit_fake_call {
   ncclRedOp_t op;
   int root; /* or peer */
   ncclComm_t comm;
+  cudaStream_t stream; /* where the call's kernel runs (fake_gpu.c) */
 } npkit_fake_call;
 
 ncclResult_t npkit_fake_collective(const npkit_fake_call *call);
+
+/* ---------------------------------------------------------------- profiler plugin (fake_profiler.c) */
+/* Loads the plugin (first communicator) and initialises it for comm; finalizes it. */
+void npkit_fake_prof_comm_init(ncclComm_t comm);
+void npkit_fake_prof_comm_fini(ncclComm_t comm);
+/* A data call was accepted: its API-level events. */
+void npkit_fake_prof_call(npkit_fake_op *op);
+/* The ops of list start running: their task events.  Returns what complete needs. */
+void *npkit_fake_prof_launch(npkit_fake_op *list);
+/* They finished (or failed): kernel-channel and proxy events, from the proxy thread. */
+void npkit_fake_prof_complete(void *launch, ncclResult_t res);
+
+/* ---------------------------------------------------------------- GPU activity (fake_gpu.c) */
+/* CLOCK_REALTIME ns, taken when operations start running. */
+uint64_t npkit_fake_gpu_now(void);
+/* Reports the kernels a run of operations launched to a loaded fake libcupti (one per
+ * communicator and stream, named as NCCL 2.28 names its kernels); nothing without one. */
+void npkit_fake_gpu_launch(const npkit_fake_op *list, uint64_t t0_ns);
+
+/* ---------------------------------------------------------------- NPKit dumps (fake_npkit.c) */
+/* A run of operations that started at t0_ns has finished: their NPKit events are kept
+ * (FAKE_NCCL_NPKIT set). */
+void npkit_fake_npkit_record(const npkit_fake_op *list, uint64_t t0_ns);
+/* ncclCommDestroy / ncclCommFinalize: the dump into NPKIT_DUMP_DIR, as FAKE_NCCL_NPKIT says. */
+void npkit_fake_npkit_destroyed(ncclComm_t comm);
+void npkit_fake_npkit_finalized(ncclComm_t comm);
+/* Frees what was kept for comm. */
+void npkit_fake_npkit_free(ncclComm_t comm);
 
 #endif

@@ -17,7 +17,8 @@ class Threads(lib.TempDirTestCase):
         journal = self.path("journal")
         run = lib.run_direct("nccl_threads", ["--" + mode, "--small", "--check", "--iters",
                                               str(ITERS), "--journal", journal],
-                             settings={"NPKIT_TRACE_DIR": trace_dir})
+                             settings={"NPKIT_TRACE_DIR": trace_dir,
+                                       "NPKIT_PLUGIN": "0"})  # API events only (tests/plugin)
         self.assertRunOk(run)
         self.assertEqual(run.stdout, "")
         traces = lib.load_traces(trace_dir)

@@ -20,7 +20,8 @@ class TraceFormat(unittest.TestCase):
             cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         cls.trace_dir = os.path.join(cls.tmp, "trace")
         cls.job = lib.run_mpi("nccl_mix", ["--small", "--iters", "2"], NP,
-                              settings={"NPKIT_TRACE_DIR": cls.trace_dir})
+                              settings={"NPKIT_TRACE_DIR": cls.trace_dir,
+                                        "NPKIT_PLUGIN": "0"})  # API events only (tests/plugin)
 
     def setUp(self):
         self.assertEqual(self.job.rc, 0, self.job.describe())

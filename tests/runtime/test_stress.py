@@ -41,7 +41,8 @@ class Stress(unittest.TestCase):
             out = os.path.join(tmp, "calls")
             settings = dict(LD_PRELOAD=preload(), LD_LIBRARY_PATH=FAKES, FAKE_NCCL_NOOP="1",
                             NPKIT_TRACE_DIR=trace, NPKIT_EVENT_BUF_SIZE="1", NPKIT_JSON="0",
-                            NPKIT_FLUSH_MS="10", ASAN_OPTIONS="detect_leaks=0")
+                            NPKIT_FLUSH_MS="10", ASAN_OPTIONS="detect_leaks=0",
+                            NPKIT_PLUGIN="0")  # API events only: NCCL's own are tests/plugin's
             # `-x NAME=value` sets the variables for the ranks only: mpirun itself is not preloaded.
             cmd = [MPIRUN, "-np", "2", "--oversubscribe", "--bind-to", "none"]
             for k, v in settings.items():

@@ -78,7 +78,7 @@ def handcrafted():
         coll("ncclSend", 3, 710000, 710100, 1, 1, 0, 2, peer=3),
         coll("ncclAllReduce", 1, -5000, -4000, 1, 1, 7, 6, redop=0),
         coll("ncclAllReduce", 2, 800000, 799000, 2, 1, 7, 2, redop=0),
-        ev("ncclAllReduce", 1, 810000, 810100, kind=2),
+        ev("ncclAllReduce", 1, 810000, 810100, kind=250),
         ev(500, 1, 820000, 820100),
         ev("ncclCommRegister", 1, 830000, 830100, comm=1, aux=4096),
         ev("ncclCommWindowRegister", 1, 840000, 840100, comm=2, aux=8192),
