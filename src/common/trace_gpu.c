@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nccl_names.h"
+#include "trace_render.h"
 
 #define MIDDOT "\xc2\xb7"
 /* Room for one event: fixed keys, ~30 numbers, a communicator label and an escaped name. */
@@ -50,28 +51,6 @@ npkit_gpu_render *npkit_gpu_render_new(const npkit_log_reader *r, const npkit_ap
   return g;
 }
 
-static void meta(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key,
-                 const char *svalue, int64_t ivalue) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "M");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, pid);
-  npkit_json_key(w, "tid");
-  npkit_json_int(w, tid);
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-  npkit_json_key(w, key);
-  if (svalue != NULL)
-    npkit_json_string(w, svalue);
-  else
-    npkit_json_int(w, ivalue);
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
-}
 
 /* The tid of ev's stream; a stream seen for the first time gets its track named. */
 static int64_t track_tid(npkit_gpu_render *g, npkit_json *w, uint32_t device, uint32_t stream) {
@@ -98,8 +77,8 @@ static int64_t track_tid(npkit_gpu_render *g, npkit_json *w, uint32_t device, ui
     snprintf(name, sizeof name, "GPU streams %u+", NPKIT_TRACE_GPU_TRACKS);
   }
   int64_t tid = pid * 1000 + NPKIT_TRACE_GPU_BAND + slot;
-  meta(w, "thread_name", pid, tid, "name", name, 0);
-  meta(w, "thread_sort_index", pid, tid, "sort_index", NULL, NPKIT_TRACE_GPU_BAND + slot);
+  npkit_trace_meta_string(w, "thread_name", pid, tid, "name", name);
+  npkit_trace_meta_int(w, "thread_sort_index", pid, tid, "sort_index", NPKIT_TRACE_GPU_BAND + slot);
   return tid;
 }
 

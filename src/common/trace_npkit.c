@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace_render.h"
+
 #define MIDDOT "\xc2\xb7"
 /* Room for one event: fixed keys and ~25 numbers (2 KB), an escaped folder (512 bytes, up to 6
  * bytes each) or name (255), a communicator label (64). */
@@ -216,28 +218,6 @@ int npkit_npk_render_event(npkit_npk_render *n, npkit_json *w, const npkit_event
 
 /* ---- track names ---- */
 
-static void meta(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key,
-                 const char *svalue, int64_t ivalue) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "M");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, pid);
-  npkit_json_key(w, "tid");
-  npkit_json_int(w, tid);
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-  npkit_json_key(w, key);
-  if (svalue != NULL)
-    npkit_json_string(w, svalue);
-  else
-    npkit_json_int(w, ivalue);
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
-}
 
 /* After the profiler plugin's tracks (sort indices below 3,000,000): by rank, GPU buffers before
  * network channels, then buffer and lane. */
@@ -266,13 +246,13 @@ void npkit_npk_render_finish(npkit_npk_render *n, npkit_json *w) {
     else
       snprintf(name, sizeof name, "%s GPU buf %" PRIu32 " " MIDDOT " lane %" PRIu32 "%s", prefix, t->buffer,
                t->lane, t->unaligned ? " " MIDDOT " unaligned" : "");
-    meta(w, "thread_name", n->fmt->pid, band_tid(n, i), "name", name, 0);
-    meta(w, "thread_sort_index", n->fmt->pid, band_tid(n, i), "sort_index", NULL, sort_index(t));
+    npkit_trace_meta_string(w, "thread_name", n->fmt->pid, band_tid(n, i), "name", name);
+    npkit_trace_meta_int(w, "thread_sort_index", n->fmt->pid, band_tid(n, i), "sort_index", sort_index(t));
   }
   if (n->shared_used) {
     int64_t tid = band_tid(n, NPKIT_TRACE_NPKIT_TRACKS - 1);
-    meta(w, "thread_name", n->fmt->pid, tid, "name", "NPKit " MIDDOT " more tracks", 0);
-    meta(w, "thread_sort_index", n->fmt->pid, tid, "sort_index", NULL, 3000000 + ((int64_t)8192 << 18));
+    npkit_trace_meta_string(w, "thread_name", n->fmt->pid, tid, "name", "NPKit " MIDDOT " more tracks");
+    npkit_trace_meta_int(w, "thread_sort_index", n->fmt->pid, tid, "sort_index", 3000000 + ((int64_t)8192 << 18));
   }
   free(n);
 }

@@ -136,15 +136,16 @@ static void meta_end(npkit_json *w) {
   npkit_json_end_object(w);
 }
 
-static void meta_string(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key,
-                        const char *value) {
+void npkit_trace_meta_string(npkit_json *w, const char *name, int64_t pid, int64_t tid,
+                             const char *key, const char *value) {
   meta_begin(w, name, pid, tid);
   npkit_json_key(w, key);
   npkit_json_string(w, value);
   meta_end(w);
 }
 
-static void meta_int(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key, int64_t value) {
+void npkit_trace_meta_int(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key,
+                          int64_t value) {
   meta_begin(w, name, pid, tid);
   npkit_json_key(w, key);
   npkit_json_int(w, value);
@@ -162,13 +163,13 @@ static void write_process_meta(const npkit_log_reader *r, npkit_json *w, int64_t
     snprintf(part, sizeof(part), " " MIDDOT " GPU %" PRId32, dev);
     strncat(name, part, sizeof(name) - strlen(name) - 1);
   }
-  meta_string(w, "process_name", pid, -1, "name", name);
-  meta_int(w, "process_sort_index", pid, -1, "sort_index", r->rank >= 0 ? r->rank : r->header.pid);
+  npkit_trace_meta_string(w, "process_name", pid, -1, "name", name);
+  npkit_trace_meta_int(w, "process_sort_index", pid, -1, "sort_index", r->rank >= 0 ? r->rank : r->header.pid);
   if (r->world_size > 0)
     snprintf(name, sizeof(name), "npkit-preload, world %" PRId32, r->world_size);
   else
     snprintf(name, sizeof(name), "npkit-preload");
-  meta_string(w, "process_labels", pid, -1, "labels", name);
+  npkit_trace_meta_string(w, "process_labels", pid, -1, "labels", name);
 }
 
 /* Names a host-thread track.  os_tid < 0: no THREAD record.  The shared track is named once. */
@@ -185,8 +186,8 @@ static void write_thread_meta(npkit_json *w, int64_t pid, uint32_t index, int32_
     snprintf(name, sizeof(name), "NCCL API " MIDDOT " thread %" PRIu32, index);
   }
   int64_t tid = npkit_trace_tid(pid, index);
-  meta_string(w, "thread_name", pid, tid, "name", name);
-  meta_int(w, "thread_sort_index", pid, tid, "sort_index", index);
+  npkit_trace_meta_string(w, "thread_name", pid, tid, "name", name);
+  npkit_trace_meta_int(w, "thread_sort_index", pid, tid, "sort_index", index);
 }
 
 static const char *level_name(uint32_t level) {

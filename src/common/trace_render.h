@@ -38,6 +38,13 @@ typedef struct npkit_render_opts {
 /* pid of a log's process in the trace: rank + 1 when the rank is known, else 1 + OS pid mod 2e6. */
 int64_t npkit_trace_pid(const npkit_log_reader *r);
 
+/* One metadata event ("ph":"M") with a single string or integer arg; tid < 0 leaves tid out.
+ * Shared by every module that names tracks. */
+void npkit_trace_meta_string(npkit_json *w, const char *name, int64_t pid, int64_t tid,
+                             const char *key, const char *value);
+void npkit_trace_meta_int(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key,
+                          int64_t value);
+
 /* Writes the log's otherData object as the next value of w (after a key or in an array). */
 void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t base_ns);
 
