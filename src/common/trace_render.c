@@ -378,8 +378,14 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
         stats->plugin++;
         continue;
       }
-      if (npkit_marks_render_event(marks, w, ev)) continue;
-      if (npkit_npk_render_event(npk, w, ev)) continue;
+      if (npkit_marks_render_event(marks, w, ev)) {
+        stats->marks++;
+        continue;
+      }
+      if (npkit_npk_render_event(npk, w, ev)) {
+        stats->npkit++;
+        continue;
+      }
       if (gpu != NULL && npkit_gpu_render_event(gpu, w, ev)) {
         stats->gpu++;
         continue;

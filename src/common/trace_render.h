@@ -24,6 +24,8 @@ typedef struct npkit_render_stats {
   uint64_t skipped;   /* events of kinds this build does not render */
   uint64_t plugin;    /* NCCL profiler plugin events read (trace_plugin.h) */
   uint64_t gpu;       /* GPU activity events read: kernels, copies, memsets (trace_gpu.h) */
+  uint64_t marks;     /* user marks and recording changes read (trace_marks.h) */
+  uint64_t npkit;     /* NPKit dump events read (trace_npkit.h) */
   uint64_t dropped;   /* events the recorder lost, from the log's counters */
   int truncated;      /* the log ended in an incomplete or corrupt block */
   int closed_cleanly; /* the log has its END block */
