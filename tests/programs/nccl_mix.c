@@ -25,6 +25,7 @@ typedef struct mix_options {
   long delay_rank, delay_us;
   int check, small, new_api;
   const char *results, *journal;
+  const char *end; /* how the job ends: destroy, finalize-first, abort, none */
 } mix_options;
 
 /* Element counts of every call of an iteration. */
@@ -50,20 +51,23 @@ static const mix_sizes small_sizes = {
 static void usage(void) {
   fprintf(stderr,
           "usage: nccl_mix [--iters N] [--small] [--no-new-api] [--check] [--results FILE]\n"
-          "                [--journal FILE] [--delay-rank R --delay-us U]\n"
+          "                [--journal FILE] [--delay-rank R --delay-us U] [--end MODE]\n"
           "  --iters N        iterations of the training-like mix (default 5)\n"
           "  --small          tiny message sizes, for fast tests\n"
           "  --no-new-api     skip AlltoAll, Gather and Scatter (NCCL older than 2.28)\n"
           "  --check          verify every received buffer; exit 1 on a mismatch\n"
           "  --results FILE   write checksums of all received buffers to FILE.rank<R>\n"
           "  --journal FILE   write every NCCL call made, in order, to FILE.rank<R>\n"
+          "  --end MODE       destroy (default: ncclCommFinalize/Destroy, then MPI_Finalize),\n"
+          "                   finalize-first (MPI_Finalize before the NCCL teardown),\n"
+          "                   abort (ncclCommAbort instead of destroy), none (no teardown)\n"
           "  --delay-rank R --delay-us U\n"
           "                   rank R sleeps U microseconds before every AllReduce of the\n"
           "                   iterations after the first\n");
 }
 
 static int parse_options(int argc, char **argv, mix_options *o) {
-  *o = (mix_options){.iters = 5, .delay_rank = -1, .delay_us = 0, .new_api = 1};
+  *o = (mix_options){.iters = 5, .delay_rank = -1, .delay_us = 0, .new_api = 1, .end = "destroy"};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -92,6 +96,11 @@ static int parse_options(int argc, char **argv, mix_options *o) {
       o->small = 1;
     } else if (!strcmp(a, "--no-new-api")) {
       o->new_api = 0;
+    } else if (!strcmp(a, "--end") && v != NULL &&
+               (!strcmp(v, "destroy") || !strcmp(v, "finalize-first") || !strcmp(v, "abort") ||
+                !strcmp(v, "none"))) {
+      o->end = v;
+      i++;
     } else {
       fprintf(stderr, "unknown option '%s'\n", a);
       return -1;
@@ -244,7 +253,7 @@ int main(int argc, char **argv) {
   mix_job job = {.opt = &opt, .sz = opt.small ? &small_sizes : &full_sizes, .rank = rank};
   npkit_test_ctx_init(&job.ctx);
   job.ctx.check = opt.check;
-  int io_error = 0;
+  int io_error = 0, mpi_finalized = 0;
   if (opt.journal && !(job.ctx.journal = npkit_test_journal_open(opt.journal, "rank", rank)))
     io_error = 1;
   if (opt.results && !(job.ctx.results = open_results(opt.results, rank))) io_error = 1;
@@ -255,9 +264,18 @@ int main(int argc, char **argv) {
   if (!any_io_error && setup_comms(&job, nranks) == 0) {
     for (long it = 0; it < opt.iters; it++) run_iteration(&job, it);
     npkit_test_ctx_finish(&job.ctx);
-    journal_result(&job, "ncclCommDestroy", &job.split, ncclCommDestroy(job.split.comm));
-    journal_result(&job, "ncclCommFinalize", &job.world, ncclCommFinalize(job.world.comm));
-    journal_result(&job, "ncclCommDestroy", &job.world, ncclCommDestroy(job.world.comm));
+    if (!strcmp(opt.end, "finalize-first")) {
+      MPI_Finalize();
+      mpi_finalized = 1;
+    }
+    if (!strcmp(opt.end, "abort")) {
+      journal_result(&job, "ncclCommAbort", &job.split, ncclCommAbort(job.split.comm));
+      journal_result(&job, "ncclCommAbort", &job.world, ncclCommAbort(job.world.comm));
+    } else if (strcmp(opt.end, "none") != 0) {
+      journal_result(&job, "ncclCommDestroy", &job.split, ncclCommDestroy(job.split.comm));
+      journal_result(&job, "ncclCommFinalize", &job.world, ncclCommFinalize(job.world.comm));
+      journal_result(&job, "ncclCommDestroy", &job.world, ncclCommDestroy(job.world.comm));
+    }
   }
   npkit_test_ctx_finish(&job.ctx);
   if (npkit_test_journal_close(job.ctx.journal) != 0) io_error = 1;
@@ -267,6 +285,6 @@ int main(int argc, char **argv) {
   if (job.ctx.failures || job.ctx.mismatches) /* I/O errors were reported where they happened */
     fprintf(stderr, "rank %d: %lu failed calls, %lu wrong results\n", rank, job.ctx.failures,
             job.ctx.mismatches);
-  MPI_Finalize();
+  if (!mpi_finalized) MPI_Finalize();
   return failed ? 1 : 0;
 }
