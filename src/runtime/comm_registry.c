@@ -46,9 +46,10 @@ uint32_t npkit_comm_count(void) { return atomic_load(&next_local_id) - 1; }
 npkit_comm *npkit_comm_register(const npkit_comm_info *info) {
   uintptr_t key = (uintptr_t)info->handle;
   if (key == 0) return NULL;
-  npkit_comm *c = calloc(1, sizeof *c);
+  npkit_comm *c = aligned_alloc(64, sizeof *c);
   int n = info->nranks > 0 ? info->nranks : 0;
   if (c == NULL) return NULL;
+  memset(c, 0, sizeof *c);
   if (n > 0) {
     c->send_seq = calloc((size_t)n, sizeof *c->send_seq);
     c->recv_seq = calloc((size_t)n, sizeof *c->recv_seq);

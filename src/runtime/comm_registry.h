@@ -10,8 +10,10 @@
 
 #include "log_writer.h"
 
+/* Cache-line aligned: communicators driven from different threads must not share the line of
+ * their sequence counters. */
 typedef struct npkit_comm {
-  uint32_t local_id;
+  _Alignas(64) uint32_t local_id;
   int rank, nranks;
   uint64_t comm_id;
   _Atomic uint64_t coll_seq;    /* next collective sequence number */

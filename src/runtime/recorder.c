@@ -213,7 +213,8 @@ static void thread_retire(void *arg) {
 npkit_thread *npkit_thread_create(void) {
   if (tls_retired || npkit_rec == NULL) return NULL;
   npkit_recorder *r = npkit_rec;
-  npkit_thread *t = calloc(1, sizeof *t);
+  npkit_thread *t = aligned_alloc(64, sizeof *t);
+  if (t != NULL) memset(t, 0, sizeof *t);
   if (t == NULL) return NULL;
   t->index = atomic_fetch_add(&r->thread_count, 1) + 1;
   t->cur = NPKIT_NO_CHUNK;

@@ -21,8 +21,10 @@
 
 /* Per-thread state, created at a thread's first NCCL call and never freed (the counters outlive
  * the thread).  Fields above the line belong to the owning thread; the rest are shared. */
+/* Cache-line aligned: threads on different cores must not share a line (false sharing of the
+ * counters each owner updates on every call). */
 typedef struct npkit_thread {
-  uint32_t index;         /* process thread index, from 1 */
+  _Alignas(64) uint32_t index; /* process thread index, from 1 */
   uint32_t cur;           /* chunk being filled, NPKIT_NO_CHUNK if none */
   int depth;              /* > 0 while inside a wrapped NCCL call: nested calls are NCCL's own */
   int group_depth;        /* ncclGroupStart nesting */
