@@ -83,8 +83,11 @@ int main(int argc, char **argv) {
       if (per_call_ns[t][r] > worst[r]) worst[r] = per_call_ns[t][r];
   }
   qsort(worst, (size_t)repeats, sizeof worst[0], cmp);
-  printf("threads=%d calls=%ld repeats=%ld median_ns_per_call=%.2f min_ns_per_call=%.2f\n", nthreads,
+  printf("threads=%d calls=%ld repeats=%ld median_ns_per_call=%.2f min_ns_per_call=%.2f", nthreads,
          calls, repeats, worst[repeats / 2], worst[0]);
+  printf(" sorted_ns_per_call=");
+  for (long r = 0; r < repeats; r++) printf("%s%.1f", r ? "," : "", worst[r]);
+  printf("\n");
   for (int t = 0; t < nthreads; t++) ncclCommDestroy(comms[t]);
   return 0;
 }

@@ -40,12 +40,17 @@ typedef struct npkit_log_header {
   int32_t world_size;         /* -1 if unknown */
   int32_t local_rank;         /* -1 if unknown */
   uint32_t nccl_header_version; /* NCCL_VERSION_CODE of the nccl.h the library was built with */
-  uint32_t flags;             /* reserved, 0 */
+  uint32_t flags;             /* NPKIT_LOG_F_* */
   char host[64];              /* NUL terminated */
   char launcher[16];          /* where the rank came from: "ompi", "pmix", "pmi", "slurm", "torchrun", "" */
   char library_version[16];   /* npkit-preload version that wrote the log */
   uint8_t reserved[96];
 } npkit_log_header;           /* 256 bytes */
+
+/* npkit_log_header.flags */
+#define NPKIT_LOG_F_TSC_CLOCK 0x1u /* times were read from the CPU's time-stamp counter and mapped
+                                      onto CLOCK_REALTIME (see npkit_end_rec.clock_*); without it,
+                                      every time is a CLOCK_REALTIME reading */
 
 typedef enum npkit_block_type {
   NPKIT_BLOCK_EVENTS = 1,   /* payload: count × npkit_event (record_size each) */
@@ -471,7 +476,17 @@ typedef struct npkit_end_rec {
   uint64_t events_recorded; /* all sources */
   uint64_t events_dropped;
   uint64_t blocks_written;
+  /* Since 0.2 (earlier writers stop here: readers take NPKIT_END_REC_V1_SIZE bytes as complete and
+   * read the fields below as 0).  With NPKIT_LOG_F_TSC_CLOCK, how well the time-stamp counter
+   * tracked CLOCK_REALTIME: the writer thread compared the two every flush period. */
+  uint32_t clock_checks;       /* comparisons made */
+  uint32_t clock_steps;        /* comparisons that found CLOCK_REALTIME had jumped (set by hand,
+                                  NTP step) and followed it with a jump of their own */
+  uint64_t clock_max_error_ns; /* largest |CLOCK_REALTIME - trace clock| found by a comparison,
+                                  jumps excluded: times in the log are this close to the system
+                                  clock (plus the ~20 ns uncertainty of one comparison) */
 } npkit_end_rec;
+#define NPKIT_END_REC_V1_SIZE 32u
 
 #ifndef __cplusplus
 _Static_assert(sizeof(npkit_log_header) == 256, "log header layout");

@@ -300,8 +300,9 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
     return NULL;
   }
   case NPKIT_BLOCK_END:
-    if (bh->size < sizeof(npkit_end_rec)) return "END block shorter than its record";
-    memcpy(&r->end, p, sizeof(r->end));
+    if (bh->size < NPKIT_END_REC_V1_SIZE) return "END block shorter than its record";
+    memset(&r->end, 0, sizeof(r->end));
+    memcpy(&r->end, p, bh->size < sizeof(r->end) ? bh->size : sizeof(r->end));
     r->has_end = 1;
     return NULL;
   default:

@@ -54,6 +54,19 @@ void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t bas
   npkit_json_uint(w, r->header.nccl_header_version);
   npkit_json_key(w, "clock");
   npkit_json_string(w, "CLOCK_REALTIME");
+  /* How the times were read: the time-stamp counter mapped onto CLOCK_REALTIME, with the worst
+   * difference the writer found when it compared the two (known once the log was closed). */
+  int tsc = (r->header.flags & NPKIT_LOG_F_TSC_CLOCK) != 0;
+  npkit_json_key(w, "clock_source");
+  npkit_json_string(w, tsc ? "tsc" : "clock_gettime");
+  if (tsc && r->has_end && r->end.clock_checks > 0) {
+    npkit_json_key(w, "clock_checks");
+    npkit_json_uint(w, r->end.clock_checks);
+    npkit_json_key(w, "clock_steps");
+    npkit_json_uint(w, r->end.clock_steps);
+    npkit_json_key(w, "clock_max_error_ns");
+    npkit_json_uint(w, r->end.clock_max_error_ns);
+  }
   npkit_json_key(w, "base_ns"); /* a string: a double would round it */
   snprintf(buf, sizeof(buf), "%" PRIu64, base_ns);
   npkit_json_string(w, buf);

@@ -226,6 +226,14 @@ static npkit_level get_level(const char *(*getenv_fn)(const char *)) {
   return NPKIT_LEVEL_INFO;
 }
 
+static int get_clock(const char *(*getenv_fn)(const char *)) {
+  const char *v = getenv_fn("NPKIT_CLOCK");
+  if (v == NULL || strcasecmp(v, "auto") == 0) return 1;
+  if (strcasecmp(v, "realtime") == 0) return 0;
+  npkit_warn("NPKIT_CLOCK='%.64s' is not one of auto, realtime; using auto", v);
+  return 1;
+}
+
 void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *name)) {
   memset(cfg, 0, sizeof *cfg);
   /* Level and quiet first, so that the warnings below obey them. */
@@ -239,6 +247,7 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   cfg->event_buf_mb = get_u64(getenv_fn, "NPKIT_EVENT_BUF_SIZE", NPKIT_DEFAULT_BUF_MB, 1, 65536);
   cfg->flush_ms = get_u64(getenv_fn, "NPKIT_FLUSH_MS", NPKIT_DEFAULT_FLUSH_MS, 1, 3600000);
   cfg->write_json = get_bool(getenv_fn, "NPKIT_JSON", 1);
+  cfg->clock_tsc = get_clock(getenv_fn);
   cfg->signals = get_bool(getenv_fn, "NPKIT_SIGNALS", 1);
   get_path(getenv_fn, "NPKIT_NCCL_LIBRARY", "", cfg->nccl_library, sizeof cfg->nccl_library);
   cfg->cupti = get_bool(getenv_fn, "NPKIT_CUPTI", 1);

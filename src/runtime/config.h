@@ -23,6 +23,7 @@ typedef struct npkit_config {
   npkit_level log_level;       /* NPKIT_LOG_LEVEL */
   char nccl_library[512];      /* NPKIT_NCCL_LIBRARY, "" if unset */
   uint64_t flush_ms;           /* NPKIT_FLUSH_MS */
+  int clock_tsc;               /* NPKIT_CLOCK: auto (1) lets timestamps come from the TSC, realtime (0) */
   int write_json;              /* NPKIT_JSON */
   int signals;                 /* NPKIT_SIGNALS: finish the trace on SIGTERM/SIGINT */
   int plugin;                  /* NPKIT_PLUGIN: act as NCCL's profiler plugin */

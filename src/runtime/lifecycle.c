@@ -67,6 +67,13 @@ static void start(void) {
   npkit_identity_load(&ident, env);
   owner_pid = getpid();
 
+  char why[160];
+  int tsc = npkit_clock_start(npkit_cfg.clock_tsc, why, sizeof why);
+  if (tsc)
+    npkit_debug("timestamps from the time-stamp counter, mapped onto CLOCK_REALTIME");
+  else
+    npkit_debug("timestamps from CLOCK_REALTIME: %s", why);
+
   npkit_log_header h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, NPKIT_LOG_MAGIC, 8);
@@ -81,6 +88,7 @@ static void start(void) {
   h.world_size = ident.world_size;
   h.local_rank = ident.local_rank;
   h.nccl_header_version = NPKIT_NCCL_HEADER_VERSION;
+  if (tsc) h.flags |= NPKIT_LOG_F_TSC_CLOCK;
   snprintf(h.host, sizeof h.host, "%s", ident.host);
   snprintf(h.launcher, sizeof h.launcher, "%s", ident.source);
   snprintf(h.library_version, sizeof h.library_version, "%s", NPKIT_VERSION_STRING);
@@ -105,7 +113,10 @@ static void start(void) {
     atomic_store(&npkit_state, NPKIT_STATE_OFF);
     return;
   }
-  if (rc > 0) npkit_warn("%s", err);
+  if (rc > 0) {
+    npkit_warn("%s", err);
+    npkit_clock_stop_tsc(); /* nobody left to compare the counter with CLOCK_REALTIME */
+  }
   npkit_comms_attach_log(log_writer);
   npkit_gpu_attach(log_writer);
   npkit_strings_attach_log(log_writer);
@@ -184,6 +195,11 @@ void npkit_finish(void) {
   end.events_recorded += gpu.kernels + gpu.memcpys + gpu.memsets + npkit_dump_events;
   end.events_dropped += gpu.cupti_dropped + gpu.write_failed;
   end.end_ns = npkit_now_ns();
+  npkit_clock_quality q;
+  npkit_clock_quality_get(&q);
+  end.clock_checks = q.checks;
+  end.clock_steps = q.steps;
+  end.clock_max_error_ns = q.max_error_ns;
   end.blocks_written = npkit_logw_blocks(log_writer);
   int healthy = npkit_logw_error(log_writer) == 0;
   if (!healthy && was_on) fail_log("cannot write");

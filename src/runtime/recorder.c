@@ -1,5 +1,7 @@
 #include "recorder.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -145,15 +147,27 @@ static void write_counters(npkit_recorder *r, int force) {
   free(recs);
 }
 
+/* The writer's period.  While timestamps come from the time-stamp counter, each pass also compares
+ * it with CLOCK_REALTIME (clock.h): the first passes come sooner (10, 40, 160 ms) because the
+ * start measured the counter's frequency over 1 ms only, and passes come at least every second
+ * so that the map never drifts long unchecked. */
+static uint64_t writer_period_ms(const npkit_recorder *r, unsigned pass) {
+  if (!atomic_load_explicit(&npkit_clock_tsc_on, memory_order_relaxed)) return r->flush_ms;
+  uint64_t ms = r->flush_ms < 1000 ? r->flush_ms : 1000;
+  if (pass < 3 && (10ull << (2 * pass)) < ms) ms = 10ull << (2 * pass);
+  return ms;
+}
+
 static void *writer_main(void *arg) {
   npkit_recorder *r = arg;
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL); /* the job's signals are not ours to receive */
-  while (!atomic_load(&r->stop)) {
+  for (unsigned pass = 0; !atomic_load(&r->stop); pass++) {
+    uint64_t period_ms = writer_period_ms(r, pass);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts); /* sem_timedwait measures against CLOCK_REALTIME */
-    uint64_t ns = (uint64_t)ts.tv_nsec + r->flush_ms * 1000000ull;
+    uint64_t ns = (uint64_t)ts.tv_nsec + period_ms * 1000000ull;
     ts.tv_sec += (time_t)(ns / 1000000000ull);
     ts.tv_nsec = (long)(ns % 1000000000ull);
     while (sem_timedwait(&r->wake, &ts) != 0 && errno == EINTR) {
@@ -166,6 +180,7 @@ static void *writer_main(void *arg) {
       sem_post(&r->request_done);
       return NULL;
     }
+    npkit_clock_check(writer_period_ms(r, pass + 1) * 1000000ull);
     drain_all(r);
     write_counters(r, 0);
     if (npkit_logw_error(r->log) != 0) {
@@ -243,7 +258,8 @@ int npkit_recorder_start(uint64_t pool_bytes, uint64_t flush_ms, npkit_log_write
   if (n < 2) n = 2;
   if (n > UINT32_MAX / 2) n = UINT32_MAX / 2;
   npkit_recorder *r = calloc(1, sizeof *r);
-  npkit_chunk_meta *meta = calloc(n, sizeof *meta);
+  npkit_chunk_meta *meta = aligned_alloc(64, n * sizeof *meta);
+  if (meta != NULL) memset(meta, 0, n * sizeof *meta);
   /* Untouched pages of an anonymous mapping cost nothing: the pool's memory grows with use. */
   void *data = mmap(NULL, n * chunk_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (r == NULL || meta == NULL || data == MAP_FAILED) {
@@ -291,6 +307,7 @@ void npkit_recorder_stop(npkit_end_rec *end) {
     }
     r->writer_running = 0;
   }
+  npkit_clock_check(0); /* the last stretch of the clock map is measured too */
   drain_all(r);
   write_counters(r, 1);
   npkit_recorder_totals(&end->events_recorded, &end->events_dropped);

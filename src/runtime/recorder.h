@@ -39,8 +39,10 @@ typedef struct npkit_thread {
   struct npkit_thread *next; /* registry list, immutable once published */
 } npkit_thread;
 
+/* One cache line each: threads fill chunks taken one after the other from the free list, and the
+ * owner stores `used` on every event — neighbours in one line would bounce it between cores. */
 typedef struct npkit_chunk_meta {
-  _Atomic uint32_t used;   /* events filled, published with release by the owner */
+  _Alignas(64) _Atomic uint32_t used; /* events filled, published with release by the owner */
   _Atomic uint32_t next;   /* owner's next chunk once this one is finished */
   _Atomic int finished;    /* owner moved on: no more events will be added */
   uint32_t written;        /* events already appended to the log (writer only) */

@@ -92,6 +92,17 @@ static void print_header(const npkit_log_reader *r) {
   printf("clock base     %" PRIu64 " ns = ", h->clock_base_ns);
   print_time(h->clock_base_ns);
   printf("\n");
+  if (!(h->flags & NPKIT_LOG_F_TSC_CLOCK)) {
+    printf("clock source   clock_gettime(CLOCK_REALTIME)\n");
+  } else if (r->has_end && r->end.clock_checks > 0) {
+    printf("clock source   time-stamp counter mapped onto CLOCK_REALTIME: %" PRIu32
+           " comparisons, largest difference %" PRIu64 " ns",
+           r->end.clock_checks, r->end.clock_max_error_ns);
+    if (r->end.clock_steps > 0) printf(", %" PRIu32 " jumps of CLOCK_REALTIME followed", r->end.clock_steps);
+    printf("\n");
+  } else {
+    printf("clock source   time-stamp counter mapped onto CLOCK_REALTIME (no comparison recorded)\n");
+  }
 }
 
 static void print_state(const npkit_log_reader *r) {

@@ -168,7 +168,7 @@ static void build_log(const char *path) {
   memcpy(buf + off, &damaged, sizeof damaged);
   off += sizeof damaged;
   npkit_lb_raw_block(b, NPKIT_BLOCK_STACK, 3, buf, (uint32_t)off);
-  npkit_end_rec end = {BASE + 4000000, n, 0, 0};
+  npkit_end_rec end = {.end_ns = BASE + 4000000, .events_recorded = n};
   npkit_lb_end(b, &end);
   CHECK(npkit_lb_close(b) == 0);
 }

@@ -348,7 +348,7 @@ static int close_rank(int r, double end) {
   /* lost events: PERCENT of what the rank tried to record */
   uint64_t dropped = r == o.drop_rank ? (uint64_t)((double)ro->api * o.drop_pct / (100.0 - o.drop_pct) + 0.5) : 0;
   npkit_counter_rec cnt[2] = {{1, NPKIT_SRC_API, ro->api, dropped}, {0, NPKIT_SRC_CUPTI, ro->gpu, 0}};
-  npkit_end_rec er = {at(end, o.offset[host_of(r)]), ro->written, dropped, 0};
+  npkit_end_rec er = {.end_ns = at(end, o.offset[host_of(r)]), .events_recorded = ro->written, .events_dropped = dropped};
   int rc = npkit_lb_counters(ro->b, cnt, o.gpu ? 2 : 1) || npkit_lb_end(ro->b, &er) || npkit_lb_close(ro->b);
   free(ro->ev);
   return rc ? -1 : 0;

@@ -77,7 +77,7 @@ static void test_good_values(void) {
   npkit_config cfg;
   const char *env[] = {"NPKIT_TRACE_DIR=/tmp/x y", "NPKIT_EVENT_BUF_SIZE= 128 ", "NPKIT_FLUSH_MS=5",
                        "NPKIT_OPS=AllReduce,ncclsend,p2p,-Recv", "NPKIT_LOG_LEVEL=DEBUG",
-                       "NPKIT_JSON=off", "NPKIT_DISABLE=yes", NULL};
+                       "NPKIT_JSON=off", "NPKIT_DISABLE=yes", "NPKIT_CLOCK=Realtime", NULL};
   const char *err = load(&cfg, env);
   CHECK(err[0] == '\0');
   CHECK(strcmp(cfg.trace_dir, "/tmp/x y") == 0);
@@ -87,12 +87,15 @@ static void test_good_values(void) {
   CHECK(cfg.log_level == NPKIT_LEVEL_DEBUG);
   CHECK(cfg.write_json == 0);
   CHECK(cfg.disable == 1);
+  CHECK(cfg.clock_tsc == 0);
+  const char *env2[] = {"NPKIT_CLOCK=auto", NULL};
+  CHECK(load(&cfg, env2)[0] == '\0' && cfg.clock_tsc == 1);
 }
 
 static void test_bad_values(void) {
   static const char *const vars[] = {"NPKIT_EVENT_BUF_SIZE", "NPKIT_FLUSH_MS", "NPKIT_OPS",
                                      "NPKIT_LOG_LEVEL", "NPKIT_JSON", "NPKIT_DISABLE",
-                                     "NPKIT_QUIET", "NPKIT_TRACE_DIR"};
+                                     "NPKIT_QUIET", "NPKIT_TRACE_DIR", "NPKIT_CLOCK"};
   static const char *const values[] = {"", "-5", "abc", "99999999999999999999", "0x10", "1e3"};
   for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
     for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
@@ -119,6 +122,7 @@ static void test_bad_values(void) {
       }
       CHECK(cfg.event_buf_mb == 64);
       CHECK(cfg.flush_ms == 200);
+      CHECK(cfg.clock_tsc == 1);
     }
   }
   /* Out of range. */

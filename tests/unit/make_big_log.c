@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
   if (k > 0) npkit_lb_events(b, ev, k);
   npkit_counter_rec c = {0, NPKIT_SRC_API, n, 0};
   npkit_lb_counters(b, &c, 1);
-  npkit_end_rec end = {t, n, 0, 0};
+  npkit_end_rec end = {.end_ns = t, .events_recorded = n};
   npkit_lb_end(b, &end);
   free(ev);
   if (npkit_lb_close(b) != 0) {

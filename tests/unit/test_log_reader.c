@@ -94,7 +94,7 @@ static npkit_lb *write_reference(const char *path, const npkit_lb_options *o) {
   npkit_counter_rec c2[2] = {{1, NPKIT_SRC_API, 20, 3}, {2, NPKIT_SRC_API, 2, 1}};
   npkit_lb_counters(b, c2, 2);
   npkit_lb_events(b, events + 22, 1);
-  npkit_end_rec end = {1764671234599999999ull, 23, 4, 12};
+  npkit_end_rec end = {.end_ns = 1764671234599999999ull, .events_recorded = 23, .events_dropped = 4, .blocks_written = 12};
   npkit_lb_end(b, &end);
   return b;
 }
@@ -471,6 +471,48 @@ static void test_key_limit(void) {
   unlink(path);
 }
 
+/* END records of every writer: 0.1 wrote 32 bytes (no clock fields), 0.2 writes the clock fields,
+ * a later writer may append more; shorter than 32 bytes is damage. */
+static void test_end_versions(void) {
+  struct {
+    uint32_t size;
+    int ok;
+  } cases[] = {{NPKIT_END_REC_V1_SIZE, 1}, {sizeof(npkit_end_rec), 1}, {sizeof(npkit_end_rec) + 16, 1}, {24, 0}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char path[600], err[256];
+    npkit_lb_options o;
+    npkit_lb_defaults(&o);
+    snprintf(path, sizeof path, "%s/end_%u.npkit", work, cases[k].size);
+    npkit_lb *b = npkit_lb_create(path, &o);
+    npkit_lb_events(b, events, 3);
+    unsigned char payload[sizeof(npkit_end_rec) + 16];
+    memset(payload, 0xee, sizeof payload); /* what a later writer appends: must be ignored */
+    npkit_end_rec e = {.end_ns = 1764671234599999999ull, .events_recorded = 3, .events_dropped = 1,
+                       .blocks_written = 2, .clock_checks = 17, .clock_steps = 1, .clock_max_error_ns = 42};
+    memcpy(payload, &e, cases[k].size < sizeof e ? cases[k].size : sizeof e);
+    npkit_lb_raw_block(b, NPKIT_BLOCK_END, 1, payload, cases[k].size);
+    npkit_lb_close(b);
+    npkit_log_reader *r;
+    CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+    if (r == NULL) continue;
+    CHECK_EQ_U64(r->n_events, 3);
+    if (!cases[k].ok) {
+      CHECK(!r->has_end && r->truncated);
+      CHECK_CONTAINS(r->truncation, "END block shorter than its record");
+    } else {
+      CHECK(r->has_end && !r->truncated);
+      CHECK_EQ_U64(r->end.end_ns, 1764671234599999999ull);
+      CHECK_EQ_U64(r->end.events_dropped, 1);
+      int v1 = cases[k].size == NPKIT_END_REC_V1_SIZE;
+      CHECK_EQ_U64(r->end.clock_checks, v1 ? 0 : 17);
+      CHECK_EQ_U64(r->end.clock_steps, v1 ? 0 : 1);
+      CHECK_EQ_U64(r->end.clock_max_error_ns, v1 ? 0 : 42);
+    }
+    npkit_reader_close(r);
+    unlink(path);
+  }
+}
+
 int main(int argc, char **argv) {
   snprintf(work, sizeof(work), "%s", argc > 1 ? argv[1] : "test_log_reader.work");
   mkdir(work, 0755);
@@ -481,5 +523,6 @@ int main(int argc, char **argv) {
   test_bad_blocks();
   test_snapshots();
   test_key_limit();
+  test_end_versions();
   return check_exit_code("test_log_reader");
 }

@@ -66,7 +66,7 @@ static void write_small_log(const char *path) {
   npkit_lb_events(b, ev, 6);
   npkit_counter_rec c = {1, NPKIT_SRC_API, 6, 2};
   npkit_lb_counters(b, &c, 1);
-  npkit_end_rec e = {t + 10000, 6, 2, 3};
+  npkit_end_rec e = {.end_ns = t + 10000, .events_recorded = 6, .events_dropped = 2, .blocks_written = 3};
   npkit_lb_end(b, &e);
   npkit_lb_close(b);
 }

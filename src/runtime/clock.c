@@ -1,0 +1,116 @@
+#include "clock.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+npkit_clock_map npkit_clock_pub;
+_Atomic int npkit_clock_tsc_on;
+
+/* The model is updated by the writer thread and read at finish: a lock, never on the hot path. */
+static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
+static npkit_tsc_model model;
+
+#if NPKIT_HAVE_TSC
+/* A (tick, ns) pair: the reading of CLOCK_REALTIME between the two counter readings closest
+ * together of a few tries, so that an interrupt in the middle does not skew it. */
+static void read_pair(uint64_t *tsc, uint64_t *ns) {
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 5; i++) {
+    _mm_lfence();
+    uint64_t a = __rdtsc();
+    _mm_lfence();
+    uint64_t r = npkit_realtime_ns();
+    _mm_lfence();
+    uint64_t b = __rdtsc();
+    if (b > a && b - a < best) {
+      best = b - a;
+      *tsc = a + (b - a) / 2;
+      *ns = r;
+    }
+  }
+}
+
+static void publish(const npkit_tsc_segment *s) {
+  uint64_t g = atomic_load_explicit(&npkit_clock_pub.gen, memory_order_relaxed);
+  unsigned i = (unsigned)((g + 1) & 1);
+  /* Orders the previous publication before these stores: a reader that sees them also sees
+   * that gen moved on from the value it started with. */
+  atomic_thread_fence(memory_order_release);
+  atomic_store_explicit(&npkit_clock_pub.tsc[i], s->tsc, memory_order_relaxed);
+  atomic_store_explicit(&npkit_clock_pub.ns[i], s->ns, memory_order_relaxed);
+  atomic_store_explicit(&npkit_clock_pub.mult[i], s->mult, memory_order_relaxed);
+  atomic_store_explicit(&npkit_clock_pub.gen, g + 1, memory_order_release);
+}
+
+static int kernel_uses_tsc(char *why, size_t whylen) {
+  const char *path = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+  FILE *f = fopen(path, "r");
+  char name[64] = "";
+  if (f == NULL) {
+    snprintf(why, whylen, "cannot read %s", path);
+    return 0;
+  }
+  if (fgets(name, sizeof name, f) == NULL) name[0] = '\0';
+  fclose(f);
+  name[strcspn(name, "\n")] = '\0';
+  if (strcmp(name, "tsc") != 0) {
+    snprintf(why, whylen, "the kernel's clocksource is '%s', not 'tsc'", name);
+    return 0;
+  }
+  return 1;
+}
+#endif
+
+int npkit_clock_start(int allow_tsc, char *why, size_t whylen) {
+  snprintf(why, whylen, "NPKIT_CLOCK=realtime");
+  if (!allow_tsc) return 0;
+#if NPKIT_HAVE_TSC
+  if (!kernel_uses_tsc(why, whylen)) return 0;
+  uint64_t t0, n0, t1, n1;
+  read_pair(&t0, &n0);
+  struct timespec pause = {0, 1000000};
+  while (nanosleep(&pause, &pause) != 0) {
+  }
+  read_pair(&t1, &n1);
+  pthread_mutex_lock(&model_lock);
+  int ok = npkit_tsc_model_init(&model, t0, n0, t1, n1) == 0;
+  if (ok) publish(&model.seg);
+  pthread_mutex_unlock(&model_lock);
+  if (!ok) {
+    snprintf(why, whylen, "the time-stamp counter did not advance with CLOCK_REALTIME");
+    return 0;
+  }
+  atomic_store_explicit(&npkit_clock_tsc_on, 1, memory_order_release);
+  why[0] = '\0';
+  return 1;
+#else
+  snprintf(why, whylen, "no time-stamp counter support on this architecture");
+  return 0;
+#endif
+}
+
+void npkit_clock_stop_tsc(void) { atomic_store_explicit(&npkit_clock_tsc_on, 0, memory_order_release); }
+
+void npkit_clock_check(uint64_t horizon_ns) {
+#if NPKIT_HAVE_TSC
+  if (!atomic_load_explicit(&npkit_clock_tsc_on, memory_order_acquire)) return;
+  uint64_t tsc, ns;
+  read_pair(&tsc, &ns);
+  pthread_mutex_lock(&model_lock);
+  npkit_tsc_model_update(&model, tsc, ns, horizon_ns);
+  publish(&model.seg);
+  pthread_mutex_unlock(&model_lock);
+#else
+  (void)horizon_ns;
+#endif
+}
+
+void npkit_clock_quality_get(npkit_clock_quality *q) {
+  pthread_mutex_lock(&model_lock);
+  q->tsc = atomic_load_explicit(&npkit_clock_tsc_on, memory_order_acquire);
+  q->checks = model.checks;
+  q->steps = model.steps;
+  q->max_error_ns = model.max_error_ns;
+  pthread_mutex_unlock(&model_lock);
+}

@@ -1,0 +1,91 @@
+"""The times of the trace against an independent clock.  nccl_clock brackets every ncclAllReduce
+with its own CLOCK_REALTIME readings; each traced call must lie inside its bracket: exactly with
+NPKIT_CLOCK=realtime, and within the error the library reports (itself small) when times come from
+the time-stamp counter, over a run long enough for many of the writer's clock comparisons."""
+
+import os
+import platform
+import unittest
+
+import npkit_testlib as lib
+
+CALLS, EVERY, SLEEP_US = 2000, 100, 50000  # about 1 s: comparisons at 10, 50, 210 ms, ... and exit
+
+
+def kernel_clocksource():
+    try:
+        with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+class Clock(lib.TempDirTestCase):
+    def run_brackets(self, settings, name="run"):
+        trace_dir = self.path(name, "trace")
+        out = self.path(name + ".brackets")
+        run = lib.run_direct("nccl_clock", ["--out", out, "--calls", str(CALLS), "--every", str(EVERY),
+                                            "--sleep-us", str(SLEEP_US)],
+                             settings=dict(settings, NPKIT_TRACE_DIR=trace_dir, FAKE_NCCL_NOOP="1"))
+        self.assertRunOk(run)
+        with open(out) as f:
+            brackets = [tuple(map(int, line.split())) for line in f]
+        self.assertEqual(len(brackets), CALLS)
+        traces = lib.load_traces(trace_dir)
+        self.assertEqual(len(traces), 1)
+        trace = next(iter(traces.values()))
+        calls = [e for e in trace.api() if e["name"] == "ncclAllReduce"]
+        self.assertEqual(len(calls), CALLS)
+        return trace, brackets, calls, trace_dir, run
+
+    def worst_outside(self, trace, brackets, calls):
+        """Largest distance (ns) by which a call's start or end lies outside its bracket; also checks
+        that starts increase and durations are not negative."""
+        worst, prev = 0, None
+        for (before, after), ev in zip(brackets, calls):
+            start = trace.base_ns + round(ev["ts"] * 1000)
+            end = start + round(ev["dur"] * 1000)
+            self.assertGreaterEqual(end, start)
+            if prev is not None:
+                self.assertGreater(start, prev, "starts of one thread's calls must increase")
+            prev = start
+            worst = max(worst, before - start, end - after)
+        return worst
+
+    def test_realtime_is_exact(self):
+        trace, brackets, calls, _, _ = self.run_brackets({"NPKIT_CLOCK": "realtime"})
+        self.assertEqual(trace.other["clock_source"], "clock_gettime")
+        self.assertNotIn("clock_max_error_ns", trace.other)
+        self.assertLessEqual(self.worst_outside(trace, brackets, calls), 0)
+
+    def test_default_clock_within_reported_error(self):
+        trace, brackets, calls, trace_dir, _ = self.run_brackets({})
+        use_tsc = platform.machine() in ("x86_64", "AMD64") and kernel_clocksource() == "tsc"
+        self.assertEqual(trace.other["clock_source"], "tsc" if use_tsc else "clock_gettime")
+        worst = self.worst_outside(trace, brackets, calls)
+        if not use_tsc:
+            self.assertLessEqual(worst, 0)
+            return
+        checks, max_err = trace.other["clock_checks"], trace.other["clock_max_error_ns"]
+        self.assertGreaterEqual(checks, 6, "comparisons at 10, 50, 210 ms, then every 200 ms, and at exit")
+        # The reported error is what the comparisons found; it must be small on any sane machine
+        # (the first calibration alone bounds it to about a microsecond) ...
+        self.assertLess(max_err, 20000)
+        # ... and it must really bound the trace's error: every call inside its bracket up to it
+        # (plus 1 us for the uncertainty of one comparison).
+        self.assertLessEqual(worst, max_err + 1000,
+                             "a call lies %d ns outside its bracket; reported error %d ns" % (worst, max_err))
+        info = lib.run_tool(["info", lib.log_files(trace_dir)[0]])
+        self.assertIn("clock source   time-stamp counter mapped onto CLOCK_REALTIME: %d comparisons, "
+                      "largest difference %d ns" % (checks, max_err), info.stdout)
+
+    def test_bad_setting_warns_and_keeps_default(self):
+        trace, brackets, calls, _, run = self.run_brackets({"NPKIT_CLOCK": "gps"})
+        self.assertEqual(run.warnings, ["npkit: warning: NPKIT_CLOCK='gps' is not one of auto, realtime; "
+                                        "using auto"])
+        default, _, _, _, _ = self.run_brackets({}, "default")
+        self.assertEqual(trace.other["clock_source"], default.other["clock_source"])
+
+
+if __name__ == "__main__":
+    unittest.main()
