@@ -34,12 +34,11 @@ static void read_pair(uint64_t *tsc, uint64_t *ns) {
 static void publish(const npkit_tsc_segment *s) {
   uint64_t g = atomic_load_explicit(&npkit_clock_pub.gen, memory_order_relaxed);
   unsigned i = (unsigned)((g + 1) & 1);
-  /* Orders the previous publication before these stores: a reader that sees them also sees
-   * that gen moved on from the value it started with. */
-  atomic_thread_fence(memory_order_release);
-  atomic_store_explicit(&npkit_clock_pub.tsc[i], s->tsc, memory_order_relaxed);
-  atomic_store_explicit(&npkit_clock_pub.ns[i], s->ns, memory_order_relaxed);
-  atomic_store_explicit(&npkit_clock_pub.mult[i], s->mult, memory_order_relaxed);
+  /* Release stores: a reader that sees one of them also sees the previous publication, i.e. that
+   * gen moved on from the value it started with, and retries. */
+  atomic_store_explicit(&npkit_clock_pub.tsc[i], s->tsc, memory_order_release);
+  atomic_store_explicit(&npkit_clock_pub.ns[i], s->ns, memory_order_release);
+  atomic_store_explicit(&npkit_clock_pub.mult[i], s->mult, memory_order_release);
   atomic_store_explicit(&npkit_clock_pub.gen, g + 1, memory_order_release);
 }
 

@@ -53,10 +53,11 @@ static inline uint64_t npkit_clock_tsc_ns(uint64_t tsc) {
   do {
     g = atomic_load_explicit(&npkit_clock_pub.gen, memory_order_acquire);
     unsigned i = (unsigned)(g & 1);
-    s.tsc = atomic_load_explicit(&npkit_clock_pub.tsc[i], memory_order_relaxed);
-    s.ns = atomic_load_explicit(&npkit_clock_pub.ns[i], memory_order_relaxed);
-    s.mult = atomic_load_explicit(&npkit_clock_pub.mult[i], memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
+    /* Acquire loads (plain loads on x86): the check of gen below cannot move before them, and
+     * a value from a newer update brings that update's gen with it. */
+    s.tsc = atomic_load_explicit(&npkit_clock_pub.tsc[i], memory_order_acquire);
+    s.ns = atomic_load_explicit(&npkit_clock_pub.ns[i], memory_order_acquire);
+    s.mult = atomic_load_explicit(&npkit_clock_pub.mult[i], memory_order_acquire);
   } while (atomic_load_explicit(&npkit_clock_pub.gen, memory_order_relaxed) != g);
   return npkit_tsc_segment_ns(&s, tsc);
 }
