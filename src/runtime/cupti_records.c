@@ -25,14 +25,30 @@ static void common(npkit_event *ev, uint16_t kind, uint64_t start, uint64_t end)
   if (start == 0 || end == 0 || end < start) ev->u.gpu.flags = NPKIT_GPU_UNTIMED;
 }
 
+/* The record types differ in layout but name these fields alike, so macros rather than functions:
+ * each expansion reads the fields at its own record type's offsets. */
+#define GPU_COMMON(ev, kind, rec)                                                                  \
+  do {                                                                                             \
+    common(ev, kind, (rec)->start, (rec)->end);                                                    \
+    (ev)->u.gpu.correlation = (rec)->correlationId;                                                \
+    (ev)->u.gpu.device = (rec)->deviceId;                                                          \
+    (ev)->u.gpu.stream = (rec)->streamId;                                                          \
+    (ev)->u.gpu.graph_node = (rec)->graphNodeId;                                                   \
+    (ev)->u.gpu.graph_id = (rec)->graphId;                                                         \
+  } while (0)
+
+/* What memcpy and peer memcpy records say about the copy. */
+#define COPY_KINDS(g, rec)                                                                         \
+  do {                                                                                             \
+    (g)->x.copy.bytes = (rec)->bytes;                                                              \
+    (g)->x.copy.copy_kind = (rec)->copyKind;                                                       \
+    (g)->x.copy.src_kind = (rec)->srcKind;                                                         \
+    (g)->x.copy.dst_kind = (rec)->dstKind;                                                         \
+  } while (0)
+
 static void kernel(const CUpti_ActivityKernel10 *k, npkit_event *ev, npkit_log_writer *log) {
   npkit_ev_gpu *g = &ev->u.gpu;
-  common(ev, NPKIT_EV_GPU_KERNEL, k->start, k->end);
-  g->correlation = k->correlationId;
-  g->device = k->deviceId;
-  g->stream = k->streamId;
-  g->graph_node = k->graphNodeId;
-  g->graph_id = k->graphId;
+  GPU_COMMON(ev, NPKIT_EV_GPU_KERNEL, k);
   g->x.kernel.name = npkit_kernel_name_id(k->name, log);
   g->x.kernel.grid_x = k->gridX < 0 ? 0 : (uint32_t)k->gridX;
   g->x.kernel.grid_y = u16(k->gridY);
@@ -53,33 +69,16 @@ int npkit_cupti_record_event(const CUpti_Activity *rec, npkit_event *ev, npkit_l
     return 1;
   case CUPTI_ACTIVITY_KIND_MEMCPY: {
     const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)(const void *)rec;
-    npkit_ev_gpu *g = &ev->u.gpu;
-    common(ev, NPKIT_EV_GPU_MEMCPY, m->start, m->end);
-    g->correlation = m->correlationId;
-    g->device = m->deviceId;
-    g->stream = m->streamId;
-    g->graph_node = m->graphNodeId;
-    g->graph_id = m->graphId;
-    g->x.copy.bytes = m->bytes;
-    g->x.copy.copy_kind = m->copyKind;
-    g->x.copy.src_kind = m->srcKind;
-    g->x.copy.dst_kind = m->dstKind;
+    GPU_COMMON(ev, NPKIT_EV_GPU_MEMCPY, m);
+    COPY_KINDS(&ev->u.gpu, m);
     return 1;
   }
   case CUPTI_ACTIVITY_KIND_MEMCPY2: {
     const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)(const void *)rec;
     npkit_ev_gpu *g = &ev->u.gpu;
-    common(ev, NPKIT_EV_GPU_MEMCPY, m->start, m->end);
+    GPU_COMMON(ev, NPKIT_EV_GPU_MEMCPY, m);
     g->flags |= NPKIT_GPU_PEER;
-    g->correlation = m->correlationId;
-    g->device = m->deviceId;
-    g->stream = m->streamId;
-    g->graph_node = m->graphNodeId;
-    g->graph_id = m->graphId;
-    g->x.copy.bytes = m->bytes;
-    g->x.copy.copy_kind = m->copyKind;
-    g->x.copy.src_kind = m->srcKind;
-    g->x.copy.dst_kind = m->dstKind;
+    COPY_KINDS(g, m);
     g->x.copy.src_device = m->srcDeviceId;
     g->x.copy.dst_device = m->dstDeviceId;
     return 1;
@@ -87,12 +86,7 @@ int npkit_cupti_record_event(const CUpti_Activity *rec, npkit_event *ev, npkit_l
   case CUPTI_ACTIVITY_KIND_MEMSET: {
     const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)(const void *)rec;
     npkit_ev_gpu *g = &ev->u.gpu;
-    common(ev, NPKIT_EV_GPU_MEMSET, m->start, m->end);
-    g->correlation = m->correlationId;
-    g->device = m->deviceId;
-    g->stream = m->streamId;
-    g->graph_node = m->graphNodeId;
-    g->graph_id = m->graphId;
+    GPU_COMMON(ev, NPKIT_EV_GPU_MEMSET, m);
     g->x.copy.bytes = m->bytes;
     g->x.copy.dst_kind = (uint8_t)m->memoryKind;
     g->x.copy.value = m->value;

@@ -330,6 +330,28 @@ FC_EXPORT uint32_t npkitFakeCuptiKernel(const npkit_fake_kernel *k) {
   return corr;
 }
 
+/* Memcpy, peer memcpy and memset records name these fields alike at different offsets, so macros
+ * rather than functions: each expansion writes its own record type. */
+#define COPY_RECORD(rec, kind_, c, corr)                                                           \
+  do {                                                                                             \
+    (rec).kind = (kind_);                                                                          \
+    (rec).bytes = (c)->bytes;                                                                      \
+    (rec).start = (c)->start_ns;                                                                   \
+    (rec).end = (c)->end_ns;                                                                       \
+    (rec).deviceId = (c)->device;                                                                  \
+    (rec).contextId = 1;                                                                           \
+    (rec).streamId = stream_id((c)->stream);                                                       \
+    (rec).correlationId = (corr);                                                                  \
+  } while (0)
+
+/* What memcpy and peer memcpy records say about the copy's memory. */
+#define COPY_KINDS(rec, c)                                                                         \
+  do {                                                                                             \
+    (rec).copyKind = (c)->copy_kind;                                                               \
+    (rec).srcKind = (c)->src_kind;                                                                 \
+    (rec).dstKind = (c)->dst_kind;                                                                 \
+  } while (0)
+
 static uint32_t copy(const npkit_fake_copy *c, int memset_op) {
   if (c == NULL) return 0;
   int peer = !memset_op && c->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
@@ -343,44 +365,19 @@ static uint32_t copy(const npkit_fake_copy *c, int memset_op) {
     fc_record r;
     memset(&r, 0, sizeof r);
     if (memset_op) {
-      r.memset.kind = kind;
+      COPY_RECORD(r.memset, kind, c, corr);
       r.memset.value = c->value;
-      r.memset.bytes = c->bytes;
-      r.memset.start = c->start_ns;
-      r.memset.end = c->end_ns;
-      r.memset.deviceId = c->device;
-      r.memset.contextId = 1;
-      r.memset.streamId = stream_id(c->stream);
-      r.memset.correlationId = corr;
       r.memset.memoryKind = c->dst_kind;
     } else if (peer) {
-      r.peer.kind = kind;
-      r.peer.copyKind = c->copy_kind;
-      r.peer.srcKind = c->src_kind;
-      r.peer.dstKind = c->dst_kind;
-      r.peer.bytes = c->bytes;
-      r.peer.start = c->start_ns;
-      r.peer.end = c->end_ns;
-      r.peer.deviceId = c->device;
-      r.peer.contextId = 1;
-      r.peer.streamId = stream_id(c->stream);
+      COPY_RECORD(r.peer, kind, c, corr);
+      COPY_KINDS(r.peer, c);
       r.peer.srcDeviceId = c->src_device;
       r.peer.dstDeviceId = c->dst_device;
       r.peer.srcContextId = 1;
       r.peer.dstContextId = 2;
-      r.peer.correlationId = corr;
     } else {
-      r.memcpy.kind = kind;
-      r.memcpy.copyKind = c->copy_kind;
-      r.memcpy.srcKind = c->src_kind;
-      r.memcpy.dstKind = c->dst_kind;
-      r.memcpy.bytes = c->bytes;
-      r.memcpy.start = c->start_ns;
-      r.memcpy.end = c->end_ns;
-      r.memcpy.deviceId = c->device;
-      r.memcpy.contextId = 1;
-      r.memcpy.streamId = stream_id(c->stream);
-      r.memcpy.correlationId = corr;
+      COPY_RECORD(r.memcpy, kind, c, corr);
+      COPY_KINDS(r.memcpy, c);
     }
     fly(&r, fc_record_size(&r.head), c->end_ns);
     fc_retire(0);
