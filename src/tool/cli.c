@@ -1,8 +1,10 @@
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "report_model.h"
 
 int npkit_cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
@@ -16,8 +18,11 @@ int npkit_cli_usage_error(const char *cmd, const char *fmt, ...) {
   return NPKIT_EXIT_USAGE;
 }
 
-int npkit_cli_value(const char *cmd, int argc, char **argv, int *i, const char *shrt, const char *lng,
-                    const char **value) {
+/* Matches argv[*i] against an option that takes a value, in the forms "-o V", "-oV", "--output V" and
+ * "--output=V".  Returns 1 and sets *value (advancing *i past a separate value), 0 if argv[*i] is
+ * another argument, or -1 (after a message) if the value is missing. */
+static int option_value(const char *cmd, int argc, char **argv, int *i, const char *shrt, const char *lng,
+                        const char **value) {
   const char *a = argv[*i];
   size_t ls = strlen(shrt), ll = strlen(lng);
   const char *name = NULL;
@@ -38,4 +43,63 @@ int npkit_cli_value(const char *cmd, int argc, char **argv, int *i, const char *
   }
   *value = argv[++*i];
   return 1;
+}
+
+/* Takes argv[*i], an option: 0 when it is one of spec's, else -1 after a message. */
+static int take_option(const npkit_cli_spec *spec, int argc, char **argv, int *i) {
+  const char *a = argv[*i];
+  for (size_t k = 0; k < spec->n_opts; k++) {
+    const npkit_cli_option *o = &spec->opts[k];
+    const char *v;
+    int m;
+    if (o->flag != NULL) {
+      if (strcmp(a, o->shrt) != 0 && strcmp(a, o->lng) != 0) continue;
+      *o->flag = 1;
+      return 0;
+    }
+    if ((m = option_value(spec->cmd, argc, argv, i, o->shrt, o->lng, &v)) == 0) continue;
+    if (m < 0) return -1;
+    if (o->value != NULL) *o->value = v;
+    return o->check != NULL ? o->check(v, o->to) : 0;
+  }
+  npkit_cli_usage_error(spec->cmd, "unknown option '%s'", a);
+  return -1;
+}
+
+int npkit_cli_parse(const npkit_cli_spec *spec, int argc, char **argv, char **args, size_t *n_args) {
+  int only_args = 0;
+  *n_args = 0;
+  for (int i = 1; i < argc; i++) {
+    char *a = argv[i];
+    if (only_args || a[0] != '-' || a[1] == '\0') {
+      if (spec->single != NULL && *n_args > 0)
+        return npkit_cli_usage_error(spec->cmd, "one %s at a time (got '%s' and '%s')", spec->single, args[0], a);
+      args[(*n_args)++] = a;
+    } else if (strcmp(a, "--") == 0) {
+      only_args = 1;
+    } else if (npkit_cli_is_help(a)) {
+      spec->help();
+      return NPKIT_EXIT_OK;
+    } else if (take_option(spec, argc, argv, &i) != 0) {
+      return NPKIT_EXIT_USAGE;
+    }
+  }
+  return NPKIT_CLI_GO_ON;
+}
+
+int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char ***paths, size_t *n_paths) {
+  char err[512], **args = calloc((size_t)argc, sizeof(*args));
+  size_t n_args;
+  if (args == NULL) {
+    fprintf(stderr, "npkit %s: out of memory\n", spec->cmd);
+    return NPKIT_EXIT_FAIL;
+  }
+  int rc = npkit_cli_parse(spec, argc, argv, args, &n_args);
+  if (rc == NPKIT_CLI_GO_ON && n_args == 0) rc = npkit_cli_usage_error(spec->cmd, "missing DIR or LOG");
+  if (rc == NPKIT_CLI_GO_ON && npkit_report_inputs(args, n_args, paths, n_paths, err, sizeof(err)) < 0) {
+    fprintf(stderr, "npkit %s: %s\n", spec->cmd, err);
+    rc = NPKIT_EXIT_FAIL;
+  }
+  free(args);
+  return rc;
 }

@@ -106,37 +106,21 @@ static double now_s(void) {
 }
 
 int npkit_cmd_convert(int argc, char **argv) {
-  const char *dir = NULL, *output = NULL, *header = NULL, *extend = NULL, *ranks_text = NULL;
-  int quiet = 0, only_args = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!only_args && a[0] == '-' && a[1] != '\0') {
-      int m;
-      if (strcmp(a, "--") == 0) {
-        only_args = 1;
-        continue;
-      }
-      if (npkit_cli_is_help(a)) {
-        help();
-        return NPKIT_EXIT_OK;
-      }
-      if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-        quiet = 1;
-        continue;
-      }
-      if ((m = npkit_cli_value(CMD, argc, argv, &i, "-o", "--output", &output)) != 0 ||
-          (m = npkit_cli_value(CMD, argc, argv, &i, "--header", "--header", &header)) != 0 ||
-          (m = npkit_cli_value(CMD, argc, argv, &i, "--extend-header", "--extend-header", &extend)) != 0 ||
-          (m = npkit_cli_value(CMD, argc, argv, &i, "--ranks", "--ranks", &ranks_text)) != 0) {
-        if (m < 0) return NPKIT_EXIT_USAGE;
-        continue;
-      }
-      return npkit_cli_usage_error(CMD, "unknown option '%s'", a);
-    }
-    if (dir != NULL) return npkit_cli_usage_error(CMD, "one dump directory at a time (got '%s' and '%s')", dir, a);
-    dir = a;
-  }
-  if (dir == NULL) return npkit_cli_usage_error(CMD, "missing DUMP_DIR");
+  const char *output = NULL, *header = NULL, *extend = NULL, *ranks_text = NULL;
+  char *dir = NULL;
+  int quiet = 0;
+  size_t n_dirs;
+  const npkit_cli_option options[] = {
+      {"-q", "--quiet", .flag = &quiet},
+      {"-o", "--output", .value = &output},
+      {"--header", "--header", .value = &header},
+      {"--extend-header", "--extend-header", .value = &extend},
+      {"--ranks", "--ranks", .value = &ranks_text},
+  };
+  const npkit_cli_spec spec = {CMD, help, options, sizeof(options) / sizeof(options[0]), "dump directory"};
+  int parsed = npkit_cli_parse(&spec, argc, argv, &dir, &n_dirs);
+  if (parsed != NPKIT_CLI_GO_ON) return parsed;
+  if (n_dirs == 0) return npkit_cli_usage_error(CMD, "missing DUMP_DIR");
   if (output != NULL && output[0] == '\0') return npkit_cli_usage_error(CMD, "empty output name");
   if (header != NULL && header[0] == '\0') return npkit_cli_usage_error(CMD, "empty header name");
   if (extend != NULL && extend[0] == '\0') return npkit_cli_usage_error(CMD, "empty header name");

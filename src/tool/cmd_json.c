@@ -29,34 +29,18 @@ static char *default_output(const char *log) {
 }
 
 int npkit_cmd_json(int argc, char **argv) {
-  const char *log = NULL, *output = NULL;
-  int quiet = 0, only_args = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!only_args && a[0] == '-' && a[1] != '\0') {
-      int m;
-      if (strcmp(a, "--") == 0) {
-        only_args = 1;
-        continue;
-      }
-      if (npkit_cli_is_help(a)) {
-        help();
-        return NPKIT_EXIT_OK;
-      }
-      if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-        quiet = 1;
-        continue;
-      }
-      if ((m = npkit_cli_value("json", argc, argv, &i, "-o", "--output", &output)) != 0) {
-        if (m < 0) return NPKIT_EXIT_USAGE;
-        continue;
-      }
-      return npkit_cli_usage_error("json", "unknown option '%s'", a);
-    }
-    if (log != NULL) return npkit_cli_usage_error("json", "one log at a time (got '%s' and '%s')", log, a);
-    log = a;
-  }
-  if (log == NULL) return npkit_cli_usage_error("json", "missing LOG");
+  const char *output = NULL;
+  char *log = NULL;
+  int quiet = 0;
+  size_t n_logs;
+  const npkit_cli_option options[] = {
+      {"-q", "--quiet", .flag = &quiet},
+      {"-o", "--output", .value = &output},
+  };
+  const npkit_cli_spec spec = {"json", help, options, sizeof(options) / sizeof(options[0]), "log"};
+  int parsed = npkit_cli_parse(&spec, argc, argv, &log, &n_logs);
+  if (parsed != NPKIT_CLI_GO_ON) return parsed;
+  if (n_logs == 0) return npkit_cli_usage_error("json", "missing LOG");
   if (output != NULL && output[0] == '\0') return npkit_cli_usage_error("json", "empty output name");
 
   char *def = NULL;

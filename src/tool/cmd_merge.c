@@ -159,74 +159,56 @@ static void summary(const char *output, const npkit_merge_stats *st) {
   fputc('\n', stderr);
 }
 
+/* Checks of option values, for npkit_cli_parse. */
+
+static int need_name(const char *v, void *to) {
+  (void)to;
+  if (v[0] != '\0') return 0;
+  npkit_cli_usage_error("merge", "empty output name");
+  return -1;
+}
+
+static int take_size(const char *v, void *to) {
+  if (parse_size(v, to) == 0) return 0;
+  npkit_cli_usage_error("merge", "--warn-size takes a size such as 1G, 500M or 64k, not '%s'", v);
+  return -1;
+}
+
+typedef int filter_parser(npkit_merge_filter *f, const char *s, char *err, size_t errlen);
+
+static int take_filter(filter_parser *parse, const char *v, void *to) {
+  char err[512];
+  if (parse(to, v, err, sizeof(err)) == 0) return 0;
+  npkit_cli_usage_error("merge", "%s", err);
+  return -1;
+}
+
+static int take_window(const char *v, void *to) { return take_filter(npkit_merge_parse_window, v, to); }
+static int take_ranks(const char *v, void *to) { return take_filter(npkit_merge_parse_ranks, v, to); }
+static int take_ops(const char *v, void *to) { return take_filter(npkit_merge_parse_ops, v, to); }
+
 int npkit_cmd_merge(int argc, char **argv) {
-  const char *output = DEFAULT_OUTPUT, *v;
-  int quiet = 0, only_args = 0, m;
+  const char *output = DEFAULT_OUTPUT;
+  int quiet = 0, no_align = 0;
   uint64_t warn_size = PERFETTO_UI_LIMIT;
   char err[512];
   npkit_merge_options o;
   npkit_merge_defaults(&o);
-  char **args = calloc((size_t)argc, sizeof(*args));
-  size_t n_args = 0;
-  if (args == NULL) {
-    fprintf(stderr, "npkit merge: out of memory\n");
-    return NPKIT_EXIT_FAIL;
-  }
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (only_args || a[0] != '-' || a[1] == '\0') {
-      args[n_args++] = argv[i];
-      continue;
-    }
-    if (strcmp(a, "--") == 0) {
-      only_args = 1;
-    } else if (npkit_cli_is_help(a)) {
-      help();
-      free(args);
-      return NPKIT_EXIT_OK;
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      quiet = 1;
-    } else if (strcmp(a, "--no-align") == 0) {
-      o.align = 0;
-    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "-o", "--output", &output)) != 0) {
-      if (m < 0) goto usage;
-      if (output[0] == '\0') {
-        npkit_cli_usage_error("merge", "empty output name");
-        goto usage;
-      }
-    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "--window", "--window", &v)) != 0) {
-      if (m < 0) goto usage;
-      if (npkit_merge_parse_window(&o.filter, v, err, sizeof(err)) != 0) goto bad_value;
-    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "--warn-size", "--warn-size", &v)) != 0) {
-      if (m < 0) goto usage;
-      if (parse_size(v, &warn_size) != 0) {
-        npkit_cli_usage_error("merge", "--warn-size takes a size such as 1G, 500M or 64k, not '%s'", v);
-        goto usage;
-      }
-    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "--ranks", "--ranks", &v)) != 0) {
-      if (m < 0) goto usage;
-      if (npkit_merge_parse_ranks(&o.filter, v, err, sizeof(err)) != 0) goto bad_value;
-    } else if ((m = npkit_cli_value("merge", argc, argv, &i, "--ops", "--ops", &v)) != 0) {
-      if (m < 0) goto usage;
-      if (npkit_merge_parse_ops(&o.filter, v, err, sizeof(err)) != 0) goto bad_value;
-    } else {
-      npkit_cli_usage_error("merge", "unknown option '%s'", a);
-      goto usage;
-    }
-  }
-  if (n_args == 0) {
-    npkit_cli_usage_error("merge", "missing DIR or LOG");
-    goto usage;
-  }
-
+  const npkit_cli_option options[] = {
+      {"-q", "--quiet", .flag = &quiet},
+      {"--no-align", "--no-align", .flag = &no_align},
+      {"-o", "--output", .value = &output, .check = need_name},
+      {"--window", "--window", .check = take_window, .to = &o.filter},
+      {"--warn-size", "--warn-size", .check = take_size, .to = &warn_size},
+      {"--ranks", "--ranks", .check = take_ranks, .to = &o.filter},
+      {"--ops", "--ops", .check = take_ops, .to = &o.filter},
+  };
+  const npkit_cli_spec spec = {"merge", help, options, sizeof(options) / sizeof(options[0]), NULL};
   char **paths;
   size_t n_paths;
-  if (npkit_report_inputs(args, n_args, &paths, &n_paths, err, sizeof(err)) < 0) {
-    fprintf(stderr, "npkit merge: %s\n", err);
-    free(args);
-    return NPKIT_EXIT_FAIL;
-  }
-  free(args);
+  int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
+  if (parsed != NPKIT_CLI_GO_ON) return parsed;
+  if (no_align) o.align = 0;
 
   int to_stdout = strcmp(output, "-") == 0, gz = !to_stdout && has_suffix(output, ".gz");
   char *tmp = NULL, *dir = to_stdout ? NULL : folder_of(output);
@@ -278,9 +260,4 @@ int npkit_cmd_merge(int argc, char **argv) {
   free(dir);
   npkit_report_free_inputs(paths, n_paths);
   return rc == 0 ? NPKIT_EXIT_OK : NPKIT_EXIT_FAIL;
-bad_value:
-  npkit_cli_usage_error("merge", "%s", err);
-usage:
-  free(args);
-  return NPKIT_EXIT_USAGE;
 }

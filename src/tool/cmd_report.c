@@ -41,73 +41,55 @@ static int write_html(npkit_report *rep, const char *path) {
   return rc;
 }
 
+/* Checks of option values, for npkit_cli_parse. */
+
+static int need_name(const char *v, void *to) {
+  (void)to;
+  if (v[0] != '\0') return 0;
+  npkit_cli_usage_error("report", "empty --html file name");
+  return -1;
+}
+
+static int take_threshold(const char *v, void *to) {
+  double *ns = to;
+  if (npkit_parse_duration(v, "us", ns) != 0 || *ns < 0) {
+    npkit_cli_usage_error("report", "--threshold takes a duration such as 5us or 0.2ms, not '%s'", v);
+    return -1;
+  }
+  return 0;
+}
+
+static int take_top(const char *v, void *to) {
+  char *end;
+  long t = strtol(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || t < 0 || t > NPKIT_STRAG_TOP_MAX) {
+    npkit_cli_usage_error("report", "--top takes a number from 0 to %d, not '%s'", NPKIT_STRAG_TOP_MAX, v);
+    return -1;
+  }
+  *(uint32_t *)to = (uint32_t)t;
+  return 0;
+}
+
 int npkit_cmd_report(int argc, char **argv) {
-  const char *html = NULL, *v;
-  int json = 0, only_args = 0;
+  const char *html = NULL;
+  int json = 0, no_align = 0;
   npkit_report_options o;
   npkit_report_defaults(&o);
-  char **args = calloc((size_t)argc, sizeof(*args));
-  size_t n_args = 0;
-  if (args == NULL) {
-    fprintf(stderr, "npkit report: out of memory\n");
-    return NPKIT_EXIT_FAIL;
-  }
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    int m;
-    if (only_args || a[0] != '-' || a[1] == '\0') {
-      args[n_args++] = argv[i];
-      continue;
-    }
-    if (strcmp(a, "--") == 0) {
-      only_args = 1;
-    } else if (npkit_cli_is_help(a)) {
-      help();
-      free(args);
-      return NPKIT_EXIT_OK;
-    } else if (strcmp(a, "--json") == 0) {
-      json = 1;
-    } else if (strcmp(a, "--no-align") == 0) {
-      o.align = 0;
-    } else if ((m = npkit_cli_value("report", argc, argv, &i, "--html", "--html", &html)) != 0) {
-      if (m < 0) goto usage;
-      if (html[0] == '\0') {
-        npkit_cli_usage_error("report", "empty --html file name");
-        goto usage;
-      }
-    } else if ((m = npkit_cli_value("report", argc, argv, &i, "--threshold", "--threshold", &v)) != 0) {
-      if (m < 0) goto usage;
-      if (npkit_parse_duration(v, "us", &o.threshold_ns) != 0 || o.threshold_ns < 0) {
-        npkit_cli_usage_error("report", "--threshold takes a duration such as 5us or 0.2ms, not '%s'", v);
-        goto usage;
-      }
-    } else if ((m = npkit_cli_value("report", argc, argv, &i, "--top", "--top", &v)) != 0) {
-      char *end;
-      if (m < 0) goto usage;
-      long t = strtol(v, &end, 10);
-      if (*v == '\0' || *end != '\0' || t < 0 || t > NPKIT_STRAG_TOP_MAX) {
-        npkit_cli_usage_error("report", "--top takes a number from 0 to %d, not '%s'", NPKIT_STRAG_TOP_MAX, v);
-        goto usage;
-      }
-      o.top = (uint32_t)t;
-    } else {
-      npkit_cli_usage_error("report", "unknown option '%s'", a);
-      goto usage;
-    }
-  }
-  if (n_args == 0) {
-    npkit_cli_usage_error("report", "missing DIR or LOG");
-    goto usage;
-  }
-
-  char err[512], **paths;
+  const npkit_cli_option options[] = {
+      {"--json", "--json", .flag = &json},
+      {"--no-align", "--no-align", .flag = &no_align},
+      {"--html", "--html", .value = &html, .check = need_name},
+      {"--threshold", "--threshold", .check = take_threshold, .to = &o.threshold_ns},
+      {"--top", "--top", .check = take_top, .to = &o.top},
+  };
+  const npkit_cli_spec spec = {"report", help, options, sizeof(options) / sizeof(options[0]), NULL};
+  char **paths;
   size_t n_paths;
-  if (npkit_report_inputs(args, n_args, &paths, &n_paths, err, sizeof(err)) < 0) {
-    fprintf(stderr, "npkit report: %s\n", err);
-    free(args);
-    return NPKIT_EXIT_FAIL;
-  }
-  free(args);
+  int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
+  if (parsed != NPKIT_CLI_GO_ON) return parsed;
+  if (no_align) o.align = 0;
+
+  char err[512];
   npkit_report rep;
   int rc = NPKIT_EXIT_OK;
   if (npkit_report_run(&rep, paths, n_paths, &o, err, sizeof(err)) != 0) {
@@ -132,7 +114,4 @@ int npkit_cmd_report(int argc, char **argv) {
   npkit_report_free(&rep);
   npkit_report_free_inputs(paths, n_paths);
   return rc;
-usage:
-  free(args);
-  return NPKIT_EXIT_USAGE;
 }

@@ -3,6 +3,8 @@
 #ifndef NPKIT_TOOL_COMMANDS_H
 #define NPKIT_TOOL_COMMANDS_H
 
+#include <stddef.h>
+
 #define NPKIT_EXIT_OK 0
 #define NPKIT_EXIT_FAIL 1
 #define NPKIT_EXIT_USAGE 2
@@ -16,12 +18,41 @@ int npkit_cmd_report(int argc, char **argv);
 
 /* Option helpers shared by the subcommands. */
 
-/* Matches argv[*i] against a short ("-o") or long ("--output") option that takes a value, in the
- * forms "-o V", "-oV", "--output V" and "--output=V".  Returns 1 and sets *value (advancing *i past
- * a separate value), 0 if argv[*i] is another argument, or -1 (after a message) if the value is
- * missing. */
-int npkit_cli_value(const char *cmd, int argc, char **argv, int *i, const char *shrt, const char *lng,
-                    const char **value);
+/* An option of a subcommand, for npkit_cli_parse.  A flag (flag not NULL) is set to 1 when given.  An
+ * option with a value ("-o V", "-oV", "--output V", "--output=V") stores it in *value when value is
+ * set, then hands it to check when that is set, at once, so that a bad value is reported before
+ * anything that follows it on the command line. */
+typedef struct npkit_cli_option {
+  const char *shrt, *lng; /* "-o", "--output"; an option without a short form names the long one twice */
+  int *flag;
+  const char **value;
+  /* Checks the value, or stores what it means in *to; returns 0, or -1 after npkit_cli_usage_error. */
+  int (*check)(const char *value, void *to);
+  void *to;
+} npkit_cli_option;
+
+/* The command line of a subcommand. */
+typedef struct npkit_cli_spec {
+  const char *cmd;     /* its name, for messages */
+  void (*help)(void);  /* prints its help on standard output */
+  const npkit_cli_option *opts;
+  size_t n_opts;
+  const char *single;  /* what its one argument is ("log"), or NULL when it takes any number */
+} npkit_cli_spec;
+
+/* npkit_cli_parse's "all arguments taken, go on". */
+#define NPKIT_CLI_GO_ON (-1)
+
+/* Parses argv[1..argc-1]: the options of spec, -h/--help, "--" (all that follows is an argument),
+ * and the arguments ("-" is one), stored in args (room for argc, or for one with spec->single) and
+ * counted in *n_args.  Returns NPKIT_CLI_GO_ON, or the exit status to return at once:
+ * NPKIT_EXIT_OK after printing the help, NPKIT_EXIT_USAGE after a message. */
+int npkit_cli_parse(const npkit_cli_spec *spec, int argc, char **argv, char **args, size_t *n_args);
+/* npkit_cli_parse for the commands that read DIR|LOG...: the logs named, or found in the folders
+ * named (npkit_report_inputs), go to *paths, for npkit_report_free_inputs.  Returns as
+ * npkit_cli_parse, and NPKIT_EXIT_FAIL after a message when they cannot be listed. */
+int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char ***paths, size_t *n_paths);
+
 /* "-h" or "--help". */
 int npkit_cli_is_help(const char *arg);
 /* Prints "npkit CMD: MESSAGE" and a pointer to the help on stderr; returns NPKIT_EXIT_USAGE. */
