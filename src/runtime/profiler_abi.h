@@ -114,6 +114,22 @@ typedef struct npkit_abi_proxy_step {
   int step;
 } npkit_abi_proxy_step;
 
+/* Coll of v4 to v6; v3's is the same behind name and commHash (v4 dropped those two and renamed
+ * nMaxChannels to nChannels, nothing else). */
+typedef struct npkit_abi_v4_coll {
+  uint64_t seq;
+  const char *func;
+  const void *sendbuf;
+  void *recvbuf;
+  size_t count;
+  int root;
+  const char *datatype;
+  uint8_t nchannels;
+  uint8_t nwarps;
+  const char *algo;
+  const char *proto;
+} npkit_abi_v4_coll;
+
 typedef struct npkit_abi_net_plugin {
   int64_t id;
   void *data;
@@ -221,18 +237,12 @@ typedef struct npkit_abi_v2_descr {
 typedef struct npkit_abi_v3_coll {
   const char *name;
   uint64_t comm_hash;
-  uint64_t seq;
-  const char *func;
-  const void *sendbuf;
-  void *recvbuf;
-  size_t count;
-  int root;
-  const char *datatype;
-  uint8_t max_channels;
-  uint8_t nwarps;
-  const char *algo;
-  const char *proto;
+  npkit_abi_v4_coll v4;  /* its nchannels is v3's nMaxChannels */
 } npkit_abi_v3_coll;
+
+typedef struct npkit_abi_v3_kernel_ch {
+  uint8_t channel;
+} npkit_abi_v3_kernel_ch;
 
 typedef struct npkit_abi_v3_descr {
   uint8_t type;
@@ -243,28 +253,12 @@ typedef struct npkit_abi_v3_descr {
     npkit_abi_v2_p2p p2p;
     npkit_abi_proxy_op proxy_op;
     npkit_abi_proxy_step proxy_step;
-    struct {
-      uint8_t channel;
-    } kernel_ch;
+    npkit_abi_v3_kernel_ch kernel_ch;
     npkit_abi_net_plugin net_plugin;
   } u;
 } npkit_abi_v3_descr;
 
 /* ---- v4 (2.27) ---- */
-
-typedef struct npkit_abi_v4_coll {
-  uint64_t seq;
-  const char *func;
-  const void *sendbuf;
-  void *recvbuf;
-  size_t count;
-  int root;
-  const char *datatype;
-  uint8_t nchannels;
-  uint8_t nwarps;
-  const char *algo;
-  const char *proto;
-} npkit_abi_v4_coll;
 
 typedef struct npkit_abi_v4_p2p {
   const char *func;
@@ -404,11 +398,12 @@ NPKIT_ABI_AT(npkit_abi_v2_p2p, func, 16);
 NPKIT_ABI_AT(npkit_abi_v2_p2p, datatype, 32);
 NPKIT_ABI_AT(npkit_abi_v2_p2p, count, 40);
 NPKIT_ABI_AT(npkit_abi_v2_p2p, peer, 48);
-NPKIT_ABI_AT(npkit_abi_v3_coll, datatype, 64);
-NPKIT_ABI_AT(npkit_abi_v3_coll, max_channels, 72);
-NPKIT_ABI_AT(npkit_abi_v3_coll, nwarps, 73);
-NPKIT_ABI_AT(npkit_abi_v3_coll, algo, 80);
-NPKIT_ABI_AT(npkit_abi_v3_coll, proto, 88);
+NPKIT_ABI_AT(npkit_abi_v3_coll, v4, 16);
+NPKIT_ABI_AT(npkit_abi_v3_coll, v4.datatype, 64);
+NPKIT_ABI_AT(npkit_abi_v3_coll, v4.nchannels, 72);
+NPKIT_ABI_AT(npkit_abi_v3_coll, v4.nwarps, 73);
+NPKIT_ABI_AT(npkit_abi_v3_coll, v4.algo, 80);
+NPKIT_ABI_AT(npkit_abi_v3_coll, v4.proto, 88);
 NPKIT_ABI_AT(npkit_abi_v4_coll, func, 8);
 NPKIT_ABI_AT(npkit_abi_v4_coll, count, 32);
 NPKIT_ABI_AT(npkit_abi_v4_coll, root, 40);

@@ -8,24 +8,116 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* ---- pieces shared by versions ---- */
+/* ---- init: v1-v3 say nothing about the communicator, v4+ do ---- */
 
-static void from_proxy_op(npkit_pp_descr *e, const npkit_abi_proxy_op *op) {
-  e->type = NPKIT_PP_PROXY_OP;
-  e->u.proxy_op.pid = op->pid;
-  e->u.proxy_op.channel = op->channel;
-  e->u.proxy_op.peer = op->peer;
-  e->u.proxy_op.nsteps = op->nsteps;
-  e->u.proxy_op.chunk_size = op->chunk_size;
-  e->u.proxy_op.is_send = op->is_send;
+static int init_comm(void **ctx, int *mask, unsigned abi, uint64_t comm_id, const char *name,
+                     int nnodes, int nranks, int rank) {
+  npkit_pp_comm c = {abi, comm_id, name, nnodes, nranks, rank};
+  return npkit_pp_init(ctx, mask, &c);
 }
 
-static void from_proxy_step(npkit_pp_descr *e, const npkit_abi_proxy_step *step) {
-  e->type = NPKIT_PP_PROXY_STEP;
-  e->u.proxy_step.step = step->step;
+static int init_v1(void **ctx, int *mask) { return init_comm(ctx, mask, 1, 0, NULL, -1, -1, -1); }
+static int init_v2(void **ctx, int *mask) { return init_comm(ctx, mask, 2, 0, NULL, -1, -1, -1); }
+static int init_v3(void **ctx, int *mask) { return init_comm(ctx, mask, 3, 0, NULL, -1, -1, -1); }
+
+static int init_v4(void **ctx, int *mask, const char *name, uint64_t comm_hash, int nnodes,
+                   int nranks, int rank, npkit_nccl_logger log) {
+  (void)log;
+  return init_comm(ctx, mask, 4, comm_hash, name, nnodes, nranks, rank);
 }
 
-/* The event types of v1-v4 (an 8-bit field) that are neither tasks nor proxy events. */
+/* v5 moved the communicator id before the mask; v6 has v5's signature but its own number, which
+ * the core keeps (npkit_pp_comm.abi). */
+static int init_v5(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,
+                   int nranks, int rank, npkit_nccl_logger log) {
+  (void)log;
+  return init_comm(ctx, mask, 5, comm_id, name, nnodes, nranks, rank);
+}
+
+static int init_v6(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,
+                   int nranks, int rank, npkit_nccl_logger log) {
+  (void)log;
+  return init_comm(ctx, mask, 6, comm_id, name, nnodes, nranks, rank);
+}
+
+/* ---- the union members whose layout changes between versions ----
+ * Each gets a pointer to the descriptor's union (which points to every member of it). */
+
+static void coll_v1(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_v1_coll *c = u;
+  e->u.task = (npkit_pp_task){c->seq, c->count, c->comm_hash, npkit_pp_v1_func_name(c->func),
+                              npkit_pp_v1_algo_name(c->algo), npkit_pp_v1_proto_name(c->proto),
+                              c->datatype, c->root, c->max_channels, c->nwarps};
+}
+
+static void p2p_v1(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_v1_p2p *p = u;
+  e->u.task = (npkit_pp_task){0, p->count, p->comm_hash, npkit_pp_v1_func_name(p->func), NULL,
+                              NULL, p->datatype, p->peer, 0, 0};
+}
+
+/* v2's Coll has trafficBytes between datatype and nMaxChannels, so it cannot share v3's layout. */
+static void coll_v2(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_v2_coll *c = u;
+  e->u.task = (npkit_pp_task){c->seq, c->count, c->comm_hash, c->func, c->algo, c->proto,
+                              npkit_pp_datatype_from_name(c->datatype), c->root, c->max_channels,
+                              c->nwarps};
+}
+
+static void p2p_v2(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_v2_p2p *p = u;
+  e->u.task = (npkit_pp_task){0, p->count, p->comm_hash, p->func, NULL, NULL,
+                              npkit_pp_datatype_from_name(p->datatype), p->peer, 0, 0};
+}
+
+/* Also v5's and v6's: their Coll and P2p begin with v4's (npkit_abi_v5_coll.v4), and the
+ * parentGroup they add is not read. */
+static void coll_v4(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_v4_coll *c = u;
+  e->u.task = (npkit_pp_task){c->seq, c->count, 0, c->func, c->algo, c->proto,
+                              npkit_pp_datatype_from_name(c->datatype), c->root, c->nchannels,
+                              c->nwarps};
+}
+
+static void p2p_v4(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_v4_p2p *p = u;
+  e->u.task = (npkit_pp_task){0, p->count, 0, p->func, NULL, NULL,
+                              npkit_pp_datatype_from_name(p->datatype), p->peer, p->nchannels, 0};
+}
+
+static void kernel_ch_v4(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_kernel_ch *k = u;
+  e->u.kernel_ch.channel = k->channel;
+  e->u.kernel_ch.has_ptimer = 1;
+  e->u.kernel_ch.ptimer = k->ptimer;
+}
+
+/* v3: P2p is v2's, Coll is v4's behind name and commHash. */
+static void coll_v3(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_v3_coll *c = u;
+  coll_v4(e, &c->v4);
+  e->u.task.comm_hash = c->comm_hash;
+}
+
+static void kernel_ch_v3(npkit_pp_descr *e, const void *u) {
+  e->u.kernel_ch.channel = ((const npkit_abi_v3_kernel_ch *)u)->channel; /* no GPU stamps yet */
+}
+
+/* A version's readers of those members; v5 and v6 use v4's. */
+typedef struct members {
+  void (*coll)(npkit_pp_descr *e, const void *u);
+  void (*p2p)(npkit_pp_descr *e, const void *u);
+  void (*kernel_ch)(npkit_pp_descr *e, const void *u); /* NULL before v3: no such event */
+} members;
+
+static const members members_v1 = {coll_v1, p2p_v1, NULL};
+static const members members_v2 = {coll_v2, p2p_v2, NULL};
+static const members members_v3 = {coll_v3, p2p_v2, kernel_ch_v3};
+static const members members_v4 = {coll_v4, p2p_v4, kernel_ch_v4};
+
+/* ---- starting an event ---- */
+
+/* The event types that carry nothing we read. */
 static npkit_pp_type other_type(uint64_t type) {
   switch (type) {
   case NPKIT_NCCL_EV_GROUP: return NPKIT_PP_GROUP;
@@ -38,6 +130,74 @@ static npkit_pp_type other_type(uint64_t type) {
   }
 }
 
+/* Every version's descriptor is {type, parent, rank, union}; only the type's width (8 bits until
+ * v4, 64 from v5) and the members in m differ.  The proxy op and step members have kept one
+ * layout since v1. */
+static int start_descr(void *ctx, void **handle, const members *m, uint64_t type, void *parent,
+                       int rank, const void *u) {
+  npkit_pp_descr e;
+  memset(&e, 0, sizeof e);
+  e.parent = parent;
+  e.rank = rank;
+  if (type == NPKIT_NCCL_EV_COLL) {
+    e.type = NPKIT_PP_COLL;
+    m->coll(&e, u);
+  } else if (type == NPKIT_NCCL_EV_P2P) {
+    e.type = NPKIT_PP_P2P;
+    m->p2p(&e, u);
+  } else if (type == NPKIT_NCCL_EV_PROXY_OP) {
+    const npkit_abi_proxy_op *op = u;
+    e.type = NPKIT_PP_PROXY_OP;
+    e.u.proxy_op.pid = op->pid;
+    e.u.proxy_op.channel = op->channel;
+    e.u.proxy_op.peer = op->peer;
+    e.u.proxy_op.nsteps = op->nsteps;
+    e.u.proxy_op.chunk_size = op->chunk_size;
+    e.u.proxy_op.is_send = op->is_send;
+  } else if (type == NPKIT_NCCL_EV_PROXY_STEP) {
+    e.type = NPKIT_PP_PROXY_STEP;
+    e.u.proxy_step.step = ((const npkit_abi_proxy_step *)u)->step;
+  } else if (type == NPKIT_NCCL_EV_KERNEL_CH && m->kernel_ch != NULL) {
+    e.type = NPKIT_PP_KERNEL_CH;
+    m->kernel_ch(&e, u);
+  } else {
+    e.type = other_type(type);
+  }
+  return npkit_pp_start(ctx, handle, &e);
+}
+
+static int start_v1(void *ctx, void **handle, npkit_abi_v1_descr *d) {
+  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
+  return start_descr(ctx, handle, &members_v1, d->type, d->parent, d->rank, &d->u);
+}
+
+static int start_v2(void *ctx, void **handle, npkit_abi_v2_descr *d) {
+  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
+  return start_descr(ctx, handle, &members_v2, d->type, d->parent, d->rank, &d->u);
+}
+
+static int start_v3(void *ctx, void **handle, npkit_abi_v3_descr *d) {
+  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
+  return start_descr(ctx, handle, &members_v3, d->type, d->parent, d->rank, &d->u);
+}
+
+static int start_v4(void *ctx, void **handle, npkit_abi_v4_descr *d) {
+  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
+  return start_descr(ctx, handle, &members_v4, d->type, d->parent, d->rank, &d->u);
+}
+
+/* v6 descriptors are v5's for every member read here (its copy-engine members come after). */
+static int start_v5(void *ctx, void **handle, npkit_abi_v5_descr *d) {
+  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
+  return start_descr(ctx, handle, &members_v4, d->type, d->parent, d->rank, &d->u);
+}
+
+/* ---- state arguments ---- */
+
+static int is_ctrl_state(int state) {
+  return state >= NPKIT_NCCL_ST_CTRL_IDLE && state <= NPKIT_NCCL_ST_CTRL_APPEND_END;
+}
+
 static int state_v1(void *handle, int state, npkit_abi_v1_state_args *a) {
   npkit_pp_state s;
   memset(&s, 0, sizeof s);
@@ -45,8 +205,7 @@ static int state_v1(void *handle, int state, npkit_abi_v1_state_args *a) {
   if (a != NULL && state >= NPKIT_NCCL_ST_OP_SEND_POSTED && state <= NPKIT_NCCL_ST_OP_RECV_DONE) {
     s.has_trans_size = 1;
     s.trans_size = a->proxy_op.trans_size;
-  } else if (a != NULL && state >= NPKIT_NCCL_ST_CTRL_IDLE &&
-             state <= NPKIT_NCCL_ST_CTRL_APPEND_END) {
+  } else if (a != NULL && is_ctrl_state(state)) {
     s.has_appended = 1;
     s.appended = a->proxy_ctrl.appended;
   }
@@ -72,7 +231,7 @@ static int state_v4(void *handle, int state, npkit_abi_v4_state_args *a) {
       s.ptimer = a->kernel_ch.ptimer;
       break;
     default:
-      if (state >= NPKIT_NCCL_ST_CTRL_IDLE && state <= NPKIT_NCCL_ST_CTRL_APPEND_END) {
+      if (is_ctrl_state(state)) {
         s.has_appended = 1;
         s.appended = a->proxy_ctrl.appended;
       }
@@ -80,183 +239,6 @@ static int state_v4(void *handle, int state, npkit_abi_v4_state_args *a) {
     }
   }
   return npkit_pp_record_state(handle, state, &s);
-}
-
-/* ---- v1 ---- */
-
-static int init_v1(void **ctx, int *mask) {
-  npkit_pp_comm c = {1, 0, NULL, -1, -1, -1};
-  return npkit_pp_init(ctx, mask, &c);
-}
-
-static int start_v1(void *ctx, void **handle, npkit_abi_v1_descr *d) {
-  npkit_pp_descr e;
-  memset(&e, 0, sizeof e);
-  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
-  e.parent = d->parent;
-  e.rank = d->rank;
-  if (d->type == NPKIT_NCCL_EV_COLL) {
-    const npkit_abi_v1_coll *c = &d->u.coll;
-    e.type = NPKIT_PP_COLL;
-    e.u.task = (npkit_pp_task){c->seq, c->count, c->comm_hash, npkit_pp_v1_func_name(c->func),
-                               npkit_pp_v1_algo_name(c->algo), npkit_pp_v1_proto_name(c->proto),
-                               c->datatype, c->root, c->max_channels, c->nwarps};
-  } else if (d->type == NPKIT_NCCL_EV_P2P) {
-    const npkit_abi_v1_p2p *p = &d->u.p2p;
-    e.type = NPKIT_PP_P2P;
-    e.u.task = (npkit_pp_task){0, p->count, p->comm_hash, npkit_pp_v1_func_name(p->func), NULL,
-                               NULL, p->datatype, p->peer, 0, 0};
-  } else if (d->type == NPKIT_NCCL_EV_PROXY_OP) {
-    from_proxy_op(&e, &d->u.proxy_op);
-  } else if (d->type == NPKIT_NCCL_EV_PROXY_STEP) {
-    from_proxy_step(&e, &d->u.proxy_step);
-  } else {
-    e.type = other_type(d->type);
-  }
-  return npkit_pp_start(ctx, handle, &e);
-}
-
-/* ---- v2 and v3: strings; v3 adds kernel channels ---- */
-
-static int init_v2(void **ctx, int *mask) {
-  npkit_pp_comm c = {2, 0, NULL, -1, -1, -1};
-  return npkit_pp_init(ctx, mask, &c);
-}
-
-static int init_v3(void **ctx, int *mask) {
-  npkit_pp_comm c = {3, 0, NULL, -1, -1, -1};
-  return npkit_pp_init(ctx, mask, &c);
-}
-
-static void from_p2p_v2(npkit_pp_descr *e, const npkit_abi_v2_p2p *p) {
-  e->type = NPKIT_PP_P2P;
-  e->u.task = (npkit_pp_task){0, p->count, p->comm_hash, p->func, NULL, NULL,
-                              npkit_pp_datatype_from_name(p->datatype), p->peer, 0, 0};
-}
-
-static int start_v2(void *ctx, void **handle, npkit_abi_v2_descr *d) {
-  npkit_pp_descr e;
-  memset(&e, 0, sizeof e);
-  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
-  e.parent = d->parent;
-  e.rank = d->rank;
-  if (d->type == NPKIT_NCCL_EV_COLL) {
-    const npkit_abi_v2_coll *c = &d->u.coll;
-    e.type = NPKIT_PP_COLL;
-    e.u.task = (npkit_pp_task){c->seq, c->count, c->comm_hash, c->func, c->algo, c->proto,
-                               npkit_pp_datatype_from_name(c->datatype), c->root, c->max_channels,
-                               c->nwarps};
-  } else if (d->type == NPKIT_NCCL_EV_P2P) {
-    from_p2p_v2(&e, &d->u.p2p);
-  } else if (d->type == NPKIT_NCCL_EV_PROXY_OP) {
-    from_proxy_op(&e, &d->u.proxy_op);
-  } else if (d->type == NPKIT_NCCL_EV_PROXY_STEP) {
-    from_proxy_step(&e, &d->u.proxy_step);
-  } else {
-    e.type = other_type(d->type);
-  }
-  return npkit_pp_start(ctx, handle, &e);
-}
-
-static int start_v3(void *ctx, void **handle, npkit_abi_v3_descr *d) {
-  npkit_pp_descr e;
-  memset(&e, 0, sizeof e);
-  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
-  e.parent = d->parent;
-  e.rank = d->rank;
-  if (d->type == NPKIT_NCCL_EV_COLL) {
-    const npkit_abi_v3_coll *c = &d->u.coll;
-    e.type = NPKIT_PP_COLL;
-    e.u.task = (npkit_pp_task){c->seq, c->count, c->comm_hash, c->func, c->algo, c->proto,
-                               npkit_pp_datatype_from_name(c->datatype), c->root, c->max_channels,
-                               c->nwarps};
-  } else if (d->type == NPKIT_NCCL_EV_P2P) {
-    from_p2p_v2(&e, &d->u.p2p);
-  } else if (d->type == NPKIT_NCCL_EV_PROXY_OP) {
-    from_proxy_op(&e, &d->u.proxy_op);
-  } else if (d->type == NPKIT_NCCL_EV_PROXY_STEP) {
-    from_proxy_step(&e, &d->u.proxy_step);
-  } else if (d->type == NPKIT_NCCL_EV_KERNEL_CH) {
-    e.type = NPKIT_PP_KERNEL_CH;
-    e.u.kernel_ch.channel = d->u.kernel_ch.channel; /* no GPU stamps before v4 */
-  } else {
-    e.type = other_type(d->type);
-  }
-  return npkit_pp_start(ctx, handle, &e);
-}
-
-/* ---- v4, v5, v6 ---- */
-
-static int init_v4(void **ctx, int *mask, const char *name, uint64_t comm_hash, int nnodes,
-                   int nranks, int rank, npkit_nccl_logger log) {
-  npkit_pp_comm c = {4, comm_hash, name, nnodes, nranks, rank};
-  (void)log;
-  return npkit_pp_init(ctx, mask, &c);
-}
-
-static int init_v5(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,
-                   int nranks, int rank, npkit_nccl_logger log) {
-  npkit_pp_comm c = {5, comm_id, name, nnodes, nranks, rank};
-  (void)log;
-  return npkit_pp_init(ctx, mask, &c);
-}
-
-static int init_v6(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,
-                   int nranks, int rank, npkit_nccl_logger log) {
-  npkit_pp_comm c = {6, comm_id, name, nnodes, nranks, rank};
-  (void)log;
-  return npkit_pp_init(ctx, mask, &c);
-}
-
-/* The members of v4's union that v5/v6 kept at the same place, after a type of either width. */
-static void from_v4_members(npkit_pp_descr *e, uint64_t type, const npkit_abi_v4_coll *c,
-                            const npkit_abi_v4_p2p *p, const npkit_abi_proxy_op *op,
-                            const npkit_abi_proxy_step *step, const npkit_abi_kernel_ch *kch) {
-  switch (type) {
-  case NPKIT_NCCL_EV_COLL:
-    e->type = NPKIT_PP_COLL;
-    e->u.task = (npkit_pp_task){c->seq, c->count, 0, c->func, c->algo, c->proto,
-                                npkit_pp_datatype_from_name(c->datatype), c->root, c->nchannels,
-                                c->nwarps};
-    break;
-  case NPKIT_NCCL_EV_P2P:
-    e->type = NPKIT_PP_P2P;
-    e->u.task = (npkit_pp_task){0, p->count, 0, p->func, NULL, NULL,
-                                npkit_pp_datatype_from_name(p->datatype), p->peer, p->nchannels, 0};
-    break;
-  case NPKIT_NCCL_EV_PROXY_OP: from_proxy_op(e, op); break;
-  case NPKIT_NCCL_EV_PROXY_STEP: from_proxy_step(e, step); break;
-  case NPKIT_NCCL_EV_KERNEL_CH:
-    e->type = NPKIT_PP_KERNEL_CH;
-    e->u.kernel_ch.channel = kch->channel;
-    e->u.kernel_ch.has_ptimer = 1;
-    e->u.kernel_ch.ptimer = kch->ptimer;
-    break;
-  default: e->type = other_type(type); break;
-  }
-}
-
-static int start_v4(void *ctx, void **handle, npkit_abi_v4_descr *d) {
-  npkit_pp_descr e;
-  memset(&e, 0, sizeof e);
-  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
-  e.parent = d->parent;
-  e.rank = d->rank;
-  from_v4_members(&e, d->type, &d->u.coll, &d->u.p2p, &d->u.proxy_op, &d->u.proxy_step,
-                  &d->u.kernel_ch);
-  return npkit_pp_start(ctx, handle, &e);
-}
-
-/* v6 descriptors are v5's for every member read here (its copy-engine members come after). */
-static int start_v5(void *ctx, void **handle, npkit_abi_v5_descr *d) {
-  npkit_pp_descr e;
-  memset(&e, 0, sizeof e);
-  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
-  e.parent = d->parent;
-  e.rank = d->rank;
-  from_v4_members(&e, d->type, &d->u.coll.v4, &d->u.p2p.v4, &d->u.proxy_op, &d->u.proxy_step,
-                  &d->u.kernel_ch);
-  return npkit_pp_start(ctx, handle, &e);
 }
 
 /* ---- the exported tables: NCCL takes the newest it knows ---- */

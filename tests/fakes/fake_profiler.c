@@ -291,82 +291,65 @@ static const char *type_name(ncclDataType_t dt) {
   return (unsigned)dt < sizeof names / sizeof names[0] ? names[dt] : "Unknown";
 }
 
+/* What v3 and v4 take over from a v5 description: the fields all three name alike, each version at
+ * its own offsets, hence a macro.  The callers add what their version has of its own. */
+#define FROM_V5(o, d)                                                                              \
+  do {                                                                                             \
+    memset(&(o), 0, sizeof(o));                                                                    \
+    (o).type = (uint8_t)(d)->type;                                                                 \
+    (o).parent_obj = (d)->parent_obj;                                                              \
+    (o).rank = (d)->rank;                                                                          \
+    if ((d)->type == EV_COLL) {                                                                    \
+      (o).coll.seq_number = (d)->coll.seq_number;                                                  \
+      (o).coll.func = (d)->coll.func;                                                              \
+      (o).coll.count = (d)->coll.count;                                                            \
+      (o).coll.root = (d)->coll.root;                                                              \
+      (o).coll.datatype = (d)->coll.datatype;                                                      \
+      (o).coll.n_warps = (d)->coll.n_warps;                                                        \
+      (o).coll.algo = (d)->coll.algo;                                                              \
+      (o).coll.proto = (d)->coll.proto;                                                            \
+      (o).parent_obj = (d)->coll.parent_group;                                                     \
+    } else if ((d)->type == EV_P2P) {                                                              \
+      (o).p2p.func = (d)->p2p.func;                                                                \
+      (o).p2p.datatype = (d)->p2p.datatype;                                                        \
+      (o).p2p.count = (d)->p2p.count;                                                              \
+      (o).p2p.peer = (d)->p2p.peer;                                                                \
+      (o).parent_obj = (d)->p2p.parent_group;                                                      \
+    } else if ((d)->type == EV_PROXY_OP) {                                                         \
+      (o).proxy_op = (d)->proxy_op;                                                                \
+    } else if ((d)->type == EV_PROXY_STEP) {                                                       \
+      (o).proxy_step.step = (d)->proxy_step.step;                                                  \
+    } else if ((d)->type == EV_KERNEL_CH) {                                                        \
+      (o).kernel_ch.channel_id = (d)->kernel_ch.channel_id;                                        \
+    }                                                                                              \
+  } while (0)
+
 /* Starts an event described in the v5 layout, translated for the loaded version. */
 static void *start_event(const struct npkit_fake_prof_comm *pc, descr_v5 *d) {
   void *h = NULL;
   if (pc == NULL || pc->abi == 0) return NULL;
   if (pc->abi == 5) {
     t5->start_event(pc->ctx, &h, d);
-  } else if (pc->abi == 4) {
+    return h;
+  }
+  if (d->type > EV_NET_PLUGIN) return NULL; /* API-level events came with v5 */
+  if (pc->abi == 4) {
     descr_v4 o;
-    memset(&o, 0, sizeof o);
-    o.type = (uint8_t)d->type;
-    o.parent_obj = d->parent_obj;
-    o.rank = d->rank;
-    if (d->type == EV_COLL) {
-      o.coll.seq_number = d->coll.seq_number;
-      o.coll.func = d->coll.func;
-      o.coll.count = d->coll.count;
-      o.coll.root = d->coll.root;
-      o.coll.datatype = d->coll.datatype;
-      o.coll.n_channels = d->coll.n_channels;
-      o.coll.n_warps = d->coll.n_warps;
-      o.coll.algo = d->coll.algo;
-      o.coll.proto = d->coll.proto;
-      o.parent_obj = d->coll.parent_group;
-    } else if (d->type == EV_P2P) {
-      o.p2p.func = d->p2p.func;
-      o.p2p.datatype = d->p2p.datatype;
-      o.p2p.count = d->p2p.count;
-      o.p2p.peer = d->p2p.peer;
-      o.p2p.n_channels = d->p2p.n_channels;
-      o.parent_obj = d->p2p.parent_group;
-    } else if (d->type == EV_PROXY_OP) {
-      o.proxy_op = d->proxy_op;
-    } else if (d->type == EV_PROXY_STEP) {
-      o.proxy_step.step = d->proxy_step.step;
-    } else if (d->type == EV_KERNEL_CH) {
-      o.kernel_ch.channel_id = d->kernel_ch.channel_id;
-      o.kernel_ch.p_timer = d->kernel_ch.p_timer;
-    } else if (d->type > EV_NET_PLUGIN) {
-      return NULL; /* API-level events came with v5 */
-    }
+    FROM_V5(o, d);
+    if (d->type == EV_COLL) o.coll.n_channels = d->coll.n_channels;
+    if (d->type == EV_P2P) o.p2p.n_channels = d->p2p.n_channels;
+    if (d->type == EV_KERNEL_CH) o.kernel_ch.p_timer = d->kernel_ch.p_timer;
     t4->start_event(pc->ctx, &h, &o);
-  } else {
+  } else { /* v3 tasks name their communicator; v3 has no channel count for P2p, no GPU timer */
     descr_v3 o;
-    memset(&o, 0, sizeof o);
-    o.type = (uint8_t)d->type;
-    o.parent_obj = d->parent_obj;
-    o.rank = d->rank;
+    FROM_V5(o, d);
     if (d->type == EV_COLL) {
       o.coll.name = "";
       o.coll.comm_hash = pc->comm_id;
-      o.coll.seq_number = d->coll.seq_number;
-      o.coll.func = d->coll.func;
-      o.coll.count = d->coll.count;
-      o.coll.root = d->coll.root;
-      o.coll.datatype = d->coll.datatype;
       o.coll.n_max_channels = d->coll.n_channels;
-      o.coll.n_warps = d->coll.n_warps;
-      o.coll.algo = d->coll.algo;
-      o.coll.proto = d->coll.proto;
-      o.parent_obj = d->coll.parent_group;
     } else if (d->type == EV_P2P) {
       o.p2p.name = "";
       o.p2p.comm_hash = pc->comm_id;
-      o.p2p.func = d->p2p.func;
-      o.p2p.datatype = d->p2p.datatype;
-      o.p2p.count = d->p2p.count;
-      o.p2p.peer = d->p2p.peer;
-      o.parent_obj = d->p2p.parent_group;
-    } else if (d->type == EV_PROXY_OP) {
-      o.proxy_op = d->proxy_op;
-    } else if (d->type == EV_PROXY_STEP) {
-      o.proxy_step.step = d->proxy_step.step;
-    } else if (d->type == EV_KERNEL_CH) {
-      o.kernel_ch.channel_id = d->kernel_ch.channel_id;
-    } else if (d->type > EV_NET_PLUGIN) {
-      return NULL;
     }
     t3->start_event(pc->ctx, &h, &o);
   }
