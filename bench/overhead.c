@@ -5,7 +5,10 @@
  *   overhead [--calls N] [--repeats R] [--threads T] [--pause-ms P]
  * Between repeats the threads sleep P ms (not timed), so that the library's writer thread can
  * stream the previous repeat to disk instead of competing with the measured loop for the cores.
- * prints one line: threads=T calls=N repeats=R median_ns_per_call=X min_ns_per_call=Y */
+ * prints one line: threads=T calls=N repeats=R median_ns_per_call=X min_ns_per_call=Y
+ * sorted_ns_per_call=... other_cpu_ns_per_call=Z, where Z is the CPU time of the process's other
+ * threads (the library's writer thread) per call made, measured after a final pause that lets
+ * them finish the last repeat. */
 #define _GNU_SOURCE
 #include <nccl.h>
 #include <pthread.h>
@@ -20,6 +23,13 @@ static long pause_ms = 0;
 static ncclComm_t comms[64];
 static pthread_barrier_t barrier;
 static double per_call_ns[64][64];
+static double worker_cpu_ns[64];
+
+static double cpu_ns(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
 
 static double now_ns(void) {
   struct timespec ts;
@@ -44,6 +54,7 @@ static void *worker(void *arg) {
       }
     per_call_ns[id][r] = (now_ns() - t0) / (double)calls;
   }
+  worker_cpu_ns[id] = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
   return NULL;
 }
 
@@ -75,6 +86,12 @@ int main(int argc, char **argv) {
   pthread_t th[64];
   for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, worker, (void *)(long)t);
   for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+  if (pause_ms > 0) {
+    struct timespec ts = {pause_ms / 1000, pause_ms % 1000 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  double others = cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+  for (int t = 0; t < nthreads; t++) others -= worker_cpu_ns[t];
   /* Per repeat, the slowest thread; then the median and minimum over repeats. */
   double worst[64];
   for (long r = 0; r < repeats; r++) {
@@ -87,7 +104,7 @@ int main(int argc, char **argv) {
          calls, repeats, worst[repeats / 2], worst[0]);
   printf(" sorted_ns_per_call=");
   for (long r = 0; r < repeats; r++) printf("%s%.1f", r ? "," : "", worst[r]);
-  printf("\n");
+  printf(" other_cpu_ns_per_call=%.2f\n", others / ((double)calls * (double)repeats * nthreads));
   for (int t = 0; t < nthreads; t++) ncclCommDestroy(comms[t]);
   return 0;
 }

@@ -2,12 +2,18 @@
 # Added cost per wrapped NCCL call: the same program, the same calls, in one run, with and without
 # the preloaded library, against the fake NCCL in no-op mode (FAKE_NCCL_NOOP=1: the call itself is a
 # few ns, so the difference is the library's cost).  Reports per-call medians and their difference.
-# Between repeats the program pauses (untimed) so the writer thread streams the last repeat to disk
-# with the default NPKIT_FLUSH_MS: the measured loop sees warm, recycled chunks, as a long job does.
-#   bench/run_overhead.sh [BUILD_DIR] [CALLS]
+# Between repeats the program pauses (untimed) so the writer thread streams the last repeat to disk:
+# the measured loop sees warm, recycled chunks, as a long job does.
+# The writer thread costs CPU too (~80 ns per event on the development VM, in the kernel's write
+# path): it is reported in its own column, measured after a final pause.  Its period is
+# FLUSH_MS (default 1000) rather than the library's 200 ms so that, on a machine with as few
+# cores as threads, its passes fall in the pauses and not in the timed loops; FLUSH_MS=200 shows
+# the default.  Per-repeat figures go to stderr.
+#   [FLUSH_MS=N] bench/run_overhead.sh [BUILD_DIR] [CALLS]
 set -euo pipefail
 build="${1:-build}"
 calls="${2:-1000000}"
+flush_ms="${FLUSH_MS:-1000}"
 bin="$build/bench/overhead"
 lib="$build/src/runtime/libnpkit_preload.so"
 fakes="$build/tests/fakes"
@@ -19,20 +25,24 @@ trap 'rm -rf "$out"' EXIT
 export FAKE_NCCL_NOOP=1 LD_LIBRARY_PATH="$fakes${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 median() { sed -n 's/.*median_ns_per_call=\([0-9.]*\).*/\1/p'; }
+field() { sed -n "s/.*$1=\([0-9.,-]*\).*/\1/p"; }
 run() { # threads, preload?
   if [ "$2" = yes ]; then
-    NPKIT_TRACE_DIR="$out" NPKIT_JSON=0 NPKIT_QUIET=1 NPKIT_EVENT_BUF_SIZE=1024 \
+    NPKIT_TRACE_DIR="$out" NPKIT_JSON=0 NPKIT_QUIET=1 NPKIT_EVENT_BUF_SIZE=1024 NPKIT_FLUSH_MS="$flush_ms" \
       LD_PRELOAD="$(realpath "$lib")" "$bin" --calls "$calls" --repeats 7 --threads "$1" --pause-ms 1500
   else
     "$bin" --calls "$calls" --repeats 7 --threads "$1" --pause-ms 1500
   fi
 }
-printf '%-8s %14s %14s %14s %10s\n' threads base_ns/call npkit_ns/call added_ns dropped
+printf '%-8s %14s %14s %14s %10s %16s\n' threads base_ns/call npkit_ns/call added_ns dropped writer_cpu_ns/call
 for threads in 1 2; do
   base=$(run "$threads" no | median)
-  with=$(run "$threads" yes | median)
+  line=$(run "$threads" yes)
+  with=$(echo "$line" | median)
+  writer=$(echo "$line" | field other_cpu_ns_per_call)
+  echo "threads=$threads with the library, repeats sorted (ns/call): $(echo "$line" | field sorted_ns_per_call)" >&2
   dropped=$("$build/src/tool/npkit" info "$out"/*.npkit 2>/dev/null | sed -n 's/.*dropped[^0-9]*\([0-9][0-9]*\).*/\1/p' | head -1)
   rm -f "$out"/*
-  awk -v t="$threads" -v b="$base" -v w="$with" -v d="${dropped:-?}" \
-    'BEGIN { printf "%-8s %14.2f %14.2f %14.2f %10s\n", t, b, w, w - b, d }'
+  awk -v t="$threads" -v b="$base" -v w="$with" -v d="${dropped:-?}" -v c="$writer" \
+    'BEGIN { printf "%-8s %14.2f %14.2f %14.2f %10s %16.2f\n", t, b, w, w - b, d, c }'
 done
