@@ -53,6 +53,12 @@ def main():
         doc = json.load(f)
     ev = doc["traceEvents"]
     check(doc["otherData"]["dropped"] == 0, "otherData.dropped is 0")
+    o = doc["otherData"]
+    print("info clock source %s, %s comparisons, largest difference %s ns"
+          % (o.get("clock_source"), o.get("clock_checks"), o.get("clock_max_error_ns")))
+    if o.get("clock_source") == "tsc":
+        check(o.get("clock_max_error_ns", 10 ** 9) < 20000,
+              "the time-stamp counter map stays within 20 us of CLOCK_REALTIME")
 
     api = sorted([e for e in ev if e.get("cat") == "nccl_api" and e["name"] in COLLECTIVES],
                  key=lambda e: e["ts"])
