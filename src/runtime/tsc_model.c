@@ -54,7 +54,7 @@ int64_t npkit_tsc_model_update(npkit_tsc_model *m, uint64_t tsc, uint64_t ns, ui
   /* Remove the error over the next period: a rate change of err / horizon, at most the slew
    * limit (a larger error takes several periods). */
   if (horizon_ns < 1000000) horizon_ns = 1000000;
-  __int128 corr = ((__int128)err << 32) / (__int128)horizon_ns; /* ns per ns, 32.32 */
+  __int128 corr = (__int128)err * ((__int128)1 << 32) / (__int128)horizon_ns; /* ns per ns, 32.32 */
   corr = corr * (__int128)mult >> 32;                             /* ns per tick, 32.32 */
   __int128 limit = (__int128)mult * NPKIT_TSC_MAX_SLEW_PPM / 1000000;
   if (corr > limit) corr = limit;
