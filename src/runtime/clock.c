@@ -10,6 +10,7 @@ _Atomic int npkit_clock_tsc_on;
 /* The model is updated by the writer thread and read at finish: a lock, never on the hot path. */
 static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
 static npkit_tsc_model model;
+static void (*on_fallback)(const char *why);
 
 #if NPKIT_HAVE_TSC
 /* A (tick, ns) pair: the reading of CLOCK_REALTIME between the two counter readings closest
@@ -42,8 +43,10 @@ static void publish(const npkit_tsc_segment *s) {
   atomic_store_explicit(&npkit_clock_pub.gen, g + 1, memory_order_release);
 }
 
+static const char clocksource_path[] = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+
 static int kernel_uses_tsc(char *why, size_t whylen) {
-  const char *path = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+  const char *path = clocksource_path;
   FILE *f = fopen(path, "r");
   char name[64] = "";
   if (f == NULL) {
@@ -61,7 +64,8 @@ static int kernel_uses_tsc(char *why, size_t whylen) {
 }
 #endif
 
-int npkit_clock_start(int allow_tsc, char *why, size_t whylen) {
+int npkit_clock_start(int allow_tsc, void (*fallback)(const char *why), char *why, size_t whylen) {
+  on_fallback = fallback;
   snprintf(why, whylen, "NPKIT_CLOCK=realtime");
   if (!allow_tsc) return 0;
 #if NPKIT_HAVE_TSC
@@ -94,6 +98,14 @@ void npkit_clock_stop_tsc(void) { atomic_store_explicit(&npkit_clock_tsc_on, 0, 
 void npkit_clock_check(uint64_t horizon_ns) {
 #if NPKIT_HAVE_TSC
   if (!atomic_load_explicit(&npkit_clock_tsc_on, memory_order_acquire)) return;
+  /* The kernel gives up the counter when its watchdog finds it unstable (or an administrator
+   * switches): from then on the counter is no longer trusted here either. */
+  char why[160];
+  if (!kernel_uses_tsc(why, sizeof why)) {
+    npkit_clock_stop_tsc();
+    if (on_fallback != NULL) on_fallback(why);
+    return;
+  }
   uint64_t tsc, ns;
   read_pair(&tsc, &ns);
   pthread_mutex_lock(&model_lock);

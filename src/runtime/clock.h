@@ -74,8 +74,9 @@ static inline uint64_t npkit_now_ns(void) {
 
 /* Chooses the clock: the counter when `allow_tsc` and the kernel keeps time with it (and the
  * first calibration, ~1 ms, succeeds), else CLOCK_REALTIME.  1 when the counter is used;
- * `why` says why not otherwise. */
-int npkit_clock_start(int allow_tsc, char *why, size_t whylen);
+ * `why` says why not otherwise.  Should the kernel give the counter up later (its clocksource
+ * changes), npkit_clock_check goes back to CLOCK_REALTIME and tells `fallback` why. */
+int npkit_clock_start(int allow_tsc, void (*fallback)(const char *why), char *why, size_t whylen);
 /* From then on CLOCK_REALTIME only (no writer thread left to keep the map honest). */
 void npkit_clock_stop_tsc(void);
 /* One comparison with CLOCK_REALTIME, publishing a new map; `horizon_ns`: time to the next one. */

@@ -57,6 +57,10 @@ static void fail_log(const char *what) {
 
 static void log_failed(void) { fail_log("cannot write"); }
 
+static void clock_fallback(const char *why) {
+  npkit_note(NPKIT_LEVEL_WARN, "%s any more: timestamps from CLOCK_REALTIME from here on", why);
+}
+
 static void start(void) {
   npkit_config_load(&npkit_cfg, env);
   npkit_nccl_set_library(npkit_cfg.nccl_library);
@@ -68,7 +72,7 @@ static void start(void) {
   owner_pid = getpid();
 
   char why[160];
-  int tsc = npkit_clock_start(npkit_cfg.clock_tsc, why, sizeof why);
+  int tsc = npkit_clock_start(npkit_cfg.clock_tsc, clock_fallback, why, sizeof why);
   if (tsc)
     npkit_debug("timestamps from the time-stamp counter, mapped onto CLOCK_REALTIME");
   else

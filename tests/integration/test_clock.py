@@ -5,6 +5,8 @@ the time-stamp counter, over a run long enough for many of the writer's clock co
 
 import os
 import platform
+import subprocess
+import time
 import unittest
 
 import npkit_testlib as lib
@@ -85,6 +87,80 @@ class Clock(lib.TempDirTestCase):
                                         "using auto"])
         default, _, _, _, _ = self.run_brackets({}, "default")
         self.assertEqual(trace.other["clock_source"], default.other["clock_source"])
+
+
+class KernelClocksource(lib.TempDirTestCase):
+    """What the library does with the kernel's clocksource, through a shim that makes it read a file
+    of the test's instead of /sys/devices/system/clocksource/clocksource0/current_clocksource."""
+
+    def start(self, content):
+        self.source = self.path("current_clocksource")
+        if content is not None:
+            with open(self.source, "w") as f:
+                f.write(content + "\n")
+        trace_dir, out = self.path("trace"), self.path("brackets")
+        env = lib._base_env()
+        env.update(lib.job_env(settings={"NPKIT_TRACE_DIR": trace_dir, "FAKE_NCCL_NOOP": "1",
+                                         "CLOCKSOURCE_FILE": self.source}))
+        preload = env["LD_PRELOAD"].split(":")
+        preload.insert(len(preload) - 1, lib.program("clocksource_shim.so"))  # before the library
+        env["LD_PRELOAD"] = ":".join(preload)
+        proc = subprocess.Popen([lib.program("nccl_clock"), "--out", out, "--calls", str(CALLS),
+                                 "--every", str(EVERY), "--sleep-us", str(SLEEP_US)],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return proc, trace_dir, out
+
+    def finish(self, proc, trace_dir, out):
+        stdout, stderr = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 0, stderr)
+        with open(out) as f:
+            brackets = [tuple(map(int, line.split())) for line in f]
+        traces = lib.load_traces(trace_dir)
+        trace = next(iter(traces.values()))
+        calls = [e for e in trace.api() if e["name"] == "ncclAllReduce"]
+        self.assertEqual(len(calls), len(brackets))
+        warnings = [l for l in stderr.splitlines() if l.startswith("npkit: warning:")]
+        return trace, brackets, calls, warnings
+
+    def outside(self, trace, brackets, calls, after_ns=0):
+        worst = 0
+        for (before, after), ev in zip(brackets, calls):
+            start = trace.base_ns + round(ev["ts"] * 1000)
+            end = start + round(ev["dur"] * 1000)
+            if start >= after_ns:
+                worst = max(worst, before - start, end - after)
+        return worst
+
+    def test_other_clocksource_means_realtime(self):
+        for content in ("hpet", "kvm-clock", None):  # None: the file cannot be read
+            with self.subTest(clocksource=content):
+                trace, brackets, calls, warnings = self.finish(*self.start(content))
+                self.assertEqual(trace.other["clock_source"], "clock_gettime")
+                self.assertEqual(warnings, [])
+                self.assertLessEqual(self.outside(trace, brackets, calls), 0)
+                os.makedirs(self.path("old"), exist_ok=True)
+                os.rename(self.path("trace"), self.path("old", str(content)))
+
+    @unittest.skipUnless(platform.machine() in ("x86_64", "AMD64"), "the counter is read on x86-64 only")
+    def test_kernel_giving_up_the_counter(self):
+        proc, trace_dir, out = self.start("tsc")
+        time.sleep(0.3)
+        with open(self.source + ".new", "w") as f:
+            f.write("hpet\n")
+        os.rename(self.source + ".new", self.source)
+        switched_ns = time.clock_gettime_ns(time.CLOCK_REALTIME)
+        trace, brackets, calls, warnings = self.finish(proc, trace_dir, out)
+        self.assertEqual(trace.other["clock_source"], "tsc")  # it started with the counter
+        self.assertEqual(warnings, ["npkit: warning: the kernel's clocksource is 'hpet', not 'tsc' any "
+                                    "more: timestamps from CLOCK_REALTIME from here on"])
+        notes = [e for e in trace.events if e.get("ph") == "i" and e.get("cat") == "npkit"
+                 and "any more" in e.get("args", {}).get("message", "")]
+        self.assertEqual(len(notes), 1, "the warning is in the trace too")
+        # The writer notices at its next pass (at most 1 s later); from then on times are exact.
+        note_ns = trace.start_ns(notes[0])
+        self.assertTrue(switched_ns <= note_ns < switched_ns + 2_000_000_000)
+        self.assertLessEqual(self.outside(trace, brackets, calls, after_ns=note_ns + 1000), 0)
+        self.assertTrue(any(trace.start_ns(c) > note_ns for c in calls), "calls after the switch")
 
 
 if __name__ == "__main__":
