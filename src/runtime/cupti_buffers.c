@@ -78,14 +78,20 @@ void CUPTIAPI npkit_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_
   *size = b->size;
 }
 
-void CUPTIAPI npkit_cupti_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
-                                           size_t size, size_t valid) {
+void npkit_cupti_bufs_count_dropped(CUcontext ctx, uint32_t stream_id) {
   size_t dropped = 0;
   if (npkit_cupti.ActivityGetNumDroppedRecords != NULL &&
       npkit_cupti.ActivityGetNumDroppedRecords(ctx, stream_id, &dropped) != CUPTI_SUCCESS)
     dropped = 0;
   pthread_mutex_lock(&lock);
   stats.cupti_dropped += dropped;
+  pthread_mutex_unlock(&lock);
+}
+
+void CUPTIAPI npkit_cupti_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+                                           size_t size, size_t valid) {
+  npkit_cupti_bufs_count_dropped(ctx, stream_id);
+  pthread_mutex_lock(&lock);
   if (buffer != NULL) {
     npkit_cupti_buf *b = buf_of(buffer);
     b->valid = valid <= b->size ? valid : b->size;

@@ -33,6 +33,10 @@ void CUPTIAPI npkit_cupti_buffer_completed(CUcontext ctx, uint32_t stream_id, ui
 /* From now on completed buffers are reused at once, their records discarded (the source has
  * finished; CUPTI may still hand back what it had in flight). */
 void npkit_cupti_bufs_discard(void);
+/* Adds the records CUPTI dropped since it was last asked (it resets its count when asked): at
+ * every completed buffer, and once more after the final flush, since records dropped after the
+ * last buffer completed are reported by no completion. */
+void npkit_cupti_bufs_count_dropped(CUcontext ctx, uint32_t stream_id);
 /* Buffers completed so far: the seq of the latest one. */
 uint64_t npkit_cupti_bufs_completed(void);
 /* Takes every completed buffer, oldest first (a list linked by `next`), or NULL. */

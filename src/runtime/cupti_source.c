@@ -328,6 +328,7 @@ void npkit_gpu_finish(npkit_gpu_counts *totals) {
   atomic_store(&npkit_gpu_active, 0);
   stop_flusher();
   npkit_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  npkit_cupti_bufs_count_dropped(NULL, 0); /* the global queue */
   npkit_cupti_drain(NPKIT_DRAIN_FINAL, UINT64_MAX);
   npkit_cupti_drain_counts(totals);
   /* The process may go on (a signal its handler survives): CUPTI records nothing more for npkit,
