@@ -15,7 +15,7 @@ static void (*on_fallback)(const char *why);
 #if NPKIT_HAVE_TSC
 /* A (tick, ns) pair: the reading of CLOCK_REALTIME between the two counter readings closest
  * together of a few tries, so that an interrupt in the middle does not skew it. */
-static void read_pair(uint64_t *tsc, uint64_t *ns) {
+static int read_pair(uint64_t *tsc, uint64_t *ns) {
   uint64_t best = UINT64_MAX;
   for (int i = 0; i < 5; i++) {
     _mm_lfence();
@@ -30,6 +30,7 @@ static void read_pair(uint64_t *tsc, uint64_t *ns) {
       *ns = r;
     }
   }
+  return best == UINT64_MAX ? -1 : 0; /* the counter never advanced across one reading */
 }
 
 static void publish(const npkit_tsc_segment *s) {
@@ -40,22 +41,30 @@ static void publish(const npkit_tsc_segment *s) {
   atomic_store_explicit(&npkit_clock_pub.tsc[i], s->tsc, memory_order_release);
   atomic_store_explicit(&npkit_clock_pub.ns[i], s->ns, memory_order_release);
   atomic_store_explicit(&npkit_clock_pub.mult[i], s->mult, memory_order_release);
+  atomic_store_explicit(&npkit_clock_pub.corr[i], s->corr, memory_order_release);
+  atomic_store_explicit(&npkit_clock_pub.span[i], s->span, memory_order_release);
   atomic_store_explicit(&npkit_clock_pub.gen, g + 1, memory_order_release);
 }
 
 static const char clocksource_path[] = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
+/* 1: the kernel keeps time with the counter; 0: with something else; -1: cannot tell (the file
+ * cannot be read: no sysfs in a container, out of file descriptors...). */
 static int kernel_uses_tsc(char *why, size_t whylen) {
   const char *path = clocksource_path;
   FILE *f = fopen(path, "r");
   char name[64] = "";
   if (f == NULL) {
     snprintf(why, whylen, "cannot read %s", path);
-    return 0;
+    return -1;
   }
   if (fgets(name, sizeof name, f) == NULL) name[0] = '\0';
   fclose(f);
   name[strcspn(name, "\n")] = '\0';
+  if (name[0] == '\0') {
+    snprintf(why, whylen, "%s is empty", path);
+    return -1;
+  }
   if (strcmp(name, "tsc") != 0) {
     snprintf(why, whylen, "the kernel's clocksource is '%s', not 'tsc'", name);
     return 0;
@@ -69,15 +78,15 @@ int npkit_clock_start(int allow_tsc, void (*fallback)(const char *why), char *wh
   snprintf(why, whylen, "NPKIT_CLOCK=realtime");
   if (!allow_tsc) return 0;
 #if NPKIT_HAVE_TSC
-  if (!kernel_uses_tsc(why, whylen)) return 0;
-  uint64_t t0, n0, t1, n1;
-  read_pair(&t0, &n0);
+  if (kernel_uses_tsc(why, whylen) != 1) return 0;
+  uint64_t t0 = 0, n0 = 0, t1 = 0, n1 = 0;
+  int read_ok = read_pair(&t0, &n0) == 0;
   struct timespec pause = {0, 1000000};
   while (nanosleep(&pause, &pause) != 0) {
   }
-  read_pair(&t1, &n1);
+  read_ok = read_ok && read_pair(&t1, &n1) == 0;
   pthread_mutex_lock(&model_lock);
-  int ok = npkit_tsc_model_init(&model, t0, n0, t1, n1) == 0;
+  int ok = read_ok && npkit_tsc_model_init(&model, t0, n0, t1, n1) == 0;
   if (ok) publish(&model.seg);
   pthread_mutex_unlock(&model_lock);
   if (!ok) {
@@ -101,15 +110,20 @@ void npkit_clock_check(uint64_t horizon_ns) {
   /* The kernel gives up the counter when its watchdog finds it unstable (or an administrator
    * switches): from then on the counter is no longer trusted here either. */
   char why[160];
-  if (!kernel_uses_tsc(why, sizeof why)) {
+  if (kernel_uses_tsc(why, sizeof why) == 0) {
     npkit_clock_stop_tsc();
     if (on_fallback != NULL) on_fallback(why);
     return;
   }
   uint64_t tsc, ns;
-  read_pair(&tsc, &ns);
+  if (read_pair(&tsc, &ns) != 0) return; /* no usable reading this time */
   pthread_mutex_lock(&model_lock);
+  npkit_tsc_segment prev = model.seg;
+  uint32_t steps = model.steps;
   npkit_tsc_model_update(&model, tsc, ns, horizon_ns);
+  /* Until the new segment is published, threads use the old one: start it now, where the old
+   * one is, so that no thread sees time go back. */
+  if (model.steps == steps) npkit_tsc_model_restart_at(&model, &prev, __rdtsc());
   publish(&model.seg);
   pthread_mutex_unlock(&model_lock);
 #else

@@ -41,7 +41,8 @@ static inline uint64_t npkit_mono_ns(void) {
  * preempted writer sat inside its update); it retries only if `gen` moved while it read. */
 typedef struct npkit_clock_map {
   _Atomic uint64_t gen;
-  _Atomic uint64_t tsc[2], ns[2], mult[2];
+  _Atomic uint64_t tsc[2], ns[2], mult[2], span[2];
+  _Atomic int64_t corr[2];
 } npkit_clock_map;
 extern npkit_clock_map npkit_clock_pub;
 extern _Atomic int npkit_clock_tsc_on;
@@ -58,6 +59,8 @@ static inline uint64_t npkit_clock_tsc_ns(uint64_t tsc) {
     s.tsc = atomic_load_explicit(&npkit_clock_pub.tsc[i], memory_order_acquire);
     s.ns = atomic_load_explicit(&npkit_clock_pub.ns[i], memory_order_acquire);
     s.mult = atomic_load_explicit(&npkit_clock_pub.mult[i], memory_order_acquire);
+    s.corr = atomic_load_explicit(&npkit_clock_pub.corr[i], memory_order_acquire);
+    s.span = atomic_load_explicit(&npkit_clock_pub.span[i], memory_order_acquire);
   } while (atomic_load_explicit(&npkit_clock_pub.gen, memory_order_relaxed) != g);
   return npkit_tsc_segment_ns(&s, tsc);
 }
@@ -66,7 +69,7 @@ static inline uint64_t npkit_clock_tsc_ns(uint64_t tsc) {
 /* Now, in CLOCK_REALTIME ns.  Async-signal-safe. */
 static inline uint64_t npkit_now_ns(void) {
 #if NPKIT_HAVE_TSC
-  if (__builtin_expect(atomic_load_explicit(&npkit_clock_tsc_on, memory_order_relaxed), 1))
+  if (__builtin_expect(atomic_load_explicit(&npkit_clock_tsc_on, memory_order_acquire), 1))
     return npkit_clock_tsc_ns(__rdtsc());
 #endif
   return npkit_realtime_ns();

@@ -27,7 +27,7 @@ int npkit_tsc_model_init(npkit_tsc_model *m, uint64_t tsc0, uint64_t ns0, uint64
   if (tsc1 <= tsc0 || ns1 <= ns0) return -1;
   uint64_t mult = rate(tsc1 - tsc0, ns1 - ns0);
   if (mult < MULT_MIN || mult > MULT_MAX) return -1;
-  *m = (npkit_tsc_model){.seg = {tsc1, ns1, mult}};
+  *m = (npkit_tsc_model){.seg = {tsc1, ns1, mult, 0, 0}};
   remember(m, tsc0, ns0);
   remember(m, tsc1, ns1);
   return 0;
@@ -44,7 +44,7 @@ int64_t npkit_tsc_model_update(npkit_tsc_model *m, uint64_t tsc, uint64_t ns, ui
     /* CLOCK_REALTIME jumped: follow it, and measure the rate afresh from here (the readings
      * before span the jump).  The rate of the old segment stays until then. */
     m->steps++;
-    m->seg = (npkit_tsc_segment){tsc, ns, m->seg.mult};
+    m->seg = (npkit_tsc_segment){tsc, ns, m->seg.mult, 0, 0};
     m->hist_len = 0;
     remember(m, tsc, ns);
     return err;
@@ -59,6 +59,16 @@ int64_t npkit_tsc_model_update(npkit_tsc_model *m, uint64_t tsc, uint64_t ns, ui
   __int128 limit = (__int128)mult * NPKIT_TSC_MAX_SLEW_PPM / 1000000;
   if (corr > limit) corr = limit;
   if (corr < -limit) corr = -limit;
-  m->seg = (npkit_tsc_segment){tsc, model_ns, (uint64_t)((__int128)mult + corr)};
+  uint64_t span = (uint64_t)(((unsigned __int128)horizon_ns << 32) / mult);
+  m->seg = (npkit_tsc_segment){tsc, model_ns, mult, (int64_t)corr, span};
   return err;
+}
+
+void npkit_tsc_model_restart_at(npkit_tsc_model *m, const npkit_tsc_segment *prev, uint64_t now) {
+  npkit_tsc_segment *s = &m->seg;
+  if (now <= s->tsc) return;
+  uint64_t moved = now - s->tsc;
+  s->span = s->span > moved ? s->span - moved : 0;
+  s->ns = npkit_tsc_segment_ns(prev, now);
+  s->tsc = now;
 }

@@ -23,14 +23,20 @@
 typedef struct npkit_tsc_segment {
   uint64_t tsc;  /* start of the segment, in ticks */
   uint64_t ns;   /* CLOCK_REALTIME ns at that tick */
-  uint64_t mult; /* ns per tick, 32.32 fixed point */
+  uint64_t mult; /* the measured rate: ns per tick, 32.32 fixed point */
+  int64_t corr;  /* the correction added to it, same unit, only over the first `span` ticks: a
+                    comparison that comes late (writer thread stalled in I/O) must not let the
+                    correction run on and overshoot */
+  uint64_t span;
 } npkit_tsc_segment;
 
-/* Ticks before the segment's start extrapolate backwards: a thread may read the counter just
- * before another thread starts a new segment. */
+/* Ticks before the segment's start extrapolate backwards at the measured rate: a thread may read
+ * the counter just before another thread starts a new segment. */
 static inline uint64_t npkit_tsc_segment_ns(const npkit_tsc_segment *s, uint64_t tsc) {
   int64_t d = (int64_t)(tsc - s->tsc);
   __int128 off = ((__int128)d * (__int128)s->mult) >> 32;
+  int64_t c = d <= 0 ? 0 : (uint64_t)d < s->span ? d : (int64_t)s->span;
+  off += ((__int128)c * s->corr) >> 32;
   return s->ns + (uint64_t)(int64_t)off;
 }
 
@@ -53,5 +59,12 @@ int npkit_tsc_model_init(npkit_tsc_model *m, uint64_t tsc0, uint64_t ns0, uint64
  * comparison will come.  Starts a new segment at `tsc` and returns the error found (ns minus
  * what the map gave). */
 int64_t npkit_tsc_model_update(npkit_tsc_model *m, uint64_t tsc, uint64_t ns, uint64_t horizon_ns);
+
+/* Moves the start of the segment an update made to a later tick `now`, at the value the previous
+ * segment `prev` gives there: until the new segment is published, threads still use `prev`, so
+ * the new one must continue it from the moment of publication for times to stay monotonic.  The
+ * correction keeps its end.  Not for the segment of a jump (which is meant to jump); nothing is
+ * moved when `now` is not later than the segment's start. */
+void npkit_tsc_model_restart_at(npkit_tsc_model *m, const npkit_tsc_segment *prev, uint64_t now);
 
 #endif

@@ -481,6 +481,7 @@ class LogFile:
         self.host = h[13].split(b"\0")[0].decode()
         self.blocks = []   # (type, count, size)
         self.events = []   # (func, start_ns, end_ns, thread, api tuple)
+        self.kinds = []    # the event kind of each of them
         self.comms = []    # (local_id, comm_id, rank, nranks)
         off = self.header_size
         while off + BLOCK_HEADER.size <= len(data):
@@ -497,6 +498,7 @@ class LogFile:
                     start, end, kind, func, thread = EVENT_HEAD.unpack_from(data, o)
                     api = API_BODY.unpack_from(data, o + EVENT_HEAD.size)
                     self.events.append((func, start, end, thread, api))
+                    self.kinds.append(kind)
             elif btype == BLOCK_COMM:
                 for i in range(count):
                     rec = COMM_REC.unpack_from(data, payload + i * COMM_REC.size)

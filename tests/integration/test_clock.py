@@ -41,12 +41,17 @@ class Clock(lib.TempDirTestCase):
         return trace, brackets, calls, trace_dir, run
 
     def worst_outside(self, trace, brackets, calls):
-        """Largest distance (ns) by which a call's start or end lies outside its bracket; also checks
-        that starts increase and durations are not negative."""
+        """Largest distance (ns) by which a call's start or end lies outside its bracket, from the
+        binary log's exact times (the trace would show a negative duration as 0); also checks that
+        starts increase and durations are not negative."""
+        log = lib.LogFile(lib.log_for_trace(trace.path))
+        fid = [n for n, _, _ in lib.api_table()].index("ncclAllReduce") + 1
+        raw = [(s, e) for k, (f, s, e, _, _) in zip(log.kinds, log.events) if k == 1 and f == fid]
+        self.assertEqual(len(raw), len(brackets))
+        for (start, end), ev in zip(raw, calls):
+            self.assertEqual(trace.base_ns + round(ev["ts"] * 1000), start, "trace and log agree")
         worst, prev = 0, None
-        for (before, after), ev in zip(brackets, calls):
-            start = trace.base_ns + round(ev["ts"] * 1000)
-            end = start + round(ev["dur"] * 1000)
+        for (before, after), (start, end) in zip(brackets, raw):
             self.assertGreaterEqual(end, start)
             if prev is not None:
                 self.assertGreater(start, prev, "starts of one thread's calls must increase")
@@ -70,11 +75,10 @@ class Clock(lib.TempDirTestCase):
             return
         checks, max_err = trace.other["clock_checks"], trace.other["clock_max_error_ns"]
         self.assertGreaterEqual(checks, 6, "comparisons at 10, 50, 210 ms, then every 200 ms, and at exit")
-        # The reported error is what the comparisons found; it must be small on any sane machine
-        # (the first calibration alone bounds it to about a microsecond) ...
-        self.assertLess(max_err, 20000)
-        # ... and it must really bound the trace's error: every call inside its bracket up to it
-        # (plus 1 us for the uncertainty of one comparison).
+        # The reported error is what the comparisons found, below the 1 ms at which the map would
+        # jump instead; it must really bound the trace's error: every call inside its bracket up
+        # to it (plus 1 us for the uncertainty of one comparison).
+        self.assertLess(max_err, 1000000)
         self.assertLessEqual(worst, max_err + 1000,
                              "a call lies %d ns outside its bracket; reported error %d ns" % (worst, max_err))
         info = lib.run_tool(["info", lib.log_files(trace_dir)[0]])
@@ -144,11 +148,16 @@ class KernelClocksource(lib.TempDirTestCase):
     @unittest.skipUnless(platform.machine() in ("x86_64", "AMD64"), "the counter is read on x86-64 only")
     def test_kernel_giving_up_the_counter(self):
         proc, trace_dir, out = self.start("tsc")
-        time.sleep(0.3)
+        # The log file exists once the library started (and chose its clock); then switch.
+        deadline = time.time() + 60
+        while not lib.log_files(trace_dir) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        self.assertTrue(lib.log_files(trace_dir), "the job started recording")
+        time.sleep(0.1)
         with open(self.source + ".new", "w") as f:
             f.write("hpet\n")
-        os.rename(self.source + ".new", self.source)
         switched_ns = time.clock_gettime_ns(time.CLOCK_REALTIME)
+        os.rename(self.source + ".new", self.source)
         trace, brackets, calls, warnings = self.finish(proc, trace_dir, out)
         self.assertEqual(trace.other["clock_source"], "tsc")  # it started with the counter
         self.assertEqual(warnings, ["npkit: warning: the kernel's clocksource is 'hpet', not 'tsc' any "

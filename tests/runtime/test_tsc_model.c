@@ -77,7 +77,9 @@ static void test_tracking(void) {
     }
     uint64_t before = npkit_tsc_segment_ns(&m.seg, tsc_at(t));
     uint32_t steps = m.steps;
-    int64_t err = npkit_tsc_model_update(&m, tsc_at(t), realtime_at(t) + noise(), 200e6 < period ? 200e6 : period);
+    /* The writer says when its next comparison comes: the next period. */
+    double next = pass + 1 < 3 ? 10e6 * (1 << (2 * (pass + 1))) : 200e6;
+    int64_t err = npkit_tsc_model_update(&m, tsc_at(t), realtime_at(t) + noise(), (uint64_t)next);
     uint64_t after = npkit_tsc_segment_ns(&m.seg, tsc_at(t));
     if (m.steps == steps) {
       /* Continuous: the new segment starts where the old one ended. */
@@ -119,6 +121,11 @@ static void test_slew_limit(void) {
   int64_t left = (int64_t)(npkit_tsc_segment_ns(&m.seg, later) - (truth + 200000000));
   CHECK(left > 799000 && left < 801000, "after one period %" PRId64 " ns left, expected 800000", left);
   CHECK(m.max_error_ns >= 899999 && m.max_error_ns <= 900001, "max error %" PRIu64, m.max_error_ns);
+  /* The next comparison is 2 s late (writer stalled): the correction stopped at the end of its
+   * period instead of running on, so 800 us are still left, not overshot to -3.1 ms. */
+  uint64_t late = tsc + 2900000ull * 2200;
+  left = (int64_t)(npkit_tsc_segment_ns(&m.seg, late) - (truth + 2200000000ull));
+  CHECK(left > 799000 && left < 801000, "2 s late %" PRId64 " ns left, expected 800000", left);
 }
 
 static void test_bad_readings(void) {
@@ -133,10 +140,36 @@ static void test_bad_readings(void) {
   CHECK(at == 1999990 || at == 1999989, "10 ns before the start maps to %" PRIu64, at);
 }
 
+static void test_restart_and_jump(void) {
+  npkit_tsc_model m;
+  CHECK(npkit_tsc_model_init(&m, 0, 1000000000, 2900000, 1001000000) == 0, "init");
+  uint64_t tsc = 2900000ull * 1000;
+  npkit_tsc_model_update(&m, tsc, 1000000000 + 1000000000ull + 50000, 200000000); /* 50 us behind */
+  npkit_tsc_segment prev = {0, 1000000000, m.seg.mult, 0, 0};
+  npkit_tsc_segment made = m.seg;
+  /* Published 3 ms after the comparison: the segment starts where `prev` is then, and its
+   * correction still ends where it would have. */
+  uint64_t now = tsc + 2900000ull * 3;
+  npkit_tsc_model_restart_at(&m, &prev, now);
+  CHECK(m.seg.tsc == now, "restarted at %" PRIu64, m.seg.tsc);
+  CHECK(npkit_tsc_segment_ns(&m.seg, now) == npkit_tsc_segment_ns(&prev, now), "continuous with prev");
+  CHECK(m.seg.tsc + m.seg.span == made.tsc + made.span, "correction ends where it did");
+  CHECK(m.seg.corr == made.corr && made.corr > 0, "correction kept (%" PRId64 ")", made.corr);
+  npkit_tsc_model_restart_at(&m, &prev, now - 10); /* not later: nothing moves */
+  CHECK(m.seg.tsc == now, "not moved back");
+  /* A jump: follows the reading at once, with the measured rate and no correction. */
+  uint64_t t2 = now + 2900000ull * 200;
+  uint64_t jumped = npkit_tsc_segment_ns(&m.seg, t2) + 7000000000ull;
+  npkit_tsc_model_update(&m, t2, jumped, 200000000);
+  CHECK(m.steps == 1 && m.seg.ns == jumped && m.seg.corr == 0, "jump followed without correction");
+  CHECK(m.seg.mult == made.mult, "the jump keeps the measured rate");
+}
+
 int main(void) {
   test_tracking();
   test_slew_limit();
   test_bad_readings();
+  test_restart_and_jump();
   if (failures) fprintf(stderr, "%d failures\n", failures);
   else printf("all tsc model checks passed\n");
   return failures ? 1 : 0;
