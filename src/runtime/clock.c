@@ -11,6 +11,7 @@ _Atomic int npkit_clock_tsc_on;
 static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
 static npkit_tsc_model model;
 static void (*on_fallback)(const char *why);
+static uint64_t source_read_ns; /* CLOCK_MONOTONIC of the last look at the kernel's clocksource */
 
 #if NPKIT_HAVE_TSC
 /* A (tick, ns) pair: the reading of CLOCK_REALTIME between the two counter readings closest
@@ -110,10 +111,14 @@ void npkit_clock_check(uint64_t horizon_ns) {
   /* The kernel gives up the counter when its watchdog finds it unstable (or an administrator
    * switches): from then on the counter is no longer trusted here either. */
   char why[160];
-  if (kernel_uses_tsc(why, sizeof why) == 0) {
-    npkit_clock_stop_tsc();
-    if (on_fallback != NULL) on_fallback(why);
-    return;
+  uint64_t mono = npkit_mono_ns();
+  if (mono - source_read_ns >= 1000000000ull) { /* a file read: once a second is enough */
+    source_read_ns = mono;
+    if (kernel_uses_tsc(why, sizeof why) == 0) {
+      npkit_clock_stop_tsc();
+      if (on_fallback != NULL) on_fallback(why);
+      return;
+    }
   }
   uint64_t tsc, ns;
   if (read_pair(&tsc, &ns) != 0) return; /* no usable reading this time */
@@ -133,7 +138,6 @@ void npkit_clock_check(uint64_t horizon_ns) {
 
 void npkit_clock_quality_get(npkit_clock_quality *q) {
   pthread_mutex_lock(&model_lock);
-  q->tsc = atomic_load_explicit(&npkit_clock_tsc_on, memory_order_acquire);
   q->checks = model.checks;
   q->steps = model.steps;
   q->max_error_ns = model.max_error_ns;

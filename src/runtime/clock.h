@@ -86,7 +86,6 @@ void npkit_clock_stop_tsc(void);
 void npkit_clock_check(uint64_t horizon_ns);
 
 typedef struct npkit_clock_quality {
-  int tsc;               /* 1 when the counter is in use */
   uint32_t checks, steps;
   uint64_t max_error_ns;
 } npkit_clock_quality;
