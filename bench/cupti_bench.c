@@ -6,6 +6,10 @@
  * 216 bytes), hands them back through the completion callback, and the drain reads them, ties each
  * to its NCCL call through an EXTERNAL_CORRELATION record and the call ring (--attributed 1, the
  * default; 0 for compute kernels that belong to no call), and appends 128-byte events to a log.
+ * Each launch is a traced cuLaunchKernelEx, as the library asks CUPTI for (cupti_launch_api.h):
+ * its API record comes with the kernel record (and the correlation record before it), so a launch
+ * costs three records; --api-records 0 leaves the API call untraced (one record per launch, no
+ * correlation possible), the baseline for what the API records cost.
  *
  * Records are produced in chunks (a chunk is what a periodic flush finds: --chunk), and only the
  * drain of each chunk is timed; the fake's own cost of writing the records is reported apart.
@@ -20,6 +24,7 @@
 
 #include "cupti_buffers.h"
 #include "cupti_drain.h"
+#include "cupti_launch_api.h"
 #include "cupti_loader.h"
 #include "fake_cupti_hooks.h"
 #include "gpu_corr.h"
@@ -40,11 +45,14 @@ static double cpu_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
 static void usage(void) {
   fprintf(stderr,
           "usage: cupti_bench FAKE_LIBCUPTI [--records N] [--chunk C] [--attributed 0|1]\n"
-          "                   [--reps R] [--log PATH]\n"
+          "                   [--api-records 0|1] [--reps R] [--log PATH]\n"
           "  FAKE_LIBCUPTI   build/tests/fakes/libcupti.so.13\n"
           "  --records N     kernel records per repetition (default 1000000)\n"
           "  --chunk C       records per flush and drain (default 50000, at most 60000)\n"
           "  --attributed B  1: every kernel belongs to an NCCL call (default); 0: none does\n"
+          "  --api-records B 1: each launch's API record is traced, as the library has it\n"
+          "                  (default); 0: untraced launches, one record each (needs\n"
+          "                  --attributed 0: nothing can be correlated without them)\n"
           "  --reps R        repetitions (default 3)\n"
           "  --log PATH      the event log written (default $TMPDIR/cupti_bench_<pid>.npkit,\n"
           "                  removed at the end; /dev/null measures without the page cache)\n");
@@ -81,7 +89,7 @@ static uint64_t publish_calls(uint64_t n) {
 }
 
 int main(int argc, char **argv) {
-  unsigned long long records = 1000000, chunk = 50000, attributed = 1, reps = 3;
+  unsigned long long records = 1000000, chunk = 50000, attributed = 1, reps = 3, api_records = 1;
   const char *log_arg = NULL;
   if (argc < 2 || argv[1][0] == '-') {
     usage();
@@ -93,6 +101,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--records")) bad = parse(v, 1, 100000000, &records);
     else if (!strcmp(argv[i], "--chunk")) bad = parse(v, 1, 60000, &chunk);
     else if (!strcmp(argv[i], "--attributed")) bad = parse(v, 0, 1, &attributed);
+    else if (!strcmp(argv[i], "--api-records")) bad = parse(v, 0, 1, &api_records);
     else if (!strcmp(argv[i], "--reps")) bad = parse(v, 1, 100, &reps);
     else if (!strcmp(argv[i], "--log")) log_arg = v;
     else bad = -1;
@@ -114,6 +123,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cupti_bench: %s is not the fake libcupti (no %s)\n", argv[1], NPKIT_FAKE_CUPTI_BURST);
     return 1;
   }
+  if (attributed && !api_records) {
+    usage();
+    return 2;
+  }
   if (npkit_gpu_corr_init() != 0) return 1;
   /* As the library configures CUPTI: 4 MiB buffers, enough of them for one chunk. */
   npkit_cupti_bufs_config(4u << 20, 4096, 1, NULL);
@@ -122,6 +135,10 @@ int main(int argc, char **argv) {
       npkit_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
       npkit_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS) {
     fprintf(stderr, "cupti_bench: the fake CUPTI refused the setup\n");
+    return 1;
+  }
+  if (api_records && npkit_cupti_trace_launch_api(why, sizeof why) != NPKIT_LAUNCH_API_SELECTED) {
+    fprintf(stderr, "cupti_bench: the fake CUPTI does not trace single API calls\n");
     return 1;
   }
 
@@ -149,6 +166,7 @@ int main(int argc, char **argv) {
     }
     npkit_cupti_drain_attach(log);
     npkit_fake_kernel k = {.name = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+                           .api = {NPKIT_FAKE_API_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
                            .device = 0, .stream = 0x1000, .start_ns = 1700000000000000000ull,
                            .end_ns = 1700000000000010000ull, .grid = {2, 1, 1}, .block = {640, 1, 1},
                            .registers = 96, .static_shared = 0, .dynamic_shared = 8192};
@@ -187,7 +205,9 @@ int main(int argc, char **argv) {
     npkit_cupti_drain_counts(&after);
     uint64_t stored = after.kernels - before.kernels;
     uint64_t tied = after.attributed - before.attributed;
-    if (stored != records || tied != (attributed ? records : 0) || after.cupti_dropped != 0) {
+    uint64_t api = after.api_records - before.api_records;
+    if (stored != records || tied != (attributed ? records : 0) || after.cupti_dropped != 0 ||
+        api != (api_records ? records : 0)) {
       fprintf(stderr, "cupti_bench: %llu records stored (%llu tied to calls, %llu dropped), want %llu\n",
               (unsigned long long)stored, (unsigned long long)tied,
               (unsigned long long)after.cupti_dropped, records);
@@ -196,13 +216,16 @@ int main(int argc, char **argv) {
     }
     double rate = (double)records / c_drain;
     if (rate > best) best = rate;
-    printf("rep %llu: %llu kernel records (%s) in chunks of %llu: drain %.3f s CPU = %.2f M "
-           "records/s (%.3f s wall = %.2f M/s); the fake wrote them in %.3f s\n",
-           rep + 1, records, attributed ? "each tied to an NCCL call" : "no NCCL call", chunk,
-           c_drain, rate / 1e6, t_drain, (double)records / t_drain / 1e6, t_fill);
+    unsigned per_launch = 1u + (api_records ? 1u : 0u) + (attributed ? 1u : 0u);
+    printf("rep %llu: %llu kernel records (%s), %u CUPTI records per launch, in chunks of %llu: "
+           "drain %.3f s CPU = %.2f M launches/s, %.1f ns CPU per launch, %.1f ns per record "
+           "(%.3f s wall = %.2f M/s); the fake wrote them in %.3f s\n",
+           rep + 1, records, attributed ? "each tied to an NCCL call" : "no NCCL call", per_launch,
+           chunk, c_drain, rate / 1e6, 1e9 / rate, 1e9 / rate / per_launch, t_drain,
+           (double)records / t_drain / 1e6, t_fill);
   }
   if (log_arg == NULL) unlink(path);
-  printf("best: %.2f M records per CPU second through the completion path into %s\n", best / 1e6,
-         log_arg ? log_arg : "a log file");
+  printf("best: %.2f M launches (kernel records) per CPU second through the completion path into %s "
+         "= %.1f ns per launch\n", best / 1e6, log_arg ? log_arg : "a log file", 1e9 / best);
   return 0;
 }

@@ -159,6 +159,10 @@ static void read_buffer(npkit_cupti_buf *b) {
         npkit_gpu_corr_put(x->correlationId, x->externalId);
       continue;
     }
+    if (rec->kind == CUPTI_ACTIVITY_KIND_DRIVER || rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+      counts.api_records++; /* only there for the correlation records in front of them */
+      continue;
+    }
     npkit_event *ev = &batch[nbatch]; /* built in place: most events go straight out */
     if (!npkit_cupti_record_event(rec, ev, out)) continue;
     if (attribute(ev, 1) == NPKIT_GPU_PENDING)
@@ -172,7 +176,9 @@ static uint64_t count_records(npkit_cupti_buf *b) {
   uint64_t n = 0;
   CUpti_Activity *rec = NULL;
   while (npkit_cupti.ActivityGetNextRecord(b->data, b->valid, &rec) == CUPTI_SUCCESS)
-    if (rec->kind != CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) n++;
+    if (rec->kind != CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && rec->kind != CUPTI_ACTIVITY_KIND_DRIVER &&
+        rec->kind != CUPTI_ACTIVITY_KIND_RUNTIME)
+      n++;
   return n;
 }
 

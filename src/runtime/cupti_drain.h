@@ -43,6 +43,7 @@ typedef struct npkit_gpu_counts {
   uint64_t cupti_dropped;/* records CUPTI lost (no buffer, device buffer full) */
   uint64_t held_call;    /* activity tied to its call after waiting for the call to return */
   uint64_t held_record;  /* ... after waiting for its correlation record */
+  uint64_t api_records;  /* driver/runtime API records read (they carry the correlation) */
 } npkit_gpu_counts;
 
 void npkit_cupti_drain_counts(npkit_gpu_counts *c);

@@ -93,6 +93,8 @@ static int resolve(npkit_cupti_api *api, void *h, char *why, size_t whylen) {
   RESOLVE(ActivityPushExternalCorrelationId, cuptiActivityPushExternalCorrelationId, 1);
   RESOLVE(ActivityPopExternalCorrelationId, cuptiActivityPopExternalCorrelationId, 1);
   RESOLVE(GetGraphNodeId, cuptiGetGraphNodeId, 0);
+  RESOLVE(ActivityEnableDriverApi, cuptiActivityEnableDriverApi, 0);
+  RESOLVE(ActivityEnableRuntimeApi, cuptiActivityEnableRuntimeApi, 0);
   return 0;
 }
 

@@ -27,6 +27,9 @@ typedef struct npkit_cupti_api {
   __typeof__(cuptiActivityPushExternalCorrelationId) *ActivityPushExternalCorrelationId;
   __typeof__(cuptiActivityPopExternalCorrelationId) *ActivityPopExternalCorrelationId;
   __typeof__(cuptiGetGraphNodeId) *GetGraphNodeId; /* optional: graph attribution only */
+  /* optional (CUDA 12.x on): API records of single callback ids (cupti_launch_api.h) */
+  __typeof__(cuptiActivityEnableDriverApi) *ActivityEnableDriverApi;
+  __typeof__(cuptiActivityEnableRuntimeApi) *ActivityEnableRuntimeApi;
 } npkit_cupti_api;
 
 /* Filled by npkit_cupti_load; read-only afterwards. */

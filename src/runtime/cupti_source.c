@@ -11,6 +11,7 @@
 
 #include "cupti_buffers.h"
 #include "cupti_hook.h"
+#include "cupti_launch_api.h"
 #include "cupti_loader.h"
 #include "diag.h"
 #include "gpu_corr.h"
@@ -28,6 +29,7 @@ static int ever_ran;
 static int finished;
 static npkit_log_writer *log_out;
 static CUpti_SubscriberHandle subscriber;
+static npkit_launch_api_mode launch_api; /* which API records carry the correlation */
 static _Atomic int comms_alive;
 static _Atomic int exit_flush_registered;
 
@@ -270,13 +272,24 @@ static int start_cupti(npkit_gpu_origin origin) {
     npkit_note(NPKIT_LEVEL_WARN, "CUPTI external correlation is not available (%s): kernels are "
                "recorded but not tied to the NCCL calls that launched them",
                npkit_cupti_result(r, res, sizeof res));
+  } else {
+    /* Correlation records come only in front of API records: trace the launch calls. */
+    launch_api = npkit_cupti_trace_launch_api(why, sizeof why);
+    if (launch_api == NPKIT_LAUNCH_API_NONE) {
+      correlate = 0;
+      npkit_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+      npkit_note(NPKIT_LEVEL_WARN, "%s: kernels are recorded but not tied to the NCCL calls that "
+                 "launched them", why);
+    }
   }
   compute_push_mask();
   pthread_atfork(NULL, NULL, in_child);
   start_flusher();
   atomic_store(&npkit_gpu_active, correlate);
-  npkit_debug("GPU activity through CUPTI %s (API version %u), started by %s", npkit_cupti.path,
-              npkit_cupti.version, origin == NPKIT_GPU_FROM_DRIVER ? "the CUDA driver" : "the first communicator");
+  npkit_debug("GPU activity through CUPTI %s (API version %u), started by %s; API records of %s",
+              npkit_cupti.path, npkit_cupti.version,
+              origin == NPKIT_GPU_FROM_DRIVER ? "the CUDA driver" : "the first communicator",
+              npkit_launch_api_mode_name(launch_api));
   return 0;
 }
 
@@ -338,6 +351,7 @@ void npkit_gpu_finish(npkit_gpu_counts *totals) {
     npkit_cupti.ActivityDisable(optional_kinds[i]);
   npkit_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   npkit_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  npkit_cupti_untrace_launch_api(launch_api);
 
   npkit_cupti_buf_stats bs;
   npkit_cupti_bufs_stats(&bs);
@@ -362,8 +376,9 @@ void npkit_gpu_finish(npkit_gpu_counts *totals) {
     npkit_note(NPKIT_LEVEL_INFO, "%llu GPU events came too late to be tied to their NCCL call",
                (unsigned long long)totals->calls_lost);
   npkit_debug("GPU: %llu buffers from CUPTI, %llu records waited for their call, %llu for a "
-              "correlation record", (unsigned long long)bs.completed,
-              (unsigned long long)totals->held_call, (unsigned long long)totals->held_record);
+              "correlation record; %llu API records", (unsigned long long)bs.completed,
+              (unsigned long long)totals->held_call, (unsigned long long)totals->held_record,
+              (unsigned long long)totals->api_records);
   if (stored == 0 && bs.completed == 0 && npkit_gpu_corr_issued() > 0)
     npkit_note(NPKIT_LEVEL_INFO, "no GPU activity arrived from CUPTI although NCCL calls ran: "
                "another CUPTI client (a profiler started inside the application) may have taken "

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cupti_runtime_cbid.h>
+
 #include "../fakes_cupti/fake_cupti_hooks.h"
 
 #define S_NCCL ((cudaStream_t)(uintptr_t)0x1000)
@@ -76,7 +78,10 @@ static int device; /* the communicator's, like a job that calls cudaSetDevice(lo
 static void compute_kernel(const hooks *h, uint64_t dur_ns) {
   if (h->kernel == NULL) return;
   uint64_t t = now_ns();
-  npkit_fake_kernel k = {.name = "_Z13computeKernelPfi", .device = (uint32_t)device,
+  /* an application's kernel: cudaLaunchKernel (runtime API) */
+  npkit_fake_kernel k = {.name = "_Z13computeKernelPfi",
+                         .api = {NPKIT_FAKE_API_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
+                         .device = (uint32_t)device,
                          .stream = (uint64_t)(uintptr_t)S_COMPUTE, .start_ns = t,
                          .end_ns = t + dur_ns, .grid = {256, 1, 1}, .block = {128, 1, 1},
                          .registers = 32, .static_shared = 1024, .dynamic_shared = 0};
@@ -87,7 +92,9 @@ static void copy_and_set(const hooks *h, int memset_op) {
   npkit_fake_copy_fn f = memset_op ? h->memset : h->memcpy;
   if (f == NULL) return;
   uint64_t t = now_ns();
-  npkit_fake_copy c = {.bytes = memset_op ? 65536 : 1048576, .copy_kind = 1 /* HtoD */,
+  npkit_fake_api api = {NPKIT_FAKE_API_RUNTIME, memset_op ? CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020
+                                                         : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020};
+  npkit_fake_copy c = {.api = api, .bytes = memset_op ? 65536 : 1048576, .copy_kind = 1 /* HtoD */,
                        .src_kind = 2 /* pinned */, .dst_kind = 3 /* device */, .value = 0,
                        .device = (uint32_t)device,
                        .stream = (uint64_t)(uintptr_t)(memset_op ? S_NCCL : S_COMPUTE),

@@ -69,6 +69,42 @@ class FakeMapping(lib.TempDirTestCase):
         self.assertGreater(sum(c for _, c, _ in stats), 0, stats)
         self.assertGreater(sum(r for _, _, r in stats), 0, stats)
 
+    def api_records(self, run):
+        """rank order -> (API records read, how the library chose them), from the debug lines."""
+        counts = [int(m.group(1)) for m in
+                  (re.search(r"correlation record; (\d+) API records", l) for l in run.npkit_lines) if m]
+        modes = [m.group(1) for m in
+                 (re.search(r"API records of (.*)$", l) for l in run.npkit_lines) if m]
+        self.assertEqual(len(counts), 2, run.describe())
+        self.assertEqual(len(modes), 2, run.describe())
+        return counts, modes
+
+    def test_api_records_only_for_launch_calls(self):
+        # CUPTI correlates only traced API calls: the library traces NCCL's launch entry points
+        # (cuLaunchKernelEx, cudaMemcpyAsync, ...), not the application's cudaLaunchKernel,
+        # cudaMemsetAsync or cudaGraphLaunch
+        run, traces = self.run_checked({"NPKIT_LOG_LEVEL": "debug"})
+        counts, modes = self.api_records(run)
+        self.assertEqual(set(modes), {"NCCL's launch calls"})
+        for r, t in traces.items():
+            ks = ct.kernels(t)
+            launched = len([k for k in ks if k["name"].startswith("ncclDevKernel_")
+                            and "graph_id" not in k["args"]])
+            copies = len(ct.kernels(t, "gpu_memcpy"))
+            self.assertEqual(counts[r], launched + 1 + copies)  # + the captured launch
+
+    def test_cupti_without_single_api_selection(self):
+        # a CUPTI that cannot enable single callback ids: every driver and runtime call is
+        # traced, and the mapping is the same
+        run, traces = self.run_checked({"NPKIT_LOG_LEVEL": "debug", "FAKE_CUPTI_API_FILTER": "0"})
+        counts, modes = self.api_records(run)
+        self.assertEqual(set(modes), {"every driver and runtime call"})
+        for r, t in traces.items():
+            ks = ct.kernels(t)
+            launched = len([k for k in ks if "graph_id" not in k["args"]])  # NCCL's and compute
+            others = len(ct.kernels(t, "gpu_memcpy")) + len(ct.kernels(t, "gpu_memset"))
+            self.assertEqual(counts[r], launched + 1 + others + ct.GRAPH_REPLAYS)
+
     def test_communicators_never_destroyed(self):
         # PyTorch-style exit: the GPU events come from the exit handlers' final flush
         self.run_checked({"NPKIT_FLUSH_MS": "3600000"}, args=("--graph", "--no-destroy"))

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cupti_driver_cbid.h>
+
 #include "../fakes_cupti/fake_cupti_hooks.h"
 #include "fake_internal.h"
 
@@ -112,8 +114,12 @@ void npkit_fake_gpu_launch(const npkit_fake_op *list, uint64_t t0_ns) {
     uint64_t end = start + (uint64_t)(sim * 1e9); /* the transfers; the latency is the host's */
     if (end <= now && si < nstreams) end = now; /* the work took at least until now */
     if (si < nstreams) free_at[si] = end;
+    /* NCCL 2.28 launches its kernels with the driver's cuLaunchKernelEx, through a pointer from
+     * cudaGetDriverEntryPointByVersion (v2.28.9-1 src/enqueue.cc ncclLaunchKernel, cudawrap.cc),
+     * the legacy-stream variant since NCCL is not built for per-thread default streams. */
     npkit_fake_kernel k = {
         .name = name,
+        .api = {NPKIT_FAKE_API_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
         .device = op->comm->device >= 0 ? (uint32_t)op->comm->device : 0,
         .stream = (uint64_t)(uintptr_t)op->stream,
         .start_ns = start,

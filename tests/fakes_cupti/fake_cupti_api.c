@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fake_cupti_hooks.h"
 #include "fake_cupti_internal.h"
 
 static pthread_mutex_t lock;
@@ -28,6 +29,7 @@ static void init(void) {
   settings.kernel_version = (int)env_u64("FAKE_CUPTI_KERNEL_VERSION", 10);
   if (settings.kernel_version != 9) settings.kernel_version = 10;
   settings.api_version = (uint32_t)env_u64("FAKE_CUPTI_API_VERSION", 130001);
+  settings.api_filter = (int)env_u64("FAKE_CUPTI_API_FILTER", 1) != 0;
 }
 
 const fc_settings *fc_cfg(void) {
@@ -65,6 +67,7 @@ FC_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
       {CUPTI_ERROR_QUEUE_EMPTY, "CUPTI_ERROR_QUEUE_EMPTY"},
       {CUPTI_ERROR_INVALID_KIND, "CUPTI_ERROR_INVALID_KIND"},
       {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+      {CUPTI_ERROR_NOT_SUPPORTED, "CUPTI_ERROR_NOT_SUPPORTED"},
   };
   if (str == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -160,24 +163,54 @@ FC_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
 
 int fc_has_client(void) { return on_request != NULL && on_complete != NULL; }
 
-FC_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+/* API records per callback id (cupti_activity.h of CUDA 13, cuptiActivityEnableDriverApi):
+ * enabling the DRIVER (RUNTIME) kind traces every call of its domain, disabling it none, and
+ * overrides what cuptiActivityEnableDriverApi (RuntimeApi) set before; those then switch single
+ * callback ids on or off. */
+#define FC_CBIDS 1024
+static unsigned char api_on[2][FC_CBIDS]; /* [0] driver, [1] runtime */
+
+static int api_domain_of(CUpti_ActivityKind kind) {
+  return kind == CUPTI_ACTIVITY_KIND_DRIVER ? 0 : kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : -1;
+}
+
+static CUptiResult set_kind(CUpti_ActivityKind kind, unsigned char on) {
   if ((unsigned)kind >= sizeof kinds) return CUPTI_ERROR_INVALID_KIND;
   fc_lock();
-  kinds[kind] = 1;
+  kinds[kind] = on;
+  int d = api_domain_of(kind);
+  if (d >= 0) memset(api_on[d], on, sizeof api_on[d]);
   fc_unlock();
   return CUPTI_SUCCESS;
 }
 
-FC_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
-  if ((unsigned)kind >= sizeof kinds) return CUPTI_ERROR_INVALID_KIND;
+FC_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) { return set_kind(kind, 1); }
+FC_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) { return set_kind(kind, 0); }
+
+static CUptiResult set_api(int d, CUpti_CallbackId cbid, uint8_t enable) {
+  if (!fc_cfg()->api_filter) return CUPTI_ERROR_NOT_SUPPORTED;
+  if (cbid == 0 || cbid >= FC_CBIDS) return CUPTI_ERROR_INVALID_PARAMETER;
   fc_lock();
-  kinds[kind] = 0;
+  api_on[d][cbid] = enable != 0;
   fc_unlock();
   return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
+  return set_api(0, cbid, enable);
+}
+
+FC_EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+  return set_api(1, cbid, enable);
 }
 
 int fc_kind_enabled(CUpti_ActivityKind kind) {
   return (unsigned)kind < sizeof kinds && kinds[kind] && fc_has_client();
+}
+
+int fc_api_traced(int domain, uint32_t cbid) {
+  int d = domain == NPKIT_FAKE_API_DRIVER ? 0 : domain == NPKIT_FAKE_API_RUNTIME ? 1 : -1;
+  return d >= 0 && cbid > 0 && cbid < FC_CBIDS && api_on[d][cbid] && fc_has_client();
 }
 
 FC_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes,

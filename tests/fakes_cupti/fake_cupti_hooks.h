@@ -11,8 +11,21 @@
 
 #include <stdint.h>
 
+/* The CUDA API call that launched the work (npkit_fake_kernel.api, npkit_fake_copy.api).  CUPTI
+ * writes an API activity record for it only when the client enabled its kind or its callback id
+ * (cuptiActivityEnable(DRIVER/RUNTIME), cuptiActivityEnableDriverApi/RuntimeApi), and external
+ * correlation records only in front of such a record: work launched by a call CUPTI does not trace
+ * cannot be correlated (cupti_activity.h of CUDA 13, cuptiActivityPushExternalCorrelationId). */
+typedef struct npkit_fake_api {
+  uint8_t domain;       /* NPKIT_FAKE_API_DRIVER / _RUNTIME; 0: no API call (nothing correlates) */
+  uint16_t cbid;        /* CUPTI_DRIVER_TRACE_CBID_* / CUPTI_RUNTIME_TRACE_CBID_* */
+} npkit_fake_api;
+#define NPKIT_FAKE_API_DRIVER 1
+#define NPKIT_FAKE_API_RUNTIME 2
+
 typedef struct npkit_fake_kernel {
   const char *name;     /* as CUPTI reports it: mangled for C++ kernels */
+  npkit_fake_api api;   /* cuLaunchKernelEx for NCCL's kernels, cudaLaunchKernel for the rest */
   uint32_t device;
   uint64_t stream;      /* cudaStream_t value; the fake maps it to a CUPTI stream id */
   uint64_t start_ns, end_ns; /* CLOCK_REALTIME */
@@ -22,6 +35,7 @@ typedef struct npkit_fake_kernel {
 } npkit_fake_kernel;
 
 typedef struct npkit_fake_copy {
+  npkit_fake_api api;   /* cudaMemcpyAsync / cudaMemsetAsync, typically */
   uint64_t bytes;
   uint8_t copy_kind;    /* CUpti_ActivityMemcpyKind; CUPTI_ACTIVITY_MEMCPY_KIND_PTOP makes a
                            MEMCPY2 (peer) record */
@@ -33,7 +47,9 @@ typedef struct npkit_fake_copy {
 } npkit_fake_copy;
 
 /* Return the CUPTI correlation id given to the launch, 0 when the activity kind is not enabled
- * (nothing is recorded then). */
+ * (nothing is recorded then).  The launch's API record (when traced) is written at once, preceded
+ * by the correlation records of the ids the calling thread has pushed; the activity record when
+ * the work has completed. */
 typedef uint32_t (*npkit_fake_kernel_fn)(const npkit_fake_kernel *k);
 typedef uint32_t (*npkit_fake_copy_fn)(const npkit_fake_copy *c);
 #define NPKIT_FAKE_CUPTI_KERNEL "npkitFakeCuptiKernel"
@@ -50,6 +66,8 @@ typedef void (*npkit_fake_sync_fn)(void);
  * kernels with the graph and node ids and the correlation id of the launch. */
 typedef uint32_t (*npkit_fake_capture_fn)(uint64_t stream);   /* begin / end: the graph id */
 typedef uint32_t (*npkit_fake_instantiate_fn)(uint32_t graph); /* the instance id, 0 on error */
+/* The launch of an instance is a cudaGraphLaunch (runtime API): its API record and correlation
+ * records come as for any launch; the kernels carry its correlation id. */
 typedef uint32_t (*npkit_fake_graph_launch_fn)(uint32_t exec, uint64_t stream); /* correlation */
 #define NPKIT_FAKE_CUPTI_CAPTURE_BEGIN "npkitFakeCuptiCaptureBegin"
 #define NPKIT_FAKE_CUPTI_CAPTURE_END "npkitFakeCuptiCaptureEnd"
@@ -61,8 +79,9 @@ typedef uint32_t (*npkit_fake_stream_id_fn)(uint64_t stream);
 #define NPKIT_FAKE_CUPTI_STREAM_ID "npkitFakeCuptiStreamId"
 
 /* Benchmarks: writes n completed kernel records straight into the client's buffers (as fast as
- * the fake can), all alike but for their correlation ids and times.  With first_ext_id > 0 each
- * kernel is preceded by an EXTERNAL_CORRELATION record (kind CUSTOM2) tying it to external id
+ * the fake can), all alike but for their correlation ids and times.  When k->api names a traced
+ * API, each kernel is preceded by its API record, and with first_ext_id > 0 by an
+ * EXTERNAL_CORRELATION record (kind CUSTOM2) before that, tying it to external id
  * first_ext_id + i, as if its launch had happened inside a call that pushed that id.  Returns the
  * kernel records written. */
 typedef uint64_t (*npkit_fake_burst_fn)(uint64_t n, const npkit_fake_kernel *k, uint64_t first_ext_id);

@@ -26,6 +26,8 @@ typedef struct fc_settings {
                              flush, after the kernel records they describe */
   int kernel_version;     /* FAKE_CUPTI_KERNEL_VERSION: 10 (CUDA 13, default) or 9 (CUDA 12) */
   uint32_t api_version;   /* FAKE_CUPTI_API_VERSION: what cuptiGetVersion says (130001) */
+  int api_filter;         /* FAKE_CUPTI_API_FILTER=0: cuptiActivityEnableDriverApi/RuntimeApi
+                             fail with CUPTI_ERROR_NOT_SUPPORTED, like a CUPTI before them */
 } fc_settings;
 
 const fc_settings *fc_cfg(void);
@@ -35,6 +37,9 @@ uint64_t fc_now_ns(void); /* CLOCK_REALTIME, CUPTI's default clock */
 
 /* ---- api ---- */
 int fc_kind_enabled(CUpti_ActivityKind kind);
+/* Whether CUPTI writes an API record for a call of callback id cbid of the driver
+ * (NPKIT_FAKE_API_DRIVER) or runtime (_RUNTIME) domain: its kind is enabled, or that one cbid. */
+int fc_api_traced(int domain, uint32_t cbid);
 /* The calling thread's innermost pushed id of each external correlation kind: fills kinds/ids,
  * returns how many. */
 int fc_pushed_ids(CUpti_ExternalCorrelationKind kinds[8], uint64_t ids[8]);

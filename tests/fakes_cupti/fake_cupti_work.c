@@ -1,12 +1,20 @@
 /* The test hooks (fake_cupti_hooks.h): work "launched" on the fake GPU.
  *
- * A launch takes the next correlation id and writes an EXTERNAL_CORRELATION record for every
- * external id the calling thread has pushed (or keeps it for the next flush in ext-late mode).
+ * A launch takes the next correlation id.  When CUPTI traces the API call that made it (its
+ * kind or callback id is enabled), an API activity record is written at once, preceded by an
+ * EXTERNAL_CORRELATION record for every external id the calling thread has pushed (kept for the
+ * next flush in ext-late mode); otherwise neither.  cupti_activity.h of CUDA 13
+ * (cuptiActivityPushExternalCorrelationId, CUpti_ActivityExternalCorrelation): "When a CUPTI
+ * activity API record is created while within an external API region ... the activity API record
+ * will be preceded by a CUpti_ActivityExternalCorrelation record for each
+ * CUpti_ExternalCorrelationKind" — the correlation exists only for traced API calls.
  * The activity record itself waits until its end time has passed: records are written in the
  * order work completes, not the order it was launched, as on a GPU with several streams. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fake_cupti_hooks.h"
 #include "fake_cupti_internal.h"
@@ -137,6 +145,24 @@ static void correlate(uint32_t corr) {
     }
     late[nlate++] = x;
   }
+}
+
+/* The API record of the call that launched work with correlation id corr, if CUPTI traces it,
+ * with the correlation records in front of it.  Returns 1 when it was traced. */
+static int api_call(npkit_fake_api api, uint32_t corr) {
+  if (!fc_api_traced(api.domain, api.cbid)) return 0;
+  correlate(corr);
+  CUpti_ActivityAPI a;
+  memset(&a, 0, sizeof a);
+  a.kind = api.domain == NPKIT_FAKE_API_DRIVER ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.cbid = api.cbid;
+  a.start = fc_now_ns();
+  a.end = a.start + 2000; /* a launch call takes a few microseconds */
+  a.processId = (uint32_t)getpid();
+  a.threadId = (uint32_t)syscall(SYS_gettid);
+  a.correlationId = corr;
+  fc_emit(&a, sizeof a);
+  return 1;
 }
 
 static void kernel_record(CUpti_ActivityKernel10 *r, const npkit_fake_kernel *k, uint32_t corr) {
@@ -286,7 +312,8 @@ FC_EXPORT uint32_t npkitFakeCuptiGraphLaunch(uint32_t exec, uint64_t stream) {
     fc_exec *e = &execs[exec - 1];
     fc_graph *g = &graphs[e->graph];
     corr = fc_next_correlation();
-    correlate(corr);
+    api_call((npkit_fake_api){NPKIT_FAKE_API_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
+             corr);
     uint64_t t = fc_now_ns();
     for (int i = 0; i < g->n; i++) {
       npkit_fake_kernel k = g->nodes[i].k;
@@ -315,7 +342,7 @@ FC_EXPORT uint32_t npkitFakeCuptiKernel(const npkit_fake_kernel *k) {
   uint32_t corr = 0;
   if (fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
     corr = fc_next_correlation();
-    correlate(corr);
+    api_call(k->api, corr);
     fc_graph *g = capturing(k->stream);
     if (g != NULL) {
       capture(g, k);
@@ -361,7 +388,7 @@ static uint32_t copy(const npkit_fake_copy *c, int memset_op) {
   uint32_t corr = 0;
   if (fc_kind_enabled(kind)) {
     corr = fc_next_correlation();
-    correlate(corr);
+    api_call(c->api, corr);
     fc_record r;
     memset(&r, 0, sizeof r);
     if (memset_op) {
@@ -418,12 +445,25 @@ FC_EXPORT uint64_t npkitFakeCuptiBurst(uint64_t n, const npkit_fake_kernel *k, u
     memset(&x, 0, sizeof x);
     x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
     x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+    int traced = fc_api_traced(k->api.domain, k->api.cbid);
+    CUpti_ActivityAPI a;
+    memset(&a, 0, sizeof a);
+    a.kind = k->api.domain == NPKIT_FAKE_API_DRIVER ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.cbid = k->api.cbid;
+    a.processId = (uint32_t)getpid();
+    a.threadId = (uint32_t)syscall(SYS_gettid);
     for (; done < n; done++) {
       r.correlationId = fc_next_correlation();
-      if (first_ext_id != 0) {
+      if (traced && first_ext_id != 0) {
         x.externalId = first_ext_id + done;
         x.correlationId = r.correlationId;
         fc_emit(&x, sizeof x);
+      }
+      if (traced) {
+        a.start = k->start_ns + done * dur;
+        a.end = a.start + 2000;
+        a.correlationId = r.correlationId;
+        fc_emit(&a, sizeof a);
       }
       r.start = k->start_ns + done * dur;
       r.end = r.start + dur;
