@@ -89,6 +89,10 @@ typedef enum npkit_event_kind {
   NPKIT_EV_PLUGIN_PROXY_STEP = 21, /* one network transfer of a proxy operation (u.proxy_step) */
   NPKIT_EV_PLUGIN_PROXY_CTRL = 22, /* a proxy thread state (u.proxy_ctrl) */
   NPKIT_EV_PLUGIN_STATS = 23,      /* the plugin's own counters, cumulative (u.plugin_stats) */
+  NPKIT_EV_PLUGIN_API = 24,        /* an API-level event of NCCL 2.28+ (ABI v5+): GroupApi,
+                                      CollApi, P2pApi, KernelLaunch (u.plugin_api) */
+  NPKIT_EV_PLUGIN_CLOCK = 25,      /* how a communicator's GPU clock was mapped onto the host
+                                      clock, cumulative (u.plugin_clock) */
   /* The application's own marks (include/npkit_preload.h) and recording windows; start_ns = end_ns. */
   NPKIT_EV_MARK_BEGIN = 32,        /* npkit_mark_begin(name) on this thread (u.mark) */
   NPKIT_EV_MARK_END = 33,          /* npkit_mark_end(name): closes the latest open range of name */
@@ -128,7 +132,9 @@ typedef struct npkit_ev_api {
   uint64_t corr_id;   /* external correlation id pushed to the GPU tracer around the call, 0 if none:
                          GPU activity carrying the same id was launched by this call */
   uint64_t stack_id;  /* call-site id (npkit_stack_rec.id), 0 if stacks are off */
-  uint64_t reserved[2];
+  uint64_t call_no;   /* the call's number on its thread, from 1 (0 in logs before 0.3): NCCL's
+                         API-level events name the call they came from by (thread, call_no) */
+  uint64_t reserved[1];
 } npkit_ev_api;       /* 104 bytes */
 
 /* npkit_ev_gpu.flags */
@@ -218,13 +224,17 @@ typedef struct npkit_ev_plugin_task {
   char algo[16];       /* "RING", "TREE", ... as NCCL names it, NUL terminated, "" for P2p */
   char proto[8];       /* "LL", "LL128", "SIMPLE" */
   char func[16];       /* NCCL's function name as given */
-  uint64_t reserved;
+  uint64_t api;        /* ABI v5+: the CollApi/P2pApi event NCCL names as the task's parent
+                          (npkit_ev_plugin_api.api), 0 if none */
 } npkit_ev_plugin_task; /* 104 bytes */
 
 /* npkit_ev_kernel_ch.flags */
 #define NPKIT_PKCH_GPU_TIMER 0x1u /* start_ns/end_ns are the GPU's %globaltimer stamps (ABI v4+);
                                      else the CPU times at which NCCL reported start and stop */
 #define NPKIT_PKCH_NO_STOP 0x2u   /* the stop time never came: end_ns = the CPU time of stopEvent */
+#define NPKIT_PKCH_MAPPED 0x4u    /* with GPU_TIMER: start_ns/end_ns are the GPU stamps mapped onto
+                                     the host clock (raw stamps in gpu_start/gpu_stop); logs before
+                                     0.3 stored the raw %globaltimer values there */
 
 /* NPKIT_EV_PLUGIN_KERNEL_CH: one channel of one task, start_ns..end_ns on the GPU. */
 typedef struct npkit_ev_kernel_ch {
@@ -235,7 +245,12 @@ typedef struct npkit_ev_kernel_ch {
   uint8_t channel;
   uint8_t flags;         /* NPKIT_PKCH_* */
   uint16_t reserved0;
-  uint64_t reserved[9];
+  uint64_t gpu_start;    /* the GPU's %globaltimer at the start and stop (NPKIT_PKCH_MAPPED), 0 */
+  uint64_t gpu_stop;
+  int64_t map_error_ns;  /* how far the mapped times may be off: half the width of the interval the
+                            host-side bounds left for the clock offset; -1 when one side was
+                            unbounded */
+  uint64_t reserved[6];
 } npkit_ev_kernel_ch; /* 104 bytes */
 
 /* NPKIT_EV_PLUGIN_PROXY_OP: start_ns..end_ns = startEvent..stopEvent on the proxy thread. */
@@ -291,6 +306,59 @@ typedef struct npkit_ev_plugin_stats {
   uint64_t unknown;      /* event types this build does not record: ignored */
   uint64_t reserved[9];
 } npkit_ev_plugin_stats; /* 104 bytes */
+
+/* npkit_ev_plugin_api.type */
+#define NPKIT_PAPI_GROUP 1   /* ncclProfileGroupApi: from the first call of a group to its end */
+#define NPKIT_PAPI_COLL 2    /* ncclProfileCollApi: inside the collective's call */
+#define NPKIT_PAPI_P2P 3     /* ncclProfileP2pApi: inside a Send/Recv (and per part of AlltoAll...) */
+#define NPKIT_PAPI_LAUNCH 4  /* ncclProfileKernelLaunch: around cuLaunchKernelEx */
+/* npkit_ev_plugin_api.flags */
+#define NPKIT_PAPI_GRAPH 0x1u      /* NCCL said graphCaptured: the call was captured into a CUDA
+                                      graph; its tasks run at each replay */
+#define NPKIT_PAPI_IN_CALL 0x2u    /* a wrapped call was running on the thread (call_no names it,
+                                      0 when that call was not stored) */
+#define NPKIT_PAPI_PUSHED 0x4u     /* KernelLaunch on a thread of NCCL's own: the library pushed
+                                      the launching call's correlation id around it */
+
+/* NPKIT_EV_PLUGIN_API: start_ns..end_ns = NCCL's start and stop of the event; thread = the thread
+ * NCCL reported it on; func = npkit_fn of NCCL's function name (coll/p2p). */
+typedef struct npkit_ev_plugin_api {
+  uint64_t api;          /* id, process unique, from 1; tasks refer to it */
+  uint64_t parent;       /* the GroupApi of a CollApi, P2pApi or KernelLaunch, 0 */
+  uint64_t count;        /* coll/p2p: elements as the caller passed them */
+  uint64_t stream;       /* cudaStream_t value, 0 */
+  uint64_t call_no;      /* NPKIT_PAPI_IN_CALL: npkit_ev_api.call_no of that call on `thread` */
+  uint64_t user_tag;     /* ABI v7: the call's profiler tag, 0 */
+  uint32_t ctx;
+  int32_t root;          /* CollApi: root; else -1 */
+  int32_t datatype;      /* ncclDataType_t, -1 */
+  int32_t group_depth;   /* GroupApi: NCCL's group depth at the start (1: a call outside a group) */
+  uint8_t type;          /* NPKIT_PAPI_* */
+  uint8_t flags;         /* NPKIT_PAPI_* */
+  uint16_t reserved0;
+  uint32_t reserved1;
+  char func[16];         /* NCCL's function name, NUL terminated */
+  uint64_t reserved[2];
+} npkit_ev_plugin_api;   /* 104 bytes */
+
+/* NPKIT_EV_PLUGIN_CLOCK: the map from a communicator's GPU clock (%globaltimer) onto the host
+ * clock (src/runtime/gpu_clock_map.h), totals since its first kernel-channel event.  The offset is
+ * host time minus GPU time at gpu_ref_ns. */
+typedef struct npkit_ev_plugin_clock {
+  uint64_t samples;      /* kernel-channel events that gave bounds */
+  int64_t offset_ns;     /* the latest estimate */
+  uint64_t gpu_ref_ns;   /* the GPU time it applies at */
+  int64_t drift_ppb;     /* the GPU clock's rate against the host's, parts per billion (host
+                            clock runs faster when positive) */
+  int64_t max_error_ns;  /* largest half width of a two-sided estimate used, -1 if none */
+  int64_t median_error_ns; /* median of those half widths (over the last 1024), -1 */
+  uint32_t ctx;
+  uint32_t windows;      /* estimation windows closed */
+  uint32_t inconsistent; /* samples whose bounds contradicted the estimate (a clock jump): the
+                            map restarted from them */
+  uint32_t one_sided;    /* events mapped with only an upper or only a lower bound */
+  uint64_t reserved[5];
+} npkit_ev_plugin_clock; /* 104 bytes */
 
 /* NPKIT_EV_MARK_*: the name is a STRING, stored once per distinct name. */
 typedef struct npkit_ev_mark {
@@ -397,6 +465,8 @@ typedef struct npkit_event {
     npkit_ev_proxy_step proxy_step;
     npkit_ev_proxy_ctrl proxy_ctrl;
     npkit_ev_plugin_stats plugin_stats;
+    npkit_ev_plugin_api plugin_api;
+    npkit_ev_plugin_clock plugin_clock;
     npkit_ev_mark mark;
     npkit_ev_recording recording;
     npkit_ev_npkit npkit;
@@ -500,6 +570,8 @@ _Static_assert(sizeof(npkit_ev_proxy_op) == 104, "proxy op event layout");
 _Static_assert(sizeof(npkit_ev_proxy_step) == 104, "proxy step event layout");
 _Static_assert(sizeof(npkit_ev_proxy_ctrl) == 104, "proxy ctrl event layout");
 _Static_assert(sizeof(npkit_ev_plugin_stats) == 104, "plugin stats event layout");
+_Static_assert(sizeof(npkit_ev_plugin_api) == 104, "plugin API event layout");
+_Static_assert(sizeof(npkit_ev_plugin_clock) == 104, "plugin clock event layout");
 _Static_assert(sizeof(npkit_ev_mark) == 104, "mark event layout");
 _Static_assert(sizeof(npkit_ev_recording) == 104, "recording event layout");
 _Static_assert(sizeof(npkit_ev_npkit) == 104, "NPKit dump event layout");

@@ -19,7 +19,7 @@
 #define TRACK_CTRL (-2) /* channel value of a communicator's proxy-thread lane */
 
 int npkit_plugin_kind(unsigned kind) {
-  return kind >= NPKIT_EV_PLUGIN_INIT && kind <= NPKIT_EV_PLUGIN_STATS;
+  return kind >= NPKIT_EV_PLUGIN_INIT && kind <= NPKIT_EV_PLUGIN_CLOCK;
 }
 
 npkit_plugin_render *npkit_plugin_render_new(const npkit_log_reader *r, npkit_api_fmt *fmt) {
@@ -33,8 +33,9 @@ npkit_plugin_render *npkit_plugin_render_new(const npkit_log_reader *r, npkit_ap
   p->comms = calloc(r->n_comms > 0 ? r->n_comms : 1, sizeof *p->comms);
   p->held = calloc(NPKIT_PLUGIN_HELD, sizeof *p->held);
   p->hbuckets = malloc(NPKIT_PL_HBUCKETS * sizeof *p->hbuckets);
+  p->apis = npkit_pl_api_new();
   if (p->calls == NULL || p->tasks == NULL || p->buckets == NULL || p->comms == NULL ||
-      p->held == NULL || p->hbuckets == NULL) {
+      p->held == NULL || p->hbuckets == NULL || p->apis == NULL) {
     npkit_plugin_render_free(p);
     return NULL;
   }
@@ -52,6 +53,7 @@ void npkit_plugin_render_free(npkit_plugin_render *p) {
   free(p->buckets);
   free(p->held);
   free(p->hbuckets);
+  npkit_pl_api_free(p->apis);
   free(p->ctx);
   free(p);
 }
@@ -267,14 +269,70 @@ static void name_tracks(npkit_plugin_render *p, npkit_json *w) {
          2999999);
 }
 
+/* How each communicator's GPU clock was mapped onto the host's (gpu_clock_map.h), as a metadata
+ * event of its "collectives (GPU)" track: offset, drift and how far the mapped times may be off. */
+static void write_clocks(npkit_plugin_render *p, npkit_json *w) {
+  for (uint32_t id = 1; id < p->nctx; id++) {
+    const npkit_ev_plugin_clock *c = &p->ctx[id].clock;
+    if (c->samples == 0) continue;
+    npkit_json_next_line(w);
+    npkit_json_begin_object(w);
+    npkit_json_key(w, "name");
+    npkit_json_string(w, "gpu_clock");
+    npkit_json_key(w, "ph");
+    npkit_json_string(w, "M");
+    npkit_json_key(w, "pid");
+    npkit_json_int(w, p->fmt->pid);
+    npkit_json_key(w, "tid");
+    npkit_json_int(w, channel_tid(p, id, TRACK_GPU));
+    npkit_json_key(w, "args");
+    npkit_json_begin_object(w);
+    npkit_json_key(w, "comm");
+    npkit_json_string(w, ctx_label(p, id));
+    npkit_json_key(w, "samples");
+    npkit_json_uint(w, c->samples);
+    npkit_json_key(w, "offset_ns"); /* host minus GPU */
+    npkit_json_int(w, c->offset_ns);
+    npkit_json_key(w, "drift_ppm");
+    npkit_json_ts(w, c->drift_ppb); /* ppb / 1000, three decimals */
+    npkit_json_key(w, "max_error_ns");
+    npkit_json_int(w, c->max_error_ns);
+    npkit_json_key(w, "median_error_ns");
+    npkit_json_int(w, c->median_error_ns);
+    npkit_json_key(w, "windows");
+    npkit_json_uint(w, c->windows);
+    npkit_json_key(w, "one_sided");
+    npkit_json_uint(w, c->one_sided);
+    npkit_json_key(w, "inconsistent");
+    npkit_json_uint(w, c->inconsistent);
+    npkit_json_end_object(w);
+    npkit_json_end_object(w);
+  }
+}
+
 /* ---- slices ---- */
 
 static int task_name(const npkit_pl_task *t, char *buf, size_t len) {
   const char *fn = npkit_fn_short_name(t->fn);
+  const char *replay = t->replay ? " (graph replay)" : "";
   if (t->algo[0] != '\0')
-    return snprintf(buf, len, "%s %.*s/%.*s", fn, (int)sizeof t->algo, t->algo,
-                    (int)sizeof t->proto, t->proto);
-  return snprintf(buf, len, "%s", fn);
+    return snprintf(buf, len, "%s %.*s/%.*s%s", fn, (int)sizeof t->algo, t->algo,
+                    (int)sizeof t->proto, t->proto, replay);
+  return snprintf(buf, len, "%s%s", fn, replay);
+}
+
+int npkit_plugin_task_span(const npkit_pl_task *t, uint64_t *start, uint64_t *stop) {
+  if (t->kch_gpu > 0) {
+    *start = t->gpu_start;
+    *stop = t->gpu_stop;
+    return 1;
+  }
+  if (t->kch_cpu > 0) {
+    *start = t->cpu_start;
+    *stop = t->cpu_stop;
+    return 0;
+  }
+  return -1;
 }
 
 static void task_args(npkit_json *w, const npkit_pl_task *t) {
@@ -290,22 +348,36 @@ static void task_args(npkit_json *w, const npkit_pl_task *t) {
     npkit_json_key(w, "seq");
     npkit_json_uint(w, t->api_seq);
   }
+  if (t->replay) {
+    npkit_json_key(w, "graph_replay");
+    npkit_json_bool(w, 1);
+    if (t->captured_seq != NPKIT_NO_SEQ) {
+      npkit_json_key(w, "captured_seq");
+      npkit_json_uint(w, t->captured_seq);
+    }
+  }
 }
 
 /* The task from its first channel's start to its last channel's stop. */
 void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_json *w, npkit_pl_task *t) {
-  if (t->gpu_written || t->kch_seen == 0) return;
+  uint64_t start, stop;
+  int timer = npkit_plugin_task_span(t, &start, &stop);
+  if (t->gpu_written || timer < 0) return;
   t->gpu_written = 1;
-  char name[64];
+  char name[80];
   task_name(t, name, sizeof name);
-  slice_begin(p, w, name, "nccl_gpu", channel_tid(p, t->ctx, TRACK_GPU), t->gpu_start,
-              t->gpu_stop);
+  slice_begin(p, w, name, "nccl_gpu", channel_tid(p, t->ctx, TRACK_GPU), start, stop);
   task_args(w, t);
   arg_int(w, "channels", t->nch);
   arg_int(w, "channels_seen", t->kch_seen);
   npkit_json_key(w, "count");
   npkit_json_uint(w, t->count);
-  arg_us(w, "gpu_time_us", t->gpu_start, t->gpu_stop);
+  /* host-timed channels (no GPU stamps) only say when NCCL's proxy saw them */
+  arg_us(w, timer ? "gpu_time_us" : "reported_time_us", start, stop);
+  if (timer && t->raw_stop >= t->raw_start && t->raw_start != 0) {
+    npkit_json_key(w, "gpu_clock_span_ns"); /* the same span on the GPU's own clock */
+    npkit_json_uint(w, t->raw_stop - t->raw_start);
+  }
   slice_end(w);
 }
 
@@ -321,16 +393,36 @@ static void on_kernel_ch(npkit_plugin_render *p, npkit_json *w, const npkit_even
               ev->end_ns);
   arg_int(w, "channel", k->channel);
   if (t != NULL) task_args(w, t);
+  int gpu = (k->flags & NPKIT_PKCH_GPU_TIMER) != 0;
   npkit_json_key(w, "gpu_timer");
-  npkit_json_bool(w, (k->flags & NPKIT_PKCH_GPU_TIMER) != 0);
+  npkit_json_bool(w, gpu);
+  if (gpu) { /* logs before 0.3 kept the GPU's raw clock: not on the host's axis */
+    npkit_json_key(w, "gpu_clock");
+    npkit_json_string(w, (k->flags & NPKIT_PKCH_MAPPED) ? "mapped" : "unmapped");
+  }
+  if (gpu && (k->flags & NPKIT_PKCH_MAPPED) && k->map_error_ns >= 0) {
+    npkit_json_key(w, "map_error_us");
+    npkit_json_ts(w, k->map_error_ns);
+  }
   if (k->flags & NPKIT_PKCH_NO_STOP) {
     npkit_json_key(w, "stop_missing");
     npkit_json_bool(w, 1);
   }
   slice_end(w);
   if (t == NULL) return;
-  if (t->kch_seen == 0 || ev->start_ns < t->gpu_start) t->gpu_start = ev->start_ns;
-  if (t->kch_seen == 0 || ev->end_ns > t->gpu_stop) t->gpu_stop = ev->end_ns;
+  if (gpu) {
+    if (t->kch_gpu == 0 || ev->start_ns < t->gpu_start) t->gpu_start = ev->start_ns;
+    if (t->kch_gpu == 0 || ev->end_ns > t->gpu_stop) t->gpu_stop = ev->end_ns;
+    if (k->flags & NPKIT_PKCH_MAPPED) {
+      if (t->raw_start == 0 || k->gpu_start < t->raw_start) t->raw_start = k->gpu_start;
+      if (k->gpu_stop > t->raw_stop) t->raw_stop = k->gpu_stop;
+    }
+    t->kch_gpu++;
+  } else {
+    if (t->kch_cpu == 0 || ev->start_ns < t->cpu_start) t->cpu_start = ev->start_ns;
+    if (t->kch_cpu == 0 || ev->end_ns > t->cpu_stop) t->cpu_stop = ev->end_ns;
+    t->kch_cpu++;
+  }
   t->kch_seen++;
   npkit_plugin_channel_done(p, w, t);
 }
@@ -489,6 +581,12 @@ int npkit_plugin_render_event(npkit_plugin_render *p, npkit_json *w, const npkit
     p->stats = ev->u.plugin_stats;
     p->has_stats = 1;
     break;
+  case NPKIT_EV_PLUGIN_API: npkit_plugin_add_api(p, w, ev); break;
+  case NPKIT_EV_PLUGIN_CLOCK: { /* cumulative: the last one counts */
+    npkit_pl_ctx *x = ctx_get(p, ev->u.plugin_clock.ctx);
+    if (x != NULL) x->clock = ev->u.plugin_clock;
+    break;
+  }
   default: break; /* FINALIZE: nothing to draw */
   }
   return 1;
@@ -506,6 +604,7 @@ void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_json *w) {
   npkit_plugin_flush_calls(p, w);
   for (uint32_t i = 0; i < NPKIT_PLUGIN_TASKS; i++)
     if (p->tasks[i].id != 0) npkit_plugin_gpu_slice(p, w, &p->tasks[i]);
+  write_clocks(p, w); /* may add a "collectives (GPU)" track: before the names */
   name_tracks(p, w);
   const npkit_ev_plugin_stats *s = &p->stats;
   if (p->has_stats && (s->lost | s->late | s->foreign | s->unknown) != 0) {

@@ -9,6 +9,7 @@
 #define NPKIT_TRACE_PLUGIN_INT_H
 
 #include "trace_plugin.h"
+#include "trace_plugin_api.h"
 
 #define NPKIT_PL_MAX_CTX 65536u
 #define NPKIT_PL_MAX_OPEN_GROUPS 4096u
@@ -16,7 +17,6 @@
 #define NPKIT_PL_PROXY_LANES 49u     /* band 900..948, 949 shared by the rest; 950.. is NPKit dumps */
 /* NCCL's per-function counters: Broadcast, Reduce, AllGather, ReduceScatter, AllReduce */
 #define NPKIT_PL_COLL_FUNCS 5
-#define NPKIT_PL_NO_POS UINT64_MAX
 #define NPKIT_PL_BUCKETS (2u * NPKIT_PLUGIN_TASKS)
 #define NPKIT_PL_HBUCKETS (NPKIT_PLUGIN_HELD / 2u)
 
@@ -25,6 +25,7 @@ typedef struct npkit_pl_ctx {
   int32_t rank, nranks;
   uint64_t nccl_id;
   char label[96];         /* "" until first needed */
+  npkit_ev_plugin_clock clock; /* the latest GPU clock map record (samples 0: none) */
 } npkit_pl_ctx;
 
 typedef struct npkit_pl_comm {
@@ -55,14 +56,20 @@ typedef struct npkit_pl_batch {
 
 typedef struct npkit_pl_task {
   uint64_t id;            /* 0: empty slot */
-  uint64_t nccl_seq, count, gpu_start, gpu_stop;
+  uint64_t nccl_seq, count;
+  uint64_t gpu_start, gpu_stop; /* span of its GPU-timed channels (kch_gpu of them) */
+  uint64_t cpu_start, cpu_stop; /* span of the channels timed by the host only */
+  uint64_t raw_start, raw_stop; /* the GPU-timed span on the GPU's own clock (mapped channels) */
+  uint64_t api;           /* its CollApi/P2pApi (NCCL 2.28+), 0 */
+  uint64_t captured_seq;  /* a graph replay: the seq of the call that was captured, or NO_SEQ */
+  uint32_t kch_gpu, kch_cpu;
   uint64_t call_pos;      /* the matched call while it is held, NPKIT_PL_NO_POS otherwise */
   uint64_t api_seq;       /* the matched call's seq, NPKIT_NO_SEQ if none */
   uint32_t ctx, comm1, kch_seen;
   int32_t root, datatype, hnext;
   uint16_t fn;
   int8_t f;
-  uint8_t nch, nwarps, p2p, expect_kch, claimed, indexed, gpu_written;
+  uint8_t nch, nwarps, p2p, expect_kch, claimed, indexed, gpu_written, replay;
   char algo[16], proto[8];
 } npkit_pl_task;
 
@@ -116,6 +123,7 @@ struct npkit_plugin_render {
   npkit_pl_held *held;        /* ring of NPKIT_PLUGIN_HELD records */
   uint64_t hhead, htail;
   int32_t *hbuckets;          /* task id -> held records */
+  npkit_pl_api_table *apis;   /* NCCL's API-level events (2.28+) */
 };
 
 /* trace_plugin.c */
@@ -123,6 +131,9 @@ struct npkit_plugin_render {
 uint32_t npkit_plugin_ctx_comm(npkit_plugin_render *p, uint32_t ctx);
 /* The task's slice on its communicator's "collectives (GPU)" track (once, if a channel ran). */
 void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_json *w, npkit_pl_task *t);
+/* The span of its channels: the GPU-timed ones if any (never mixed with host-timed ones).
+ * Returns 1 when GPU-timed, 0 when host-timed, -1 when no channel was seen. */
+int npkit_plugin_task_span(const npkit_pl_task *t, uint64_t *start, uint64_t *stop);
 
 /* trace_plugin_join.c */
 npkit_pl_task *npkit_plugin_task_find(npkit_plugin_render *p, uint64_t id);
@@ -131,6 +142,8 @@ npkit_pl_task *npkit_plugin_task_find(npkit_plugin_render *p, uint64_t id);
 void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev);
 /* A channel of task t stopped (t's GPU span is updated): writes its call once all have. */
 void npkit_plugin_channel_done(npkit_plugin_render *p, npkit_json *w, npkit_pl_task *t);
+/* An API-level record: joins what waited for it. */
+void npkit_plugin_add_api(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev);
 /* Writes every call still held, oldest first. */
 void npkit_plugin_flush_calls(npkit_plugin_render *p, npkit_json *w);
 void npkit_plugin_join_free(npkit_plugin_render *p);

@@ -1,8 +1,11 @@
-/* Calls and NCCL's tasks: what the API call of a collective and NCCL's task for it have in common
- * is the communicator, NCCL's function and NCCL's per-function sequence number (see
- * trace_plugin.h).  Calls are held in a ring until matched and complete, tasks are remembered in
- * a table indexed by their id, and the tasks not yet matched are also found by (communicator,
- * function, seqNumber). */
+/* Calls and NCCL's tasks.  From NCCL 2.28 (profiler ABI v5) NCCL links them itself: a task's
+ * parent is its CollApi event, which names the wrapped call it came from (trace_plugin_api.h);
+ * such calls and tasks are joined by that link, and a task whose CollApi was captured into a CUDA
+ * graph is a replay of it, drawn on its own.  Before 2.28, what the API call of a collective and
+ * NCCL's task for it have in common is the communicator, NCCL's function and NCCL's per-function
+ * sequence number (see trace_plugin.h), which is predicted by counting.  Calls are held in a ring
+ * until matched and complete, tasks are remembered in a table indexed by their id, and the tasks
+ * not yet matched by counting are also found by (communicator, function, seqNumber). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,8 +129,9 @@ static void write_call(npkit_plugin_render *p, npkit_json *w, npkit_pl_call *c) 
                      (int)strnlen(t->proto, sizeof t->proto), t->proto, t->nch, t->nwarps,
                      t->nccl_seq);
     if (k > 0 && (size_t)k < sizeof extra) n = (size_t)k;
-    if (n > 0 && t->kch_seen > 0 && t->gpu_stop >= t->gpu_start) {
-      uint64_t d = t->gpu_stop - t->gpu_start;
+    uint64_t s0, s1;
+    if (n > 0 && npkit_plugin_task_span(t, &s0, &s1) == 1 && s1 >= s0) {
+      uint64_t d = s1 - s0;
       k = snprintf(extra + n, sizeof extra - n, ",\"gpu_time_us\":%" PRIu64 ".%03u",
                    d / 1000, (unsigned)(d % 1000));
       if (k > 0 && (size_t)k < sizeof extra - n) n += (size_t)k;
@@ -332,6 +336,54 @@ static void group_close(npkit_plugin_render *p, npkit_json *w, const npkit_event
   group_drop(p, g);
 }
 
+/* ---- NCCL's own links (2.28+) ---- */
+
+/* A call whose CollApi record has been read: 1 when it was handled here. */
+static int linked_call(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev, uint32_t comm1,
+                       int f) {
+  npkit_pl_api *api = npkit_pl_api_of_call(p->apis, ev->thread, ev->u.api.call_no);
+  if (api == NULL || api->type != NPKIT_PAPI_COLL) return 0;
+  api->call_seq = ev->u.api.seq;
+  if (api->flags & NPKIT_PAPI_GRAPH) { /* captured: its tasks come at every replay */
+    static const char captured[] = ",\"graph_captured\":true";
+    npkit_api_fmt_event_extra(p->fmt, w, ev, captured, sizeof captured - 1);
+    return 1;
+  }
+  npkit_pl_call *c = hold(p, w, ev, comm1, f);
+  if (c == NULL) return 0;
+  api->call_pos = c->pos;
+  npkit_pl_task *t = npkit_plugin_task_find(p, api->task);
+  if (t != NULL && !t->claimed) claim(p, w, c, t);
+  return 1;
+}
+
+/* A task naming its CollApi: 1 when it was handled here. */
+static int linked_task(npkit_plugin_render *p, npkit_json *w, npkit_pl_task *t) {
+  npkit_pl_api *api = npkit_pl_api_get(p->apis, t->api);
+  if (api == NULL) return 0;
+  if (api->have_record && (api->flags & NPKIT_PAPI_GRAPH)) {
+    t->replay = 1;
+    t->captured_seq = api->call_seq;
+    return 1;
+  }
+  npkit_pl_call *c = call_at(p, api->call_pos);
+  if (c != NULL && c->task == 0) {
+    claim(p, w, c, t);
+    return 1;
+  }
+  api->task = t->id; /* its call comes later in the log */
+  return 1;
+}
+
+void npkit_plugin_add_api(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+  (void)w;
+  npkit_pl_api *api = npkit_pl_api_record(p->apis, ev);
+  if (api == NULL || !(api->flags & NPKIT_PAPI_GRAPH)) return;
+  npkit_pl_task *t = npkit_plugin_task_find(p, api->task);
+  if (t != NULL && !t->claimed) t->replay = 1; /* it came first: not a task of its call */
+  api->task = 0;
+}
+
 /* ---- entry points ---- */
 
 void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_json *w,
@@ -343,6 +395,7 @@ void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_
   const npkit_ev_api *a = &ev->u.api;
   int f = coll_index(ev->func);
   uint32_t comm1 = a->comm != 0 ? comm_index1(p, a->comm) : 0;
+  if (f >= 0 && a->call_no != 0 && linked_call(p, w, ev, comm1, f)) return;
   if (f >= 0 && a->seq != NPKIT_NO_SEQ && a->count > 0 && comm1 != 0 &&
       p->comms[comm1 - 1].ctx != 0 && p->r->comms[comm1 - 1].nranks > 1) {
     npkit_pl_call *c = hold(p, w, ev, comm1, f);
@@ -388,10 +441,13 @@ void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_ev
   t->nch = pt->nchannels;
   t->nwarps = pt->nwarps;
   t->expect_kch = (pt->flags & NPKIT_PTASK_KERNEL_CH) != 0;
+  t->api = pt->api;
+  t->captured_seq = NPKIT_NO_SEQ;
   memcpy(t->algo, pt->algo, sizeof t->algo);
   memcpy(t->proto, pt->proto, sizeof t->proto);
   t->algo[sizeof t->algo - 1] = t->proto[sizeof t->proto - 1] = '\0';
   if (t->f < 0 || t->comm1 == 0) return;
+  if (t->api != 0 && linked_task(p, w, t)) return;
   /* a call already numbered for this seqNumber? */
   npkit_pl_comm *pc = &p->comms[t->comm1 - 1];
   for (uint32_t i = 0; i < pc->nopen[t->f]; i++) {

@@ -48,6 +48,7 @@ static inline int npkit_call_begin(npkit_call *c, unsigned fn) {
   c->ev.u.api.peer = -1;
   c->ev.u.api.datatype = -1;
   c->ev.u.api.redop = -1;
+  c->ev.u.api.call_no = t->cur_call = ++t->calls;
   if (t->group_depth > 0) {
     c->ev.u.api.group = t->group_id;
     c->ev.u.api.flags = NPKIT_API_IN_GROUP;
@@ -70,8 +71,12 @@ static inline void npkit_call_sequence(npkit_call *c) {
   }
 }
 
+/* Right after the first clock reading: NCCL's events of this thread can name the call. */
+static inline void npkit_call_started(npkit_call *c) { c->t->cur_call_start = c->ev.start_ns; }
+
 static inline void npkit_call_end(npkit_call *c) {
   npkit_call_sequence(c);
+  c->t->cur_call = 0;
   c->t->depth--;
   uint64_t mask = atomic_load_explicit(&npkit_rec_mask, memory_order_relaxed);
   if (__builtin_expect(npkit_call_extras_on, 0)) mask = npkit_call_extras(c->t, &c->ev, mask);

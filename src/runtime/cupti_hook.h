@@ -20,6 +20,12 @@ static inline void npkit_gpu_push(npkit_event *ev) {
   if (atomic_load_explicit(&npkit_gpu_active, memory_order_relaxed)) npkit_gpu_push_slow(ev);
 }
 
+/* A launch on a thread of NCCL's own (a non-blocking group, NCCL 2.28+ KernelLaunch events):
+ * pushes ext, the correlation id of the call whose work it launches, unless the thread already
+ * runs inside a wrapped call.  1 when pushed: pop with npkit_gpu_pop_launch. */
+int npkit_gpu_push_launch(uint64_t ext);
+void npkit_gpu_pop_launch(void);
+
 /* Right after the real call returns. */
 static inline void npkit_gpu_pop(const npkit_event *ev) {
   if (ev->u.api.corr_id != 0) npkit_gpu_pop_slow();

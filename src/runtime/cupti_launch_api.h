@@ -14,7 +14,7 @@
  * Not cudaLaunchKernel: NCCL uses it only for a one-rank PreMulSum (onerank.cu), and tracing it
  * would cost a record for every kernel the application launches through the runtime.
  * With a CUPTI that cannot enable single callback ids (cuptiActivityEnableDriverApi and
- * cuptiActivityEnableRuntimeApi came with CUDA 12.x), the whole DRIVER and RUNTIME kinds are
+ * cuptiActivityEnableRuntimeApi came with CUDA 12.5, CUPTI API 23), the whole DRIVER and RUNTIME kinds are
  * enabled instead. */
 #ifndef NPKIT_CUPTI_LAUNCH_API_H
 #define NPKIT_CUPTI_LAUNCH_API_H

@@ -72,6 +72,19 @@ void npkit_gpu_pop_slow(void) {
   npkit_gpu_corr_end();
 }
 
+int npkit_gpu_push_launch(uint64_t ext) {
+  if (ext == 0 || !atomic_load_explicit(&npkit_gpu_active, memory_order_relaxed) ||
+      npkit_gpu_corr_current() != 0)
+    return 0;
+  if (npkit_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, ext) !=
+      CUPTI_SUCCESS)
+    return 0;
+  npkit_gpu_corr_enter(ext);
+  return 1;
+}
+
+void npkit_gpu_pop_launch(void) { npkit_gpu_pop_slow(); }
+
 /* ---- flushing ---- */
 
 static void flush_and_drain(void) {

@@ -80,6 +80,8 @@ uint64_t npkit_gpu_corr_begin(void) {
 
 void npkit_gpu_corr_end(void) { tls_ext = 0; }
 
+void npkit_gpu_corr_enter(uint64_t id) { tls_ext = id; }
+
 uint64_t npkit_gpu_corr_current(void) { return tls_ext; }
 
 uint64_t npkit_gpu_corr_issued(void) { return atomic_load(&next_ext) - 1; }

@@ -51,6 +51,8 @@ int npkit_gpu_corr_init(void);
 /* A new external id; remembered as the thread's current one until npkit_gpu_corr_end. */
 uint64_t npkit_gpu_corr_begin(void);
 void npkit_gpu_corr_end(void);
+/* Makes an id issued earlier (by another thread) the thread's current one. */
+void npkit_gpu_corr_enter(uint64_t id);
 /* External ids handed out so far. */
 uint64_t npkit_gpu_corr_issued(void);
 /* The id pushed around the call the calling thread is in, 0 if none (graph node callbacks). */

@@ -205,6 +205,7 @@ static const char *missing_S(unsigned fn) {
     describe;                                                                        \
     npkit_gpu_push(&call.ev);                                                        \
     call.ev.start_ns = npkit_now_ns();                                               \
+    npkit_call_started(&call);                                                       \
     RET_##ret res = real != NULL ? real args : missing_##ret(NPKIT_FN_##name);       \
     call.ev.end_ns = npkit_now_ns();                                                 \
     npkit_gpu_pop(&call.ev);                                                         \
@@ -226,6 +227,7 @@ static const char *missing_S(unsigned fn) {
       return;                                                                    \
     }                                                                            \
     call.ev.start_ns = npkit_now_ns();                                           \
+    npkit_call_started(&call);                                                   \
     if (real != NULL) real args; else warn_missing(NPKIT_FN_##name);             \
     call.ev.end_ns = npkit_now_ns();                                             \
     if (real == NULL) call.ev.u.api.flags |= NPKIT_API_MISSING;                  \

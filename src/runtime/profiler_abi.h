@@ -47,6 +47,16 @@
  *  - proxyOp.pid is the process that issued the op: a parentObj from another pid is not ours.
  *  - The API-level and copy-engine events may be started even when not asked for (as parents);
  *    unknown types must be accepted and ignored.
+ *  - v5+ (2.28.9 src/plugin/profiler.cc, src/enqueue.cc, src/group.cc): GroupApi starts at the
+ *    first coll/p2p call of a group (not at ncclGroupStart) and stops at the end of the outermost
+ *    ncclGroupEnd; CollApi/P2pApi start and stop inside their call (parent: the GroupApi);
+ *    KernelLaunch brackets cuLaunchKernelEx on the launching thread (parent: the GroupApi) -- the
+ *    user's thread, or NCCL's own for non-blocking communicators.  Group and Coll/P2p come after
+ *    the launch (hostStreamPlanTask); Coll's parentObj is its CollApi (already stopped),
+ *    coll.parentGroup the Group.  A plan captured into a CUDA graph emits its Group/Coll at every
+ *    replay from CUDA's host-callback thread, before the kernel in stream order, with the
+ *    capture-time CollApi as parent; seqNumber then advances per replay only when kernel-channel
+ *    events are asked for.
  * ncclResult_t is an int-sized enum and ncclSuccess is 0: declared here as int. */
 #ifndef NPKIT_PROFILER_ABI_H
 #define NPKIT_PROFILER_ABI_H
@@ -316,18 +326,49 @@ typedef struct npkit_abi_v5_p2p {
   void *parent_group;
 } npkit_abi_v5_p2p;
 
+/* The API-level events (v5+, src/include/plugin/profiler/profiler_v5.h): NCCL's bool is one byte. */
+typedef struct npkit_abi_v5_group_api {
+  uint8_t graph_captured;
+  int group_depth;
+} npkit_abi_v5_group_api;
+
+typedef struct npkit_abi_v5_coll_api {
+  const char *func;
+  size_t count;
+  const char *datatype;
+  int root;
+  void *stream;
+  uint8_t graph_captured;
+} npkit_abi_v5_coll_api;
+
+typedef struct npkit_abi_v5_p2p_api {
+  const char *func;
+  size_t count;
+  const char *datatype;
+  void *stream;
+  uint8_t graph_captured;
+} npkit_abi_v5_p2p_api;
+
+typedef struct npkit_abi_v5_kernel_launch {
+  void *stream;
+} npkit_abi_v5_kernel_launch;
+
 typedef struct npkit_abi_v5_descr {
   uint64_t type;
   void *parent;
   int rank;
   union {
+    npkit_abi_v5_group_api group_api;
+    npkit_abi_v5_coll_api coll_api;
+    npkit_abi_v5_p2p_api p2p_api;
+    npkit_abi_v5_kernel_launch kernel_launch;
     npkit_abi_v5_coll coll;
     npkit_abi_v5_p2p p2p;
     npkit_abi_proxy_op proxy_op;
     npkit_abi_proxy_step proxy_step;
     npkit_abi_kernel_ch kernel_ch;
     npkit_abi_net_plugin net_plugin;
-    /* GroupApi, CollApi, P2pApi, KernelLaunch (and v6's copy-engine events) are never read */
+    /* v6's copy-engine events are never read */
   } u;
 } npkit_abi_v5_descr;
 
@@ -417,6 +458,13 @@ NPKIT_ABI_AT(npkit_abi_v4_p2p, count, 24);
 NPKIT_ABI_AT(npkit_abi_v4_p2p, peer, 32);
 NPKIT_ABI_AT(npkit_abi_v4_p2p, nchannels, 36);
 NPKIT_ABI_AT(npkit_abi_v5_coll, parent_group, 80);
+NPKIT_ABI_AT(npkit_abi_v5_group_api, group_depth, 4);
+NPKIT_ABI_AT(npkit_abi_v5_coll_api, datatype, 16);
+NPKIT_ABI_AT(npkit_abi_v5_coll_api, root, 24);
+NPKIT_ABI_AT(npkit_abi_v5_coll_api, stream, 32);
+NPKIT_ABI_AT(npkit_abi_v5_coll_api, graph_captured, 40);
+NPKIT_ABI_AT(npkit_abi_v5_p2p_api, stream, 24);
+NPKIT_ABI_AT(npkit_abi_v5_p2p_api, graph_captured, 32);
 NPKIT_ABI_AT(npkit_abi_v5_p2p, parent_group, 40);
 NPKIT_ABI_AT(npkit_abi_kernel_ch, ptimer, 8);
 NPKIT_ABI_AT(npkit_abi_v1_state_args, proxy_op.steps, 8);

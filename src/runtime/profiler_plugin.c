@@ -9,8 +9,11 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "gpu_clock_map.h"
 #include "lifecycle.h"
 #include "profiler_abi.h"
+#include "profiler_plugin_api.h"
+#include "profiler_plugin_emit.h"
 #include "profiler_plugin_slots.h"
 #include "recorder.h"
 
@@ -22,9 +25,7 @@ static _Atomic(int *) nccl_mask;    /* NCCL's process-wide activation mask */
 static pid_t self_pid;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
-static struct {
-  _Atomic uint64_t lost, late, foreign, ignored;
-} counts;
+#define counts npkit_pp_counts_now
 
 /* ---- recording ---- */
 
@@ -36,22 +37,104 @@ static int recording_on(void) {
   return 0;
 }
 
-static void event_init(npkit_event *ev, uint16_t kind, uint64_t start_ns, uint64_t end_ns) {
-  memset(ev, 0, sizeof *ev);
-  ev->kind = kind;
-  ev->start_ns = start_ns;
-  ev->end_ns = end_ns;
+#define event_init npkit_pp_event_init
+#define emit npkit_pp_emit
+
+/* ---- the GPU clock of each communicator (gpu_clock_map.h) ----
+ * One map per context: a communicator runs on one GPU.  Kernel-channel events of a context come
+ * from NCCL's proxy thread (its profiler thread from 2.31): the lock is rarely contended. */
+#define MAPS 256u
+#define FIXES 256u /* tasks whose channels are being reported */
+typedef struct task_fix {
+  uint64_t task;
+  npkit_gcm_fix fix;
+} task_fix;
+typedef struct ctx_map {
+  _Atomic uint32_t ctx; /* 0: free */
+  pthread_mutex_t lock;
+  npkit_gpu_clock_map *m;
+  task_fix *fixes;      /* the estimate a task's first channel got, for all of its channels */
+} ctx_map;
+static ctx_map maps[MAPS];
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ctx_map *map_of(uint32_t ctx, int create) {
+  for (uint32_t i = 0; i < MAPS; i++) {
+    ctx_map *c = &maps[(ctx + i) % MAPS];
+    uint32_t have = atomic_load_explicit(&c->ctx, memory_order_acquire);
+    if (have == ctx) return c;
+    if (have != 0) continue;
+    if (!create) return NULL;
+    pthread_mutex_lock(&maps_lock);
+    if (atomic_load_explicit(&c->ctx, memory_order_relaxed) == 0) {
+      c->m = malloc(sizeof *c->m);
+      c->fixes = calloc(FIXES, sizeof *c->fixes);
+      if (c->m == NULL || c->fixes == NULL) {
+        free(c->m);
+        free(c->fixes);
+        c->m = NULL;
+        c->fixes = NULL;
+      } else {
+        npkit_gcm_init(c->m);
+        pthread_mutex_init(&c->lock, NULL);
+        atomic_store_explicit(&c->ctx, ctx, memory_order_release);
+      }
+    }
+    pthread_mutex_unlock(&maps_lock);
+    if (atomic_load_explicit(&c->ctx, memory_order_acquire) == ctx) return c;
+    if (c->m == NULL) return NULL;
+  }
+  return NULL;
 }
 
-static void emit(npkit_event *ev) {
-  if (atomic_load_explicit(&npkit_state, memory_order_acquire) != NPKIT_STATE_ON) return;
-  npkit_thread *t = npkit_thread_self();
-  if (t == NULL) {
-    atomic_fetch_add_explicit(&counts.lost, 1, memory_order_relaxed);
-    return;
+static void emit_clock(ctx_map *c) {
+  npkit_event ev;
+  uint64_t now = npkit_now_ns();
+  event_init(&ev, NPKIT_EV_PLUGIN_CLOCK, now, now);
+  pthread_mutex_lock(&c->lock);
+  npkit_gcm_stats(c->m, &ev.u.plugin_clock);
+  pthread_mutex_unlock(&c->lock);
+  ev.u.plugin_clock.ctx = atomic_load_explicit(&c->ctx, memory_order_relaxed);
+  if (ev.u.plugin_clock.samples > 0) emit(&ev);
+}
+
+/* ---- tasks: what their kernel channels need to know ----
+ * A host time before the task's kernel started, for the lower bound of the clock map. */
+#define TASK_RING 4096u
+typedef struct task_note {
+  _Atomic uint64_t id;
+  _Atomic uint64_t before_ns;
+} task_note;
+static task_note task_notes[TASK_RING];
+
+static void note_task(uint64_t id, uint64_t before_ns) {
+  task_note *n = &task_notes[id % TASK_RING];
+  atomic_store_explicit(&n->id, 0, memory_order_relaxed);
+  atomic_store_explicit(&n->before_ns, before_ns, memory_order_relaxed);
+  atomic_store_explicit(&n->id, id, memory_order_release);
+}
+
+static uint64_t task_before(uint64_t id) {
+  task_note *n = &task_notes[id % TASK_RING];
+  if (id == 0 || atomic_load_explicit(&n->id, memory_order_acquire) != id) return 0;
+  uint64_t v = atomic_load_explicit(&n->before_ns, memory_order_relaxed);
+  return atomic_load_explicit(&n->id, memory_order_acquire) == id ? v : 0;
+}
+
+/* A host time that precedes the kernel of a task NCCL starts now (v2.28.9-1):
+ *  - a graph replay's tasks come from the host callback, which runs before the kernel in stream
+ *    order (src/enqueue.cc hostStreamPlanCallback): now;
+ *  - otherwise, from 2.28, the thread's KernelLaunch started just before (hostStreamPlanTask
+ *    follows ncclLaunchKernel); a thread that never launched is CUDA's callback thread: now;
+ *  - before 2.28, inside the wrapped call that launched the work: its start. */
+static uint64_t before_kernel(uint64_t api, uint64_t now, unsigned abi) {
+  if (api != 0 && npkit_pp_api_graph(api)) return now;
+  if (abi >= 5) {
+    uint64_t l = npkit_pp_last_launch_ns();
+    return l != 0 ? l : now;
   }
-  ev->thread = t->index;
-  npkit_record(t, ev);
+  npkit_thread *t = npkit_thread_self();
+  return t != NULL && t->cur_call != 0 ? t->cur_call_start : 0;
 }
 
 static void emit_stats(void) {
@@ -66,6 +149,8 @@ static void emit_stats(void) {
 }
 
 static void at_exit_stats(void) {
+  for (uint32_t i = 0; i < MAPS; i++)
+    if (atomic_load_explicit(&maps[i].ctx, memory_order_acquire) != 0) emit_clock(&maps[i]);
   emit_stats();
   uint64_t lost = atomic_load(&counts.lost);
   if (lost > 0)
@@ -101,12 +186,7 @@ static uint64_t parent_task(const void *parent) {
   return tag == NPKIT_PPH_COLL || tag == NPKIT_PPH_P2P ? npkit_pph_payload(parent) : 0;
 }
 
-static void copy_name(char *dst, size_t len, const char *src) {
-  if (src == NULL) return;
-  size_t n = strnlen(src, len - 1);
-  memcpy(dst, src, n);
-  dst[n] = '\0';
-}
+#define copy_name npkit_pp_copy_name
 
 /* ---- init / finalize ---- */
 
@@ -118,6 +198,9 @@ int npkit_pp_nccl_mask(uint32_t events, unsigned abi) {
   if (events & NPKIT_PEV_STEP) m |= NPKIT_NCCL_EV_PROXY_STEP;
   if (events & NPKIT_PEV_CTRL) m |= NPKIT_NCCL_EV_PROXY_CTRL;
   if ((events & NPKIT_PEV_KERNEL) && abi >= 3) m |= NPKIT_NCCL_EV_KERNEL_CH;
+  /* Two calls per launch: a lower bound for the GPU clock map, and the correlation of kernels
+   * launched from NCCL's own threads. */
+  if (m != 0 && abi >= 5) m |= NPKIT_NCCL_EV_KERNEL_LAUNCH;
   return m;
 }
 
@@ -166,6 +249,8 @@ int npkit_pp_finalize(void *ctx) {
   ev.u.plugin_comm.rank = ev.u.plugin_comm.nranks = ev.u.plugin_comm.nnodes = -1;
   ev.u.plugin_comm.abi = atomic_load(&abi_loaded);
   emit(&ev);
+  ctx_map *c = map_of(id, 0);
+  if (c != NULL) emit_clock(c);
   emit_stats();
   return 0;
 }
@@ -198,7 +283,9 @@ static void start_task(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
   copy_name(pt->algo, sizeof pt->algo, t->algo);
   copy_name(pt->proto, sizeof pt->proto, t->proto);
   copy_name(pt->func, sizeof pt->func, t->func);
+  pt->api = npkit_pp_api_id(d->parent);
   emit(&ev);
+  note_task(id, before_kernel(pt->api, now, atomic_load_explicit(&abi_loaded, memory_order_relaxed)));
   *handle = npkit_pph_make(p2p ? NPKIT_PPH_P2P : NPKIT_PPH_COLL, id);
 }
 
@@ -269,9 +356,7 @@ int npkit_pp_start(void *ctx, void **handle, const npkit_pp_descr *d) {
   case NPKIT_PP_GROUP: /* a non-NULL parent: NCCL v1-v3 start tasks only under one */
     *handle = npkit_pph_make(NPKIT_PPH_GROUP, 1);
     break;
-  case NPKIT_PP_API:
-    *handle = npkit_pph_make(NPKIT_PPH_API, 1);
-    break;
+  case NPKIT_PP_API: npkit_pp_api_start(id, handle, d); break;
   case NPKIT_PP_COLL:
   case NPKIT_PP_P2P: start_task(id, handle, d); break;
   case NPKIT_PP_PROXY_OP: start_proxy_op(id, handle, d); break;
@@ -314,8 +399,11 @@ static void step_state(npkit_pp_slot *s, int state, const npkit_pp_state *a) {
 
 int npkit_pp_record_state(void *handle, int state, const npkit_pp_state *a) {
   uint32_t tag = npkit_pph_tag(handle);
-  if (handle == NULL || tag == NPKIT_PPH_GROUP || tag == NPKIT_PPH_API || tag == NPKIT_PPH_COLL ||
-      tag == NPKIT_PPH_P2P)
+  if (tag == NPKIT_PPH_API) {
+    npkit_pp_api_state(handle, state);
+    return 0;
+  }
+  if (handle == NULL || tag == NPKIT_PPH_GROUP || tag == NPKIT_PPH_COLL || tag == NPKIT_PPH_P2P)
     return 0;
   npkit_pp_slot *s = npkit_pp_slot_get(handle, tag);
   if (s == NULL) {
@@ -391,20 +479,39 @@ static void stop_proxy_step(npkit_pp_slot *s, uint64_t now, uint32_t events) {
   emit(&ev);
 }
 
+/* The GPU stamps onto the host clock; 0 when there is no map for the context (CPU times then). */
+static int map_stamps(npkit_pp_slot *s, uint64_t now, uint64_t *start, uint64_t *end, int64_t *err) {
+  ctx_map *c = map_of(s->ctx, 1);
+  if (c == NULL) return 0;
+  pthread_mutex_lock(&c->lock);
+  task_fix *f = &c->fixes[s->task % FIXES];
+  if (f->task != s->task || s->task == 0) {
+    f->task = s->task;
+    f->fix.valid = 0;
+  }
+  npkit_gcm_map(c->m, s->u.kch.gpu_start, s->u.kch.gpu_stop, s->u.kch.cpu_start, now,
+                task_before(s->task), s->task != 0 ? &f->fix : NULL, start, end, err);
+  pthread_mutex_unlock(&c->lock);
+  return 1;
+}
+
 static void stop_kernel_ch(npkit_pp_slot *s, uint64_t now, uint32_t events) {
   if (!(events & NPKIT_PEV_KERNEL)) return;
   npkit_event ev;
   uint8_t flags = 0;
   uint64_t start = s->u.kch.cpu_start, end = now;
-  if (s->u.kch.has_gpu_start && s->u.kch.has_gpu_stop && s->u.kch.gpu_stop >= s->u.kch.gpu_start) {
-    start = s->u.kch.gpu_start;
-    end = s->u.kch.gpu_stop;
-    flags |= NPKIT_PKCH_GPU_TIMER;
-  } else if (atomic_load_explicit(&abi_loaded, memory_order_relaxed) >= 4) {
+  int64_t err = -1;
+  int stamped = s->u.kch.has_gpu_start && s->u.kch.has_gpu_stop && s->u.kch.gpu_stop >= s->u.kch.gpu_start;
+  if (stamped && map_stamps(s, now, &start, &end, &err)) {
+    flags |= NPKIT_PKCH_GPU_TIMER | NPKIT_PKCH_MAPPED;
+  } else if (!stamped && atomic_load_explicit(&abi_loaded, memory_order_relaxed) >= 4) {
     flags |= NPKIT_PKCH_NO_STOP; /* v4+ always sends the stop stamp before stopEvent */
   }
   event_init(&ev, NPKIT_EV_PLUGIN_KERNEL_CH, start, end);
   npkit_ev_kernel_ch *k = &ev.u.kernel_ch;
+  k->gpu_start = s->u.kch.gpu_start;
+  k->gpu_stop = s->u.kch.gpu_stop;
+  k->map_error_ns = err;
   k->task = s->task;
   k->cpu_start_ns = s->u.kch.cpu_start;
   k->cpu_stop_ns = now;
@@ -416,8 +523,11 @@ static void stop_kernel_ch(npkit_pp_slot *s, uint64_t now, uint32_t events) {
 
 int npkit_pp_stop(void *handle) {
   uint32_t tag = npkit_pph_tag(handle);
-  if (handle == NULL || tag == NPKIT_PPH_GROUP || tag == NPKIT_PPH_API || tag == NPKIT_PPH_COLL ||
-      tag == NPKIT_PPH_P2P)
+  if (tag == NPKIT_PPH_API) {
+    if (recording_on()) npkit_pp_api_stop(handle);
+    return 0;
+  }
+  if (handle == NULL || tag == NPKIT_PPH_GROUP || tag == NPKIT_PPH_COLL || tag == NPKIT_PPH_P2P)
     return 0; /* nothing held: a task's record was written at its start */
   npkit_pp_slot *s = npkit_pp_slot_get(handle, tag);
   if (s == NULL) {

@@ -22,11 +22,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "npkit/event_log.h" /* NPKIT_PAPI_* */
+
 /* Event types as the core sees them. */
 typedef enum npkit_pp_type {
   NPKIT_PP_IGNORED = 0, /* types we do not record (network plugin, copy engine, unknown) */
   NPKIT_PP_GROUP,       /* a launch (parent of Coll/P2p in v1-v4) */
-  NPKIT_PP_API,         /* v5 GroupApi, CollApi, P2pApi, KernelLaunch: our wrappers see those */
+  NPKIT_PP_API,         /* v5+ GroupApi, CollApi, P2pApi, KernelLaunch (profiler_plugin_api.c) */
   NPKIT_PP_COLL,
   NPKIT_PP_P2P,
   NPKIT_PP_PROXY_OP,
@@ -70,6 +72,17 @@ typedef struct npkit_pp_descr {
       int has_ptimer;    /* v4+: ptimer is the GPU start stamp */
       uint64_t ptimer;
     } kernel_ch;
+    struct {
+      int kind;          /* NPKIT_PAPI_* */
+      const char *func;  /* CollApi/P2pApi; copied, not kept */
+      uint64_t count;
+      const char *datatype;
+      int root;          /* CollApi, else -1 */
+      void *stream;
+      int graph_captured;
+      int group_depth;   /* GroupApi */
+      uint64_t user_tag; /* v7 */
+    } api;
   } u;
 } npkit_pp_descr;
 

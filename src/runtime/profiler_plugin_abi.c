@@ -103,17 +103,58 @@ static void kernel_ch_v3(npkit_pp_descr *e, const void *u) {
   e->u.kernel_ch.channel = ((const npkit_abi_v3_kernel_ch *)u)->channel; /* no GPU stamps yet */
 }
 
+/* The API-level events of v5 and v6. */
+static void api_v5(npkit_pp_descr *e, uint64_t type, const void *u) {
+  e->u.api.root = -1;
+  switch (type) {
+  case NPKIT_NCCL_EV_GROUP_API: {
+    const npkit_abi_v5_group_api *g = u;
+    e->u.api.kind = NPKIT_PAPI_GROUP;
+    e->u.api.graph_captured = g->graph_captured != 0;
+    e->u.api.group_depth = g->group_depth;
+    break;
+  }
+  case NPKIT_NCCL_EV_COLL_API: {
+    const npkit_abi_v5_coll_api *c = u;
+    e->u.api.kind = NPKIT_PAPI_COLL;
+    e->u.api.func = c->func;
+    e->u.api.count = c->count;
+    e->u.api.datatype = c->datatype;
+    e->u.api.root = c->root;
+    e->u.api.stream = c->stream;
+    e->u.api.graph_captured = c->graph_captured != 0;
+    break;
+  }
+  case NPKIT_NCCL_EV_P2P_API: {
+    const npkit_abi_v5_p2p_api *p = u;
+    e->u.api.kind = NPKIT_PAPI_P2P;
+    e->u.api.func = p->func;
+    e->u.api.count = p->count;
+    e->u.api.datatype = p->datatype;
+    e->u.api.stream = p->stream;
+    e->u.api.graph_captured = p->graph_captured != 0;
+    break;
+  }
+  default: /* NPKIT_NCCL_EV_KERNEL_LAUNCH */
+    e->u.api.kind = NPKIT_PAPI_LAUNCH;
+    e->u.api.stream = ((const npkit_abi_v5_kernel_launch *)u)->stream;
+    break;
+  }
+}
+
 /* A version's readers of those members; v5 and v6 use v4's. */
 typedef struct members {
   void (*coll)(npkit_pp_descr *e, const void *u);
   void (*p2p)(npkit_pp_descr *e, const void *u);
   void (*kernel_ch)(npkit_pp_descr *e, const void *u); /* NULL before v3: no such event */
+  void (*api)(npkit_pp_descr *e, uint64_t type, const void *u); /* NULL before v5 */
 } members;
 
-static const members members_v1 = {coll_v1, p2p_v1, NULL};
-static const members members_v2 = {coll_v2, p2p_v2, NULL};
-static const members members_v3 = {coll_v3, p2p_v2, kernel_ch_v3};
-static const members members_v4 = {coll_v4, p2p_v4, kernel_ch_v4};
+static const members members_v1 = {coll_v1, p2p_v1, NULL, NULL};
+static const members members_v2 = {coll_v2, p2p_v2, NULL, NULL};
+static const members members_v3 = {coll_v3, p2p_v2, kernel_ch_v3, NULL};
+static const members members_v4 = {coll_v4, p2p_v4, kernel_ch_v4, NULL};
+static const members members_v5 = {coll_v4, p2p_v4, kernel_ch_v4, api_v5};
 
 /* ---- starting an event ---- */
 
@@ -122,10 +163,6 @@ static npkit_pp_type other_type(uint64_t type) {
   switch (type) {
   case NPKIT_NCCL_EV_GROUP: return NPKIT_PP_GROUP;
   case NPKIT_NCCL_EV_PROXY_CTRL: return NPKIT_PP_PROXY_CTRL;
-  case NPKIT_NCCL_EV_GROUP_API:
-  case NPKIT_NCCL_EV_COLL_API:
-  case NPKIT_NCCL_EV_P2P_API:
-  case NPKIT_NCCL_EV_KERNEL_LAUNCH: return NPKIT_PP_API;
   default: return NPKIT_PP_IGNORED;
   }
 }
@@ -160,6 +197,10 @@ static int start_descr(void *ctx, void **handle, const members *m, uint64_t type
   } else if (type == NPKIT_NCCL_EV_KERNEL_CH && m->kernel_ch != NULL) {
     e.type = NPKIT_PP_KERNEL_CH;
     m->kernel_ch(&e, u);
+  } else if ((type == NPKIT_NCCL_EV_GROUP_API || type == NPKIT_NCCL_EV_COLL_API ||
+              type == NPKIT_NCCL_EV_P2P_API || type == NPKIT_NCCL_EV_KERNEL_LAUNCH) && m->api != NULL) {
+    e.type = NPKIT_PP_API;
+    m->api(&e, type, u);
   } else {
     e.type = other_type(type);
   }
@@ -189,7 +230,7 @@ static int start_v4(void *ctx, void **handle, npkit_abi_v4_descr *d) {
 /* v6 descriptors are v5's for every member read here (its copy-engine members come after). */
 static int start_v5(void *ctx, void **handle, npkit_abi_v5_descr *d) {
   if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
-  return start_descr(ctx, handle, &members_v4, d->type, d->parent, d->rank, &d->u);
+  return start_descr(ctx, handle, &members_v5, d->type, d->parent, d->rank, &d->u);
 }
 
 /* ---- state arguments ---- */

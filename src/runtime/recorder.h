@@ -30,6 +30,9 @@ typedef struct npkit_thread {
   int group_depth;        /* ncclGroupStart nesting */
   uint64_t group_id;      /* id of the open outermost group, 0 if none */
   uint64_t groups_opened; /* per-thread counter that makes group ids */
+  uint64_t calls;         /* wrapped calls made, for npkit_ev_api.call_no */
+  uint64_t cur_call;      /* call_no of the wrapped call running now, 0 outside one */
+  uint64_t cur_call_start;/* ... and its start time */
   /* ---- shared ---- */
   _Atomic uint64_t recorded;
   _Atomic uint64_t dropped;

@@ -100,10 +100,17 @@ def is_data_call(e):
         and e["args"].get("count", 0) > 0
 
 
+def copied_by_nccl(e):
+    """A collective on a one-rank communicator: NCCL copies it with cudaMemcpyAsync when it is
+    called, without a kernel (NCCL 2.28 taskAppend, ncclLaunchOneRank)."""
+    return e["args"].get("comm_nranks") == 1 and lib.api_class(e["name"]) == "coll"
+
+
 def expected_launches(api):
     """Launches from the API events of one thread (in order): every data call outside groups, and
     per outermost group one launch per (communicator, stream).  Calls on the graph stream are
-    captured, not launched, and come back as `captured`."""
+    captured, not launched, and come back as `captured`; one-rank collectives are copied, not
+    launched."""
     launches, captured, group, depth = [], [], None, 0
     for e in api:
         a = e["args"]
@@ -126,7 +133,7 @@ def expected_launches(api):
                     launches.append((Launch(e, calls), group))
                 group = None
             continue
-        if not is_data_call(e):
+        if not is_data_call(e) or copied_by_nccl(e):
             continue
         if a.get("stream") == S_GRAPH:
             captured.append(e)
@@ -294,8 +301,28 @@ def check_mapping(t, iters, graph=True, pre_nccl_compute=0):
     elif replays:
         problems.append("replayed kernels without --graph")
 
+    # one-rank collectives: a device-to-device copy each, tied to its call
+    all_copies = kernels(t, "gpu_memcpy")
+    nccl_copies = [c for c in all_copies if "nccl_call" in c["args"]]
+    for call in [e for e in api if is_data_call(e) and copied_by_nccl(e)]:
+        found = [c for c in nccl_copies if launcher_of(t, c, flow_by_target, api) is call]
+        if len(found) != 1:
+            problems.append("%s at %s: %d copies found" % (call["name"], call["ts"], len(found)))
+            continue
+        c = found[0]
+        a = c["args"]
+        want = {"nccl_call": call["name"], "seq": call["args"].get("seq"), "kind": "DtoD",
+                "bytes": call["args"]["bytes"]}
+        got = {key: a.get(key) for key in want}
+        if got != want:
+            problems.append("copy of %s: %r, want %r" % (call["name"], got, want))
+        nccl_copies.remove(c)
+    if nccl_copies:
+        problems.append("NCCL copies that match no call: %r" % nccl_copies)
+
     # copies and memsets of the application
-    copies, sets = kernels(t, "gpu_memcpy"), kernels(t, "gpu_memset")
+    copies = [c for c in all_copies if "nccl_call" not in c["args"]]
+    sets = kernels(t, "gpu_memset")
     if len(copies) != iters or len(sets) != iters:
         problems.append("%d copies and %d memsets, want %d each" % (len(copies), len(sets), iters))
     for c in copies:
@@ -309,12 +336,14 @@ def check_mapping(t, iters, graph=True, pre_nccl_compute=0):
             problems.append("memset: %s %r" % (s["name"], a))
 
     # every arrow starts in an NCCL call and ends at a kernel
-    kernel_keys = {(k["tid"], k["ts"]) for k in ks}
+    targets = ks + [c for c in all_copies if "nccl_call" in c["args"]]
+    kernel_keys = {(k["tid"], k["ts"]) for k in targets}
     for i, (s, f) in fls.items():
         if f is not None and (f["tid"], f["ts"]) not in kernel_keys:
-            problems.append("arrow %s ends at no kernel" % i)
-    if len(fls) != len(nccl):
-        problems.append("%d arrows for %d NCCL kernels" % (len(fls), len(nccl)))
+            problems.append("arrow %s ends at no kernel or copy" % i)
+    n_copied = len([e for e in api if is_data_call(e) and copied_by_nccl(e)])
+    if len(fls) != len(nccl) + n_copied:
+        problems.append("%d arrows for %d NCCL kernels and %d copies" % (len(fls), len(nccl), n_copied))
     return problems
 
 

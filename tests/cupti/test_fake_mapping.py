@@ -30,7 +30,10 @@ class FakeMapping(lib.TempDirTestCase):
             self.assertEqual(problems, [], "rank %d:\n%s" % (r, lib.format_problems(problems)))
             self.assertEqual(t.other["dropped"], 0)
             n_kernels = len(ct.kernels(t))
-            self.assertEqual(ct.exit_counts(run, r), (n_kernels, iters, iters, 0))
+            # the application's copies, and NCCL's of one-rank collectives
+            n_copies = len(ct.kernels(t, "gpu_memcpy"))
+            self.assertEqual(n_copies, iters * (1 + 5 if np == 1 else 1))  # 5 collectives per iteration
+            self.assertEqual(ct.exit_counts(run, r), (n_kernels, n_copies, iters, 0))
         return run, traces
 
     def test_every_kernel_tied_to_its_call(self):

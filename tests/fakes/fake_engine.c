@@ -256,13 +256,18 @@ static ncclResult_t stuck_error(npkit_fake_op *list, bool check_pids) {
   return ncclSuccess;
 }
 
-ncclResult_t npkit_fake_run(npkit_fake_op *list) {
+ncclResult_t npkit_fake_run(npkit_fake_op *list) { return npkit_fake_run_group(list, NULL, false); }
+
+ncclResult_t npkit_fake_run_group(npkit_fake_op *list, void *group_api, bool stop_group) {
   uint64_t gpu_t0 = npkit_fake_gpu_now();
   for (npkit_fake_op *op = list; op != NULL; op = op->next) {
     post(op);
     if (op->comm != NULL) atomic_fetch_add(&op->comm->busy, 1);
   }
-  void *prof = npkit_fake_prof_launch(list);
+  npkit_fake_kernels *kernels = npkit_fake_gpu_plan(list);
+  void *prof = npkit_fake_prof_launch(list, kernels, group_api);
+  if (stop_group) npkit_fake_prof_group_done(group_api); /* blocking: once launched (grp.cc:754) */
+
   const double timeout = npkit_fake_cfg()->timeout_s;
   npkit_fake_backoff backoff = {0};
   double last = npkit_fake_now(), next_pid_check = last + 0.1;
@@ -307,7 +312,7 @@ ncclResult_t npkit_fake_run(npkit_fake_op *list) {
   if (res == ncclSuccess) npkit_fake_npkit_record(list, gpu_t0); /* while comm cannot go away */
   for (npkit_fake_op *op = list; op != NULL; op = op->next)
     if (op->comm != NULL) atomic_fetch_sub(&op->comm->busy, 1);
-  if (res == ncclSuccess) npkit_fake_gpu_launch(list, gpu_t0);
+  npkit_fake_gpu_complete(kernels, res);
   return res;
 }
 
@@ -321,6 +326,10 @@ static void free_list(npkit_fake_op *list) {
 
 ncclResult_t npkit_fake_submit(npkit_fake_op *op, double t_call) {
   npkit_fake_prof_call(op);
+  /* A one-rank collective is copied when it is called, in a group too (enqueue.cc taskAppend). */
+  if (op->timed && op->comm != NULL && op->comm->nranks == 1 && op->kind != NPKIT_FAKE_K_SEND &&
+      op->kind != NPKIT_FAKE_K_RECV)
+    npkit_fake_gpu_one_rank_copy(op, npkit_fake_gpu_now());
   if (group.depth > 0) {
     if (group.tail != NULL)
       group.tail->next = op;
@@ -329,7 +338,7 @@ ncclResult_t npkit_fake_submit(npkit_fake_op *op, double t_call) {
     group.tail = op;
     return ncclSuccess;
   }
-  ncclResult_t res = npkit_fake_run(op);
+  ncclResult_t res = npkit_fake_run_group(op, npkit_fake_prof_take_group(), true);
   double until = op->timed ? t_call + npkit_fake_cfg()->lat_s + op->sim_s : 0;
   npkit_fake_op_free(op);
   if (res == ncclSuccess) npkit_fake_sleep_until(until);
@@ -397,7 +406,7 @@ ncclResult_t npkit_fake_group_end(ncclSimInfo_t *sim) {
     return ncclSuccess;
   }
   double t0 = npkit_fake_now();
-  ncclResult_t res = npkit_fake_run(list);
+  ncclResult_t res = npkit_fake_run_group(list, npkit_fake_prof_take_group(), true);
   double until = t0 + group_seconds(list);
   free_list(list);
   if (res == ncclSuccess) npkit_fake_sleep_until(until);

@@ -41,6 +41,9 @@ typedef struct npkit_fake_settings {
   int ndev;              /* FAKE_NCCL_NDEV: devices per node for rank -> device (8) */
   int version;           /* FAKE_NCCL_VERSION */
   size_t ring_bytes;     /* FAKE_NCCL_RING_BYTES: capacity of one ring (power of two) */
+  double gpu_offset_ns;  /* FAKE_NCCL_GPU_OFFSET_US: the GPU clock minus CLOCK_REALTIME (+7 ms) */
+  double gpu_drift;      /* FAKE_NCCL_GPU_DRIFT_PPM: its rate error (20 ppm) */
+  double launch_s;       /* FAKE_NCCL_LAUNCH_US: from cuLaunchKernelEx to the kernel's start (4 us) */
 } npkit_fake_settings;
 
 /* Read once, on first use. */
@@ -125,6 +128,7 @@ float npkit_fake_bf16_to_float(uint16_t h);
 /* ---------------------------------------------------------------- communicators (fake_comm.c) */
 typedef struct npkit_fake_xfer npkit_fake_xfer;
 typedef struct npkit_fake_op npkit_fake_op;
+typedef struct npkit_fake_kernels npkit_fake_kernels; /* fake_gpu.c */
 
 typedef struct npkit_fake_redop {
   bool used;
@@ -265,6 +269,7 @@ struct npkit_fake_op {
   bool started, done, needs_ready;
   cudaStream_t stream; /* data operations: the call's stream (fake_gpu.c) */
   void *prof_api;     /* its CollApi/P2pApi profiler event (parent of its tasks) */
+  bool captured;      /* issued on a stream that captures a CUDA graph (fake_graph.c) */
 };
 
 npkit_fake_op *npkit_fake_op_new(ncclComm_t comm, npkit_fake_kind kind, const char *name);
@@ -276,6 +281,9 @@ ncclResult_t npkit_fake_op_xfer(npkit_fake_op *op, int phase, int chan, bool is_
 ncclResult_t npkit_fake_submit(npkit_fake_op *op, double t_call);
 /* Runs ops (a list) together until all are done; frees nothing. */
 ncclResult_t npkit_fake_run(npkit_fake_op *list);
+/* The same for the launch of a group whose GroupApi profiler event is group_api (stopped once the
+ * kernels are launched when stop_group). */
+ncclResult_t npkit_fake_run_group(npkit_fake_op *list, void *group_api, bool stop_group);
 bool npkit_fake_in_group(void);
 /* Remembers an error raised inside a group: ncclGroupEnd then returns it and drops the group. */
 ncclResult_t npkit_fake_group_error(ncclResult_t res);
@@ -306,17 +314,37 @@ void npkit_fake_prof_comm_init(ncclComm_t comm);
 void npkit_fake_prof_comm_fini(ncclComm_t comm);
 /* A data call was accepted: its API-level events. */
 void npkit_fake_prof_call(npkit_fake_op *op);
-/* The ops of list start running: their task events.  Returns what complete needs. */
-void *npkit_fake_prof_launch(npkit_fake_op *list);
+/* The launch of the calling thread's outermost group: GroupEndApiStart, and the GroupApi event
+ * leaves the thread; stopped with npkit_fake_prof_group_done at the end of ncclGroupEnd. */
+void *npkit_fake_prof_take_group(void);
+void npkit_fake_prof_group_done(void *group);
+/* The ops of list start running: their kernels' launch (KernelLaunch events around it, parent
+ * `group`), then their task events, and the proxy's reports of the channels' starts.  Returns
+ * what complete needs. */
+void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group);
 /* They finished (or failed): kernel-channel and proxy events, from the proxy thread. */
 void npkit_fake_prof_complete(void *launch, ncclResult_t res);
 
 /* ---------------------------------------------------------------- GPU activity (fake_gpu.c) */
-/* CLOCK_REALTIME ns, taken when operations start running. */
+/* CLOCK_REALTIME ns. */
 uint64_t npkit_fake_gpu_now(void);
-/* Reports the kernels a run of operations launched to a loaded fake libcupti (one per
- * communicator and stream, named as NCCL 2.28 names its kernels); nothing without one. */
-void npkit_fake_gpu_launch(const npkit_fake_op *list, uint64_t t0_ns);
+/* The GPU's %globaltimer at host time host_ns: its own oscillator, off by FAKE_NCCL_GPU_OFFSET_US
+ * and drifting by FAKE_NCCL_GPU_DRIFT_PPM (NCCL's kernel-channel stamps, v2.28.9-1
+ * src/device/common.h, read %globaltimer). */
+uint64_t npkit_fake_gpu_timer(uint64_t host_ns);
+/* The kernels a run of operations launches: one per communicator and stream, named as NCCL 2.28
+ * names them, reported to a loaded fake libcupti (nothing without one). */
+npkit_fake_kernels *npkit_fake_gpu_plan(const npkit_fake_op *list);
+/* cuLaunchKernelEx of the kernels of comm, on the calling thread (CUPTI's API record, correlated
+ * with what the thread has pushed); host time of the launch in *t_ns. */
+void npkit_fake_gpu_launch_comm(npkit_fake_kernels *k, ncclComm_t comm, uint64_t *t_ns);
+/* When the kernels of comm start on the GPU (host clock): launch + FAKE_NCCL_LAUNCH_US. */
+uint64_t npkit_fake_gpu_start_of(const npkit_fake_kernels *k, ncclComm_t comm);
+/* The run is over (res): the kernels' activity records (start..now), and frees k. */
+void npkit_fake_gpu_complete(npkit_fake_kernels *k, ncclResult_t res);
+/* A one-rank collective: NCCL copies with cudaMemcpyAsync on the stream, no kernel, no profiler
+ * event (v2.28.9-1 src/enqueue.cc taskAppend, src/device/onerank.cu ncclLaunchOneRank). */
+void npkit_fake_gpu_one_rank_copy(const npkit_fake_op *op, uint64_t t0_ns);
 
 /* ---------------------------------------------------------------- NPKit dumps (fake_npkit.c) */
 /* A run of operations that started at t0_ns has finished: their NPKit events are kept

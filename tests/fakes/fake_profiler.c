@@ -9,17 +9,25 @@
  *  - init per communicator (commId = a hash of its segment name, nNodes = 1, or nranks with
  *    FAKE_NCCL_NET=1), finalize when it is freed, after its proxy work is drained.
  *  - At each call (v5): GroupApi (once per outermost group, with GroupStartApiStop), CollApi or
- *    P2pApi started and stopped; at the launch GroupEndApiStart.
- *  - At the launch, per communicator: Group, then its Coll tasks largest first (NCCL's sorter: 4
- *    bins per power of two of the size in KiB, the later call first within a bin) with
- *    seqNumber = the communicator's count of earlier tasks of that function, then its P2p tasks;
- *    all task events stop right after ("enqueued"), then Group.  AlltoAll, Gather and Scatter
- *    become Send/Recv P2p tasks as in 2.28; one-rank communicators get no Coll task.
- *  - After the data moved, a proxy thread reports for every task and channel a KernelCh: start
- *    with pTimer = the launch time + 100 ns × channel, stop through recordEventState(KernelChStop,
- *    pTimer = the completion time + 100 ns × channel), then stopEvent.  With FAKE_NCCL_NET=1 every
- *    transfer is also a network proxy op per channel (its bytes split over the task's channels,
- *    64 KiB steps) with NCCL's step states and transSize, on the same proxy thread.
+ *    P2pApi started and stopped; at the launch GroupEndApiStart (v2.28.9-1 src/enqueue.cc
+ *    collTaskAppend/p2pTaskAppend, src/group.cc ncclGroupEndInternal).  One-rank collectives
+ *    get no event at all: NCCL copies them before any task exists (enqueue.cc taskAppend).
+ *  - At the launch, per communicator: KernelLaunch (parent: the GroupApi) around the kernel's
+ *    cuLaunchKernelEx (enqueue.cc ncclLaunchKernel), then, as hostStreamPlanTask does after the
+ *    launch: Group, its Coll tasks largest first (NCCL's sorter: 4 bins per power of two of the
+ *    size in KiB, the later call first within a bin) with seqNumber = the communicator's count of
+ *    earlier tasks of that function and parentObj = the task's CollApi, then its P2p tasks; all
+ *    task events stop right after ("enqueued"), then Group.  AlltoAll, Gather and Scatter become
+ *    Send/Recv P2p tasks as in 2.28.  GroupApi stops after the launch (blocking) or on the
+ *    calling thread while NCCL's own thread launches (non-blocking communicators).
+ *  - The proxy thread reports for every task and channel a KernelCh as NCCL's profilerProxyProgress
+ *    does (src/transport/profiler.cc): its start once the kernel has started (FAKE_NCCL_LAUNCH_US
+ *    after the launch, + 100 ns x channel), with pTimer = the GPU clock (%globaltimer,
+ *    npkit_fake_gpu_timer: offset and drift from CLOCK_REALTIME) then; its stop through
+ *    recordEventState(KernelChStop, pTimer = the GPU clock at the completion + 100 ns x channel),
+ *    then stopEvent.  With FAKE_NCCL_NET=1 every transfer is also a network proxy op per channel
+ *    (its bytes split over the task's channels, 64 KiB steps) with NCCL's step states and
+ *    transSize, on the same proxy thread.
  *  - The event mask the plugin wrote at init is read again for every launch.
  * The choices NCCL's tuner would make are replaced by a fixed rule (README.md). */
 #include "fake_internal.h"
@@ -38,8 +46,12 @@
 void npkit_fake_prof_comm_init(ncclComm_t comm) { (void)comm; }
 void npkit_fake_prof_comm_fini(ncclComm_t comm) { (void)comm; }
 void npkit_fake_prof_call(npkit_fake_op *op) { (void)op; }
-void *npkit_fake_prof_launch(npkit_fake_op *list) {
+void *npkit_fake_prof_take_group(void) { return NULL; }
+void npkit_fake_prof_group_done(void *group) { (void)group; }
+void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group) {
   (void)list;
+  (void)group;
+  npkit_fake_gpu_launch_comm(kernels, NULL, &(uint64_t){0});
   return NULL;
 }
 void npkit_fake_prof_complete(void *launch, ncclResult_t res) {
@@ -403,6 +415,7 @@ static uint64_t name_hash(const char *s) {
 }
 
 static void drain_proxy(void);
+static void start_proxy(void);
 
 void npkit_fake_prof_comm_init(ncclComm_t comm) {
   comm->prof = NULL;
@@ -429,6 +442,9 @@ void npkit_fake_prof_comm_init(ncclComm_t comm) {
     return;
   }
   comm->prof = pc;
+  /* NCCL's progress thread starts with the communicator's first connection that needs one, at
+   * init (v2.28.9-1 src/proxy.cc proxyConnInit -> proxyProgressInit), not at the first call. */
+  start_proxy();
 }
 
 void npkit_fake_prof_comm_fini(ncclComm_t comm) {
@@ -450,15 +466,24 @@ void npkit_fake_prof_comm_fini(ncclComm_t comm) {
 
 static _Thread_local void *group_api; /* the open GroupApi event of this thread */
 
-/* The launch of the thread's outermost group: its GroupApi gets GroupEndApiStart, and stops once
- * the tasks are out.  (A group dropped by an error keeps it until the next launch.) */
-static void end_group_api(bool starting) {
-  if (group_api == NULL) return;
+/* The launch of the thread's outermost group: its GroupApi gets GroupEndApiStart and leaves the
+ * thread.  (A group dropped by an error keeps it until the next launch.) */
+void *npkit_fake_prof_take_group(void) {
+  void *g = group_api;
+  if (g == NULL) return NULL;
+  group_api = NULL;
   pthread_mutex_lock(&load_lock);
-  if (plugin_abi == 5 && starting) t5->record_event_state(group_api, ST_GROUP_END_API_START, NULL);
-  if (plugin_abi == 5 && !starting) t5->stop_event(group_api);
+  if (plugin_abi == 5) t5->record_event_state(g, ST_GROUP_END_API_START, NULL);
   pthread_mutex_unlock(&load_lock);
-  if (!starting) group_api = NULL;
+  return g;
+}
+
+/* ... and stops at the end of ncclGroupEnd (group.cc:754). */
+void npkit_fake_prof_group_done(void *g) {
+  if (g == NULL) return;
+  pthread_mutex_lock(&load_lock);
+  if (plugin_abi == 5) t5->stop_event(g);
+  pthread_mutex_unlock(&load_lock);
 }
 
 static bool data_kind(npkit_fake_kind k) { return kind_func(k) != NULL; }
@@ -472,6 +497,7 @@ void npkit_fake_prof_call(npkit_fake_op *op) {
   op->prof_api = NULL;
   struct npkit_fake_prof_comm *pc = op->comm != NULL ? op->comm->prof : NULL;
   if (pc == NULL || pc->abi < 5 || !data_kind(op->kind)) return;
+  if (op->comm->nranks == 1 && !p2p_kind(op->kind)) return; /* copied, no task (enqueue.cc:2569) */
   int mask = mask_now();
   if (!(mask & (EV_GROUP_API | EV_COLL_API | EV_P2P_API | EV_KERNEL_LAUNCH | EV_GROUP | EV_COLL |
                 EV_P2P | EV_PROXY_OP | EV_PROXY_STEP | EV_KERNEL_CH | EV_NET_PLUGIN)))
@@ -480,7 +506,8 @@ void npkit_fake_prof_call(npkit_fake_op *op) {
   if (group_api == NULL) {
     memset(&d, 0, sizeof d);
     d.type = EV_GROUP_API;
-    d.group_api.group_depth = npkit_fake_in_group() ? 1 : 0;
+    d.group_api.group_depth = npkit_fake_in_group() ? 2 : 1; /* ncclGroupDepth, prof.cc:223 */
+    d.group_api.graph_captured = op->captured;
     group_api = start_event(pc, &d);
     record_state(pc, group_api, ST_GROUP_START_API_STOP, NULL);
   }
@@ -493,12 +520,16 @@ void npkit_fake_prof_call(npkit_fake_op *op) {
     d.p2p_api.func = op->kind == NPKIT_FAKE_K_RECV ? "Recv" : "Send";
     d.p2p_api.count = op->count;
     d.p2p_api.datatype = type;
+    d.p2p_api.stream = op->stream;
+    d.p2p_api.graph_captured = op->captured;
   } else {
     d.type = EV_COLL_API;
     d.coll_api.func = kind_func(op->kind);
     d.coll_api.count = op->count;
     d.coll_api.datatype = type;
     d.coll_api.root = op->root < 0 ? 0 : op->root;
+    d.coll_api.stream = op->stream;
+    d.coll_api.graph_captured = op->captured;
   }
   op->prof_api = start_event(pc, &d);
   stop_event(pc, op->prof_api);
@@ -550,13 +581,19 @@ typedef struct task {
   int nch, first_channel;
   bool p2p, is_send;
   int order;      /* issue order, for the sort */
+  struct kch *kch; /* its channels' KernelCh events, between start and stop reports */
 } task;
 
 typedef struct launch {
   task *tasks;
   int n, cap;
   uint64_t t0;
+  npkit_fake_kernels *kernels; /* the run's, not owned */
 } launch;
+
+/* The proxy thread's reports of a task's channels (below). */
+static void channels_started(task *t, uint64_t t_start);
+static void channels_stopped(task *t, uint64_t t_stop);
 
 static uint64_t realtime_ns(void) {
   struct timespec ts;
@@ -615,9 +652,25 @@ static int task_cmp(const void *a, const void *b) {
   return x->order < y->order ? -1 : 1;
 }
 
-void *npkit_fake_prof_launch(npkit_fake_op *list) {
+/* The stream NCCL launches a plan on: the last distinct stream of its calls (enqueue.cc:2355,
+ * a list prepended with each new stream). */
+static void *launch_stream(const launch *l, int i, int j) {
+  void *stream = NULL;
+  for (int k = i; k < j; k++) {
+    bool seen = false;
+    for (int m = i; m < k; m++) seen |= l->tasks[m].op->stream == l->tasks[k].op->stream;
+    if (!seen) stream = l->tasks[k].op->stream;
+  }
+  return stream;
+}
+
+void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group_api_h) {
   launch *l = calloc(1, sizeof *l);
-  if (l == NULL) return NULL;
+  if (l == NULL) {
+    npkit_fake_gpu_launch_comm(kernels, NULL, &(uint64_t){0});
+    return NULL;
+  }
+  l->kernels = kernels;
   for (npkit_fake_op *op = list; op != NULL; op = op->next) {
     ncclComm_t c = op->comm;
     if (c == NULL || c->prof == NULL || !data_kind(op->kind)) continue;
@@ -626,16 +679,19 @@ void *npkit_fake_prof_launch(npkit_fake_op *list) {
     case NPKIT_FAKE_K_SEND: add_p2p(l, op, true, op->root); break;
     case NPKIT_FAKE_K_RECV: add_p2p(l, op, false, op->root); break;
     case NPKIT_FAKE_K_ALLTOALL:
+      if (n == 1) break;
       for (int r = 0; r < n; r++) {
         add_p2p(l, op, true, r);
         add_p2p(l, op, false, r);
       }
       break;
     case NPKIT_FAKE_K_GATHER:
+      if (n == 1) break;
       add_p2p(l, op, true, op->root);
       for (int r = 0; me == op->root && r < n; r++) add_p2p(l, op, false, r);
       break;
     case NPKIT_FAKE_K_SCATTER:
+      if (n == 1) break;
       for (int r = 0; me == op->root && r < n; r++) add_p2p(l, op, true, r);
       add_p2p(l, op, false, op->root);
       break;
@@ -664,13 +720,25 @@ void *npkit_fake_prof_launch(npkit_fake_op *list) {
     }
   }
   if (l->n > 1) qsort(l->tasks, (size_t)l->n, sizeof *l->tasks, task_cmp);
-  end_group_api(true);
   int mask = mask_now();
   for (int i = 0; i < l->n;) {
     struct npkit_fake_prof_comm *pc = l->tasks[i].pc;
+    ncclComm_t comm = l->tasks[i].op->comm;
     int j = i;
     while (j < l->n && l->tasks[j].pc == pc) j++;
     descr_v5 d;
+    /* the plan's kernel: KernelLaunch brackets its cuLaunchKernelEx (enqueue.cc:1575-1662) */
+    void *kl = NULL;
+    if (pc->abi == 5 && (mask & EV_KERNEL_LAUNCH)) {
+      memset(&d, 0, sizeof d);
+      d.type = EV_KERNEL_LAUNCH;
+      d.parent_obj = group_api_h;
+      d.kernel_launch.stream = launch_stream(l, i, j);
+      kl = start_event(pc, &d);
+    }
+    uint64_t launched;
+    npkit_fake_gpu_launch_comm(kernels, comm, &launched);
+    stop_event(pc, kl);
     void *group = NULL;
     if (mask & (EV_GROUP | EV_COLL | EV_P2P | EV_PROXY_OP | EV_PROXY_STEP | EV_KERNEL_CH |
                 EV_NET_PLUGIN)) {
@@ -720,24 +788,35 @@ void *npkit_fake_prof_launch(npkit_fake_op *list) {
     }
     for (int k = i; k < j; k++) stop_event(pc, l->tasks[k].handle); /* enqueued */
     stop_event(pc, group);
+    /* the GPU writes each channel's start stamp when the kernel starts; the proxy reports it */
+    uint64_t t_start = npkit_fake_gpu_start_of(kernels, comm);
+    for (int k = i; k < j && (mask & EV_KERNEL_CH) && pc->abi >= 3; k++)
+      channels_started(&l->tasks[k], t_start);
     i = j;
   }
-  end_group_api(false);
+  npkit_fake_gpu_launch_comm(kernels, NULL, &(uint64_t){0}); /* communicators without a plugin */
   l->t0 = realtime_ns();
   return l;
 }
 
 /* ---------------------------------------------------------------- the proxy thread */
 
+/* A channel's KernelCh between its start and its stop report. */
+typedef struct kch {
+  void *handle;
+  uint64_t t_start;
+} kch;
+
 typedef struct work {
   struct work *next;
   struct npkit_fake_prof_comm *pc;
   void *parent;
-  int kind;       /* 0 kernel channel, 1 network op */
+  int kind;       /* 0 kernel channel start, 3 its stop, 1 network op, 2 proxy control */
   int channel, peer, is_send;
   int rank;
-  uint64_t t_start, t_stop;
+  uint64_t t_start, t_stop; /* host times the GPU wrote the stamps */
   size_t bytes;
+  kch *k;
 } work;
 
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -748,21 +827,39 @@ static bool proxy_started;
 
 #define NET_CHUNK 65536
 
-static void run_kernel_ch(const work *w) {
+/* NCCL's proxy polls the stamps the GPU writes into host memory (transport/profiler.cc:21-49):
+ * it cannot report one before it exists. */
+static void wait_until(uint64_t host_ns) {
+  uint64_t now = realtime_ns();
+  if (now >= host_ns) return;
+  uint64_t ns = host_ns - now;
+  struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+  nanosleep(&ts, NULL);
+}
+
+/* rank is 0 in KernelCh descriptors (prof.cc:590-603: only type, parent, channel and pTimer). */
+static void run_kernel_ch_start(const work *w) {
+  wait_until(w->t_start);
   descr_v5 d;
   memset(&d, 0, sizeof d);
   d.type = EV_KERNEL_CH;
   d.parent_obj = w->parent;
-  d.rank = w->rank;
   d.kernel_ch.channel_id = (uint8_t)w->channel;
-  d.kernel_ch.p_timer = w->t_start;
-  void *h = start_event(w->pc, &d);
+  d.kernel_ch.p_timer = npkit_fake_gpu_timer(w->t_start);
+  w->k->handle = start_event(w->pc, &d);
+}
+
+static void run_kernel_ch_stop(const work *w) {
+  wait_until(w->t_stop);
   args_v4 a;
   memset(&a, 0, sizeof a);
-  a.kernel_ch.p_timer = w->t_stop;
-  record_state(w->pc, h, ST_KERNEL_CH_STOP, &a);
-  stop_event(w->pc, h);
+  a.kernel_ch.p_timer = npkit_fake_gpu_timer(w->t_stop);
+  record_state(w->pc, w->k->handle, ST_KERNEL_CH_STOP, &a);
+  stop_event(w->pc, w->k->handle);
+  free(w->k);
 }
+
+
 
 static void run_net_op(const work *w) {
   int nsteps = (int)((w->bytes + NET_CHUNK - 1) / NET_CHUNK);
@@ -829,6 +926,15 @@ static void run_ctrl(struct npkit_fake_prof_comm *pc, int appended) {
   stop_event(pc, h);
 }
 
+static void run_work(const work *w) {
+  switch (w->kind) {
+  case 0: run_kernel_ch_start(w); break;
+  case 3: run_kernel_ch_stop(w); break;
+  case 1: run_net_op(w); break;
+  default: run_ctrl(w->pc, w->channel); break;
+  }
+}
+
 static void *proxy_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&q_lock);
@@ -839,12 +945,7 @@ static void *proxy_main(void *arg) {
     if (q_head == NULL) q_tail = NULL;
     q_busy = 1;
     pthread_mutex_unlock(&q_lock);
-    if (w->kind == 0)
-      run_kernel_ch(w);
-    else if (w->kind == 1)
-      run_net_op(w);
-    else
-      run_ctrl(w->pc, w->channel);
+    run_work(w);
     free(w);
     pthread_mutex_lock(&q_lock);
     q_busy = 0;
@@ -853,8 +954,20 @@ static void *proxy_main(void *arg) {
   return NULL;
 }
 
-static void post(work *w) {
-  pthread_mutex_lock(&q_lock);
+/* A forked child has no proxy thread (and NCCL does not survive fork): it starts its own. */
+static void proxy_forgotten(void) {
+  proxy_started = false;
+  q_head = q_tail = NULL;
+  q_busy = 0;
+}
+
+/* q_lock held */
+static void start_proxy_locked(void) {
+  static bool atfork;
+  if (!atfork) {
+    atfork = true;
+    pthread_atfork(NULL, NULL, proxy_forgotten);
+  }
   if (!proxy_started) {
     pthread_t t;
     pthread_attr_t attr;
@@ -866,11 +979,20 @@ static void post(work *w) {
     }
     pthread_attr_destroy(&attr);
   }
+}
+
+static void start_proxy(void) {
+  pthread_mutex_lock(&q_lock);
+  start_proxy_locked();
+  pthread_mutex_unlock(&q_lock);
+}
+
+static void post(work *w) {
+  pthread_mutex_lock(&q_lock);
+  start_proxy_locked();
   if (!proxy_started) { /* no thread: the caller's thread plays the proxy */
     pthread_mutex_unlock(&q_lock);
-    if (w->kind == 0) run_kernel_ch(w);
-    else if (w->kind == 1) run_net_op(w);
-    else run_ctrl(w->pc, w->channel);
+    run_work(w);
     free(w);
     return;
   }
@@ -914,18 +1036,8 @@ void npkit_fake_prof_complete(void *launch_state, ncclResult_t res) {
   if (l == NULL) return;
   uint64_t t1 = realtime_ns();
   int mask = mask_now();
-  for (int i = 0; res == ncclSuccess && i < l->n; i++) {
-    const task *t = &l->tasks[i];
-    if (t->handle == NULL) continue;
-    if ((mask & EV_KERNEL_CH) && t->pc->abi >= 3)
-      for (int c = 0; c < t->nch; c++) {
-        work *w = new_work(t, 0, (t->first_channel + c) % 64);
-        if (w == NULL) continue;
-        w->t_start = l->t0 + 100u * (uint64_t)c;
-        w->t_stop = (t1 > w->t_start ? t1 : w->t_start) + 100u * (uint64_t)c;
-        post(w);
-      }
-  }
+  /* a failed run's kernels end too (the channels report their stop at the failure) */
+  for (int i = 0; i < l->n; i++) channels_stopped(&l->tasks[i], t1);
   /* network proxy ops: every transfer, its bytes split over its task's channels */
   int appended = 0;
   struct npkit_fake_prof_comm *last = NULL;
@@ -963,6 +1075,43 @@ void npkit_fake_prof_complete(void *launch_state, ncclResult_t res) {
   }
   free(l->tasks);
   free(l);
+}
+
+static void channels_started(task *t, uint64_t t_start) {
+  if (t->handle == NULL || t->nch <= 0) return;
+  t->kch = calloc((size_t)t->nch, sizeof *t->kch);
+  if (t->kch == NULL) return;
+  for (int c = 0; c < t->nch; c++) {
+    work *w = new_work(t, 0, (t->first_channel + c) % 64);
+    kch *k = malloc(sizeof *k);
+    if (w == NULL || k == NULL) {
+      free(w);
+      free(k);
+      continue;
+    }
+    k->handle = NULL;
+    k->t_start = t_start + 100u * (uint64_t)c;
+    w->k = k;
+    t->kch[c].handle = k; /* holds the report's state until the stop */
+    w->t_start = k->t_start;
+    post(w);
+  }
+}
+
+static void channels_stopped(task *t, uint64_t t_stop) {
+  if (t->kch == NULL) return;
+  for (int c = 0; c < t->nch; c++) {
+    kch *k = t->kch[c].handle;
+    if (k == NULL) continue;
+    work *w = new_work(t, 3, (t->first_channel + c) % 64);
+    if (w == NULL) continue; /* the channel's event stays open */
+    w->k = k;
+    w->t_stop = t_stop + 100u * (uint64_t)c;
+    if (w->t_stop < k->t_start) w->t_stop = k->t_start; /* ran shorter than the launch latency */
+    post(w);
+  }
+  free(t->kch);
+  t->kch = NULL;
 }
 
 #endif

@@ -56,6 +56,15 @@ typedef uint32_t (*npkit_fake_copy_fn)(const npkit_fake_copy *c);
 #define NPKIT_FAKE_CUPTI_MEMCPY "npkitFakeCuptiMemcpy"
 #define NPKIT_FAKE_CUPTI_MEMSET "npkitFakeCuptiMemset"
 
+/* A kernel launch in two steps, as on a GPU: the launch call (its API record and the correlation
+ * records in front of it, on the calling thread, now) and, once the kernel has run, its activity
+ * record with the correlation id the launch returned (from any thread).  A kernel whose launch
+ * was not traced still gets its record. */
+typedef uint32_t (*npkit_fake_launch_fn)(const npkit_fake_api *api);
+typedef void (*npkit_fake_kernel_done_fn)(uint32_t correlation, const npkit_fake_kernel *k);
+#define NPKIT_FAKE_CUPTI_LAUNCH "npkitFakeCuptiLaunch"
+#define NPKIT_FAKE_CUPTI_KERNEL_DONE "npkitFakeCuptiKernelDone"
+
 /* Waits until every launched activity has completed (cudaDeviceSynchronize). */
 typedef void (*npkit_fake_sync_fn)(void);
 #define NPKIT_FAKE_CUPTI_SYNC "npkitFakeCuptiSynchronize"

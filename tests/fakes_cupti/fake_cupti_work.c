@@ -357,6 +357,35 @@ FC_EXPORT uint32_t npkitFakeCuptiKernel(const npkit_fake_kernel *k) {
   return corr;
 }
 
+FC_EXPORT uint32_t npkitFakeCuptiLaunch(const npkit_fake_api *api) {
+  if (api == NULL) return 0;
+  fc_lock();
+  uint32_t corr = 0;
+  if (fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    corr = fc_next_correlation();
+    api_call(*api, corr);
+  }
+  fc_unlock();
+  return corr;
+}
+
+FC_EXPORT void npkitFakeCuptiKernelDone(uint32_t corr, const npkit_fake_kernel *k) {
+  if (k == NULL || corr == 0) return;
+  fc_lock();
+  if (fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    fc_graph *g = capturing(k->stream);
+    if (g != NULL) {
+      capture(g, k);
+    } else {
+      CUpti_ActivityKernel10 r;
+      kernel_record(&r, k, corr);
+      run_kernel(&r, k->end_ns);
+    }
+    fc_retire(0);
+  }
+  fc_unlock();
+}
+
 /* Memcpy, peer memcpy and memset records name these fields alike at different offsets, so macros
  * rather than functions: each expansion writes its own record type. */
 #define COPY_RECORD(rec, kind_, c, corr)                                                           \
