@@ -183,6 +183,7 @@ static void table(npkit_report *rep, npkit_json *w) {
     kv_uint(w, "calls", r->calls);
     kv_uint(w, "timed_calls", r->samples);
     kv_uint(w, "untimed_calls", r->untimed);
+    kv_uint(w, "graph_replays", r->replays);
     kv_str(w, "time_source", npkit_time_source_name(r->source));
     kv_us(w, "time_mean_us", r->mean_ns);
     kv_us(w, "time_p50_us", r->p50_ns);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nccl_names.h"
+#include "report_plugin_gpu.h"
 
 #define NCCL_SUCCESS 0
 #define NCCL_IN_PROGRESS 7
@@ -32,6 +33,7 @@ typedef struct scan_state {
   /* profiler-plugin communicators: ctx → size */
   plugin_ctx *ctxs;
   size_t n_ctxs, cap_ctxs;
+  npkit_plugin_gpu *pgpu;   /* GPU times from NCCL's kernel-channel events; NULL without analyses */
 } scan_state;
 
 /* Position of a local communicator id in r->comms (sorted by local_id), SIZE_MAX if unknown. */
@@ -100,6 +102,7 @@ static int api_event(scan_state *s, const npkit_event *ev, char *err, size_t err
         npkit_inst_put_call(s->rep->inst, member, a->seq, fn, row_index, ev->start_ns, ev->end_ns, timed) < 0)
       return oom(s, err, errlen);
   }
+  if (npkit_plugin_gpu_call(s->pgpu, ev, member, row_index) != 0) return oom(s, err, errlen);
   return 0;
 }
 
@@ -171,6 +174,9 @@ static int32_t ctx_nranks(const scan_state *s, uint32_t ctx) {
 
 static int plugin_event(scan_state *s, const npkit_event *ev, char *err, size_t errlen) {
   s->log->plugin_events++;
+  if (ev->kind == NPKIT_EV_PLUGIN_TASK && npkit_plugin_gpu_task(s->pgpu, ev) != 0) return oom(s, err, errlen);
+  if (ev->kind == NPKIT_EV_PLUGIN_KERNEL_CH && npkit_plugin_gpu_channel(s->pgpu, ev) != 0) return oom(s, err, errlen);
+  if (ev->kind == NPKIT_EV_PLUGIN_API && npkit_plugin_gpu_api(s->pgpu, ev) != 0) return oom(s, err, errlen);
   if (ev->kind == NPKIT_EV_PLUGIN_INIT) {
     if (s->n_ctxs == s->cap_ctxs) {
       size_t cap = s->cap_ctxs ? 2 * s->cap_ctxs : 8;
@@ -191,7 +197,8 @@ static int plugin_event(scan_state *s, const npkit_event *ev, char *err, size_t 
     if ((t->flags & NPKIT_PTASK_P2P) || ev->func == NPKIT_FN_NONE || nranks <= 0 || algo[0] == '\0') return 0;
     uint64_t bytes = npkit_message_bytes(ev->func, t->count, t->datatype, nranks);
     if (npkit_table_note_task(&s->rep->table, ev->func, nranks, bytes, algo, proto) != 0) return oom(s, err, errlen);
-  } else if (ev->kind == NPKIT_EV_PLUGIN_STATS) {
+  }
+  if (ev->kind == NPKIT_EV_PLUGIN_STATS) {
     /* cumulative: the latest is the total */
     if (ev->u.plugin_stats.lost > s->log->plugin_lost) s->log->plugin_lost = ev->u.plugin_stats.lost;
   }
@@ -224,6 +231,11 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, npkit_log_reader *r, cons
   *s = (scan_state){.rep = rep, .log = &rep->logs[log], .r = r, .map = map, .last_pos = SIZE_MAX,
                     .last_stream = UINT32_MAX};
   int rc = 0;
+  if (rep->opts.analyses && (s->pgpu = npkit_plugin_gpu_new(rep)) == NULL) {
+    free(s);
+    snprintf(err, errlen, "%s: out of memory while analysing", r->path);
+    return -1;
+  }
   npkit_reader_rewind(r);
   for (;;) {
     const npkit_event *ev;
@@ -255,6 +267,8 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, npkit_log_reader *r, cons
     if (rc != 0) break;
   }
   plugin_loss(s->log);
+  if (rc == 0 && npkit_plugin_gpu_finish(s->pgpu) != 0) rc = oom(s, err, errlen);
+  npkit_plugin_gpu_free(s->pgpu);
   if (rc == 0 && s->n_kernels > 0) {
     if (npkit_gpu_analyse(s->kernels, s->n_kernels, &s->log->gpu) != 0) {
       rc = oom(s, err, errlen);

@@ -36,6 +36,8 @@ typedef struct npkit_table_row {
   int32_t nranks;       /* of the communicator, for the busbw factor */
   uint64_t calls;       /* successful calls, summed over ranks */
   uint64_t untimed;     /* of them, calls whose CPU time is not the collective's (in a group, non-blocking) */
+  uint64_t replays;     /* CUDA graph replays of a captured call of the row, timed by NCCL's
+                           kernel-channel events: GPU samples that are not calls */
   npkit_quantile cpu, gpu;
   char algo[16], proto[16]; /* "" unknown, "mixed" when calls differ */
   /* npkit_table_finish() */

@@ -364,6 +364,10 @@ void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_json *w, npkit_pl_task
   int timer = npkit_plugin_task_span(t, &start, &stop);
   if (t->gpu_written || timer < 0) return;
   t->gpu_written = 1;
+  if (t->replay && t->captured_seq == NPKIT_NO_SEQ) { /* the captured call may have come since */
+    const npkit_pl_api *api = npkit_pl_api_find(p->apis, t->api);
+    if (api != NULL) t->captured_seq = api->call_seq;
+  }
   char name[80];
   task_name(t, name, sizeof name);
   slice_begin(p, w, name, "nccl_gpu", channel_tid(p, t->ctx, TRACK_GPU), start, stop);

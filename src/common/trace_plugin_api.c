@@ -38,6 +38,7 @@ static void reset(npkit_pl_api *a, uint64_t id) {
   a->id = id;
   a->call_pos = NPKIT_PL_NO_POS;
   a->call_seq = NPKIT_NO_SEQ;
+  a->member = a->row = UINT32_MAX;
 }
 
 npkit_pl_api *npkit_pl_api_find(npkit_pl_api_table *t, uint64_t id) {

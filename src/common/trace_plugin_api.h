@@ -20,6 +20,8 @@ typedef struct npkit_pl_api {
   uint64_t call_seq;      /* its seq once read, NPKIT_NO_SEQ */
   uint64_t task;          /* the task that named it before its call was read, 0 */
   uint32_t thread;        /* the thread NCCL reported it on */
+  uint32_t member, row;   /* npkit report: the call's instance member and table row, UINT32_MAX */
+  uint16_t fn;            /* the call's function once read */
   uint8_t type, flags;    /* NPKIT_PAPI_*; 0 while only a task has named it */
   uint8_t have_record;
 } npkit_pl_api;

@@ -379,8 +379,12 @@ void npkit_plugin_add_api(npkit_plugin_render *p, npkit_json *w, const npkit_eve
   (void)w;
   npkit_pl_api *api = npkit_pl_api_record(p->apis, ev);
   if (api == NULL || !(api->flags & NPKIT_PAPI_GRAPH)) return;
-  npkit_pl_task *t = npkit_plugin_task_find(p, api->task);
-  if (t != NULL && !t->claimed) t->replay = 1; /* it came first: not a task of its call */
+  /* Replays read before the record of the captured CollApi (another thread's events came
+   * first): rare, so a look over the tasks remembered. */
+  for (uint32_t i = 0; i < NPKIT_PLUGIN_TASKS; i++) {
+    npkit_pl_task *t = &p->tasks[i];
+    if (t->id != 0 && t->api == api->id && !t->claimed) t->replay = 1;
+  }
   api->task = 0;
 }
 

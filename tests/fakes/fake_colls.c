@@ -393,19 +393,16 @@ static double sim_seconds(npkit_fake_kind k, size_t bytes, int n) {
   return s * f / npkit_fake_cfg()->bw_bytes_s;
 }
 
-ncclResult_t npkit_fake_collective(const npkit_fake_call *call) {
-  const npkit_fake_settings *cfg = npkit_fake_cfg();
-  double t_call = cfg->noop ? 0 : npkit_fake_now();
+ncclResult_t npkit_fake_make_op(const npkit_fake_call *call, npkit_fake_op **out) {
+  *out = NULL;
   size_t esize = 0;
   npkit_fake_red red;
   memset(&red, 0, sizeof red);
   ncclResult_t r = check(call, &esize, &red);
-  if (r != ncclSuccess) return npkit_fake_group_error(r);
-  if (cfg->noop || call->count == 0) return ncclSuccess;
-
+  if (r != ncclSuccess) return r;
   ncclComm_t c = call->comm;
   npkit_fake_op *op = npkit_fake_op_new(c, call->kind, call->name);
-  if (op == NULL) return npkit_fake_group_error(npkit_fake_fail(ncclSystemError, "%s: out of memory", call->name));
+  if (op == NULL) return npkit_fake_fail(ncclSystemError, "%s: out of memory", call->name);
   op->sendbuff = call->sendbuff;
   op->recvbuff = call->recvbuff;
   op->count = call->count;
@@ -421,7 +418,24 @@ ncclResult_t npkit_fake_collective(const npkit_fake_call *call) {
   r = plan(&p);
   if (r != ncclSuccess) {
     npkit_fake_op_free(op);
-    return npkit_fake_group_error(r);
+    return r;
   }
+  *out = op;
+  return ncclSuccess;
+}
+
+ncclResult_t npkit_fake_collective(const npkit_fake_call *call) {
+  const npkit_fake_settings *cfg = npkit_fake_cfg();
+  double t_call = cfg->noop ? 0 : npkit_fake_now();
+  if (cfg->noop || call->count == 0) {
+    size_t esize = 0;
+    npkit_fake_red red;
+    memset(&red, 0, sizeof red);
+    return npkit_fake_group_error(check(call, &esize, &red));
+  }
+  npkit_fake_op *op;
+  ncclResult_t r = npkit_fake_make_op(call, &op);
+  if (r != ncclSuccess) return npkit_fake_group_error(r);
+  if (npkit_fake_graph_capture(call, op)) return ncclSuccess;
   return npkit_fake_submit(op, t_call);
 }

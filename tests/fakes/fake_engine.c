@@ -264,7 +264,8 @@ ncclResult_t npkit_fake_run_group(npkit_fake_op *list, void *group_api, bool sto
     post(op);
     if (op->comm != NULL) atomic_fetch_add(&op->comm->busy, 1);
   }
-  npkit_fake_kernels *kernels = npkit_fake_gpu_plan(list);
+  /* a replay's kernels are the graph's, launched by the application's cudaGraphLaunch */
+  npkit_fake_kernels *kernels = list != NULL && list->replay ? NULL : npkit_fake_gpu_plan(list);
   void *prof = npkit_fake_prof_launch(list, kernels, group_api);
   if (stop_group) npkit_fake_prof_group_done(group_api); /* blocking: once launched (grp.cc:754) */
 

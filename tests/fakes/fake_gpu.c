@@ -52,6 +52,9 @@ typedef struct hooks {
   npkit_fake_launch_fn launch;
   npkit_fake_kernel_done_fn done;
   npkit_fake_copy_fn memcpy;
+  npkit_fake_capture_fn capture_begin, capture_end;
+  npkit_fake_instantiate_fn instantiate;
+  npkit_fake_graph_launch_fn graph_launch;
 } hooks;
 
 static const hooks *cupti(void) {
@@ -67,8 +70,14 @@ static const hooks *cupti(void) {
   *(void **)(&t.launch) = dlsym(lib, NPKIT_FAKE_CUPTI_LAUNCH);
   *(void **)(&t.done) = dlsym(lib, NPKIT_FAKE_CUPTI_KERNEL_DONE);
   *(void **)(&t.memcpy) = dlsym(lib, NPKIT_FAKE_CUPTI_MEMCPY);
+  *(void **)(&t.capture_begin) = dlsym(lib, NPKIT_FAKE_CUPTI_CAPTURE_BEGIN);
+  *(void **)(&t.capture_end) = dlsym(lib, NPKIT_FAKE_CUPTI_CAPTURE_END);
+  *(void **)(&t.instantiate) = dlsym(lib, NPKIT_FAKE_CUPTI_INSTANTIATE);
+  *(void **)(&t.graph_launch) = dlsym(lib, NPKIT_FAKE_CUPTI_GRAPH_LAUNCH);
   dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
-  if (t.launch == NULL || t.done == NULL || t.memcpy == NULL) return NULL;
+  if (t.launch == NULL || t.done == NULL || t.memcpy == NULL || t.capture_begin == NULL ||
+      t.capture_end == NULL || t.instantiate == NULL || t.graph_launch == NULL)
+    return NULL;
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&lock);
   if (!atomic_load_explicit(&found, memory_order_relaxed)) {
@@ -193,6 +202,50 @@ uint64_t npkit_fake_gpu_start_of(const npkit_fake_kernels *ks, ncclComm_t comm) 
     if (ks->k[i].comm == comm && ks->k[i].launch_ns != 0) launch = ks->k[i].launch_ns;
   if (launch == 0) launch = npkit_fake_gpu_now();
   return launch + (uint64_t)(npkit_fake_cfg()->launch_s * 1e9);
+}
+
+void npkit_fake_gpu_capture(npkit_fake_kernels *ks) {
+  if (ks == NULL) return;
+  const hooks *h = cupti();
+  uint64_t launch_ns = (uint64_t)(npkit_fake_cfg()->launch_s * 1e9);
+  for (int i = 0; h != NULL && i < ks->n; i++) {
+    kernel *k = &ks->k[i];
+    if (k->corr == 0) continue;
+    uint64_t start = k->launch_ns + launch_ns, end = start + 1000 + (uint64_t)(k->sim * 1e9);
+    npkit_fake_kernel r = {
+        .name = k->name,
+        .api = {NPKIT_FAKE_API_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
+        .device = k->comm->device >= 0 ? (uint32_t)k->comm->device : 0,
+        .stream = (uint64_t)(uintptr_t)k->stream,
+        .start_ns = start,
+        .end_ns = end,
+        .grid = {2, 1, 1},
+        .block = {640, 1, 1},
+        .registers = 96,
+        .static_shared = 0,
+        .dynamic_shared = 8192,
+    };
+    h->done(k->corr, &r); /* the stream captures: a graph node, not a run */
+  }
+  free(ks->k);
+  free(ks);
+}
+
+uint32_t npkit_fake_gpu_capture_begin(cudaStream_t stream) {
+  const hooks *h = cupti();
+  return h != NULL ? h->capture_begin((uint64_t)(uintptr_t)stream) : 0;
+}
+
+uint32_t npkit_fake_gpu_capture_end(cudaStream_t stream) {
+  const hooks *h = cupti();
+  if (h == NULL) return 0;
+  uint32_t g = h->capture_end((uint64_t)(uintptr_t)stream);
+  return g != 0 ? h->instantiate(g) : 0;
+}
+
+void npkit_fake_gpu_graph_launch(uint32_t exec, cudaStream_t stream) {
+  const hooks *h = cupti();
+  if (h != NULL && exec != 0) h->graph_launch(exec, (uint64_t)(uintptr_t)stream);
 }
 
 void npkit_fake_gpu_complete(npkit_fake_kernels *ks, ncclResult_t res) {

@@ -270,6 +270,7 @@ struct npkit_fake_op {
   cudaStream_t stream; /* data operations: the call's stream (fake_gpu.c) */
   void *prof_api;     /* its CollApi/P2pApi profiler event (parent of its tasks) */
   bool captured;      /* issued on a stream that captures a CUDA graph (fake_graph.c) */
+  bool replay;        /* run by a replay of such a graph */
 };
 
 npkit_fake_op *npkit_fake_op_new(ncclComm_t comm, npkit_fake_kind kind, const char *name);
@@ -307,6 +308,13 @@ typedef struct npkit_fake_call {
 } npkit_fake_call;
 
 ncclResult_t npkit_fake_collective(const npkit_fake_call *call);
+/* The operation of an accepted call, planned; the call's error otherwise (message set). */
+ncclResult_t npkit_fake_make_op(const npkit_fake_call *call, npkit_fake_op **out);
+
+/* ---------------------------------------------------------------- CUDA graphs (fake_graph.c) */
+/* A call on a stream that captures: recorded into the graph (its API and launch events now, its
+ * tasks at the replays) instead of run; true when it was (op is then freed). */
+bool npkit_fake_graph_capture(const npkit_fake_call *call, npkit_fake_op *op);
 
 /* ---------------------------------------------------------------- profiler plugin (fake_profiler.c) */
 /* Loads the plugin (first communicator) and initialises it for comm; finalizes it. */
@@ -322,6 +330,8 @@ void npkit_fake_prof_group_done(void *group);
  * `group`), then their task events, and the proxy's reports of the channels' starts.  Returns
  * what complete needs. */
 void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group);
+/* The launch of ops captured into a CUDA graph (they do not run). */
+void npkit_fake_prof_capture(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group);
 /* They finished (or failed): kernel-channel and proxy events, from the proxy thread. */
 void npkit_fake_prof_complete(void *launch, ncclResult_t res);
 
@@ -345,6 +355,12 @@ void npkit_fake_gpu_complete(npkit_fake_kernels *k, ncclResult_t res);
 /* A one-rank collective: NCCL copies with cudaMemcpyAsync on the stream, no kernel, no profiler
  * event (v2.28.9-1 src/enqueue.cc taskAppend, src/device/onerank.cu ncclLaunchOneRank). */
 void npkit_fake_gpu_one_rank_copy(const npkit_fake_op *op, uint64_t t0_ns);
+/* The kernels of a captured plan become nodes of the graph the fake CUPTI captures. */
+void npkit_fake_gpu_capture(npkit_fake_kernels *k);
+/* The fake CUPTI's stream capture and graph launch, when it is loaded (0 otherwise). */
+uint32_t npkit_fake_gpu_capture_begin(cudaStream_t stream);
+uint32_t npkit_fake_gpu_capture_end(cudaStream_t stream); /* the instantiated graph */
+void npkit_fake_gpu_graph_launch(uint32_t exec, cudaStream_t stream);
 
 /* ---------------------------------------------------------------- NPKit dumps (fake_npkit.c) */
 /* A run of operations that started at t0_ns has finished: their NPKit events are kept

@@ -47,6 +47,11 @@ void npkit_fake_prof_comm_init(ncclComm_t comm) { (void)comm; }
 void npkit_fake_prof_comm_fini(ncclComm_t comm) { (void)comm; }
 void npkit_fake_prof_call(npkit_fake_op *op) { (void)op; }
 void *npkit_fake_prof_take_group(void) { return NULL; }
+void npkit_fake_prof_capture(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group) {
+  (void)list;
+  (void)group;
+  npkit_fake_gpu_launch_comm(kernels, NULL, &(uint64_t){0});
+}
 void npkit_fake_prof_group_done(void *group) { (void)group; }
 void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group) {
   (void)list;
@@ -664,7 +669,27 @@ static void *launch_stream(const launch *l, int i, int j) {
   return stream;
 }
 
+enum { MODE_RUN, MODE_CAPTURE, MODE_REPLAY };
+
+static void *launch_tasks(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group_api_h, int mode);
+
 void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group_api_h) {
+  return launch_tasks(list, kernels, group_api_h, list != NULL && list->replay ? MODE_REPLAY : MODE_RUN);
+}
+
+/* A plan captured into a CUDA graph (v2.28.9-1 src/enqueue.cc): the captured cuLaunchKernelEx
+ * gets its KernelLaunch; Group and Coll are emitted now only when the plan has no proxy ops
+ * (neither kernel-channel events nor network), without advancing seqNumber (persistent plan,
+ * prof.cc:425), else at every replay from the host callback (hostStreamPlanCallback). */
+void npkit_fake_prof_capture(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group_api_h) {
+  launch *l = launch_tasks(list, kernels, group_api_h, MODE_CAPTURE);
+  if (l != NULL) {
+    free(l->tasks);
+    free(l);
+  }
+}
+
+static void *launch_tasks(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group_api_h, int mode) {
   launch *l = calloc(1, sizeof *l);
   if (l == NULL) {
     npkit_fake_gpu_launch_comm(kernels, NULL, &(uint64_t){0});
@@ -721,6 +746,7 @@ void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, v
   }
   if (l->n > 1) qsort(l->tasks, (size_t)l->n, sizeof *l->tasks, task_cmp);
   int mask = mask_now();
+  bool proxy_ops = (mask & EV_KERNEL_CH) || cfg.net; /* enqueue.cc:236, 511-517 */
   for (int i = 0; i < l->n;) {
     struct npkit_fake_prof_comm *pc = l->tasks[i].pc;
     ncclComm_t comm = l->tasks[i].op->comm;
@@ -729,7 +755,7 @@ void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, v
     descr_v5 d;
     /* the plan's kernel: KernelLaunch brackets its cuLaunchKernelEx (enqueue.cc:1575-1662) */
     void *kl = NULL;
-    if (pc->abi == 5 && (mask & EV_KERNEL_LAUNCH)) {
+    if (pc->abi == 5 && (mask & EV_KERNEL_LAUNCH) && mode != MODE_REPLAY) {
       memset(&d, 0, sizeof d);
       d.type = EV_KERNEL_LAUNCH;
       d.parent_obj = group_api_h;
@@ -739,6 +765,10 @@ void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, v
     uint64_t launched;
     npkit_fake_gpu_launch_comm(kernels, comm, &launched);
     stop_event(pc, kl);
+    if (mode == MODE_CAPTURE && proxy_ops) { /* the tasks come at the replays */
+      i = j;
+      continue;
+    }
     void *group = NULL;
     if (mask & (EV_GROUP | EV_COLL | EV_P2P | EV_PROXY_OP | EV_PROXY_STEP | EV_KERNEL_CH |
                 EV_NET_PLUGIN)) {
@@ -753,7 +783,9 @@ void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, v
       d.rank = t->op->comm->rank;
       d.parent_obj = t->op->prof_api;
       if (!t->p2p) {
-        uint64_t seq = pc->seq[kind]++;
+        /* persistent plans count only with kernel-channel events asked for (prof.cc:425-427) */
+        uint64_t seq = pc->seq[kind];
+        if (mode == MODE_RUN || (mode == MODE_REPLAY && (mask & EV_KERNEL_CH))) pc->seq[kind]++;
         if (!(mask & (EV_COLL | EV_PROXY_OP | EV_PROXY_STEP | EV_KERNEL_CH | EV_NET_PLUGIN)) ||
             (pc->abi == 3 && group == NULL))
           continue;
@@ -790,7 +822,7 @@ void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, v
     stop_event(pc, group);
     /* the GPU writes each channel's start stamp when the kernel starts; the proxy reports it */
     uint64_t t_start = npkit_fake_gpu_start_of(kernels, comm);
-    for (int k = i; k < j && (mask & EV_KERNEL_CH) && pc->abi >= 3; k++)
+    for (int k = i; k < j && (mask & EV_KERNEL_CH) && pc->abi >= 3 && mode != MODE_CAPTURE; k++)
       channels_started(&l->tasks[k], t_start);
     i = j;
   }

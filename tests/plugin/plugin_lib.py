@@ -24,14 +24,15 @@ def need(name):
     return lib.need_file(lib.need_env(name), name)
 
 
-def run_calls(np, settings, args=(), preload=True, timeout=240):
-    """plugin_calls on np ranks under mpirun, with the fake NCCL."""
+def run_calls(np, settings, args=(), preload=True, timeout=240, prog="NPKIT_PLUGIN_CALLS"):
+    """plugin_calls (or the program named by the variable prog) on np ranks under mpirun, with
+    the fake NCCL."""
     env = {k: v for k, v in os.environ.items() if k not in lib.LIBRARY_SETTINGS}
     env.pop("LD_PRELOAD", None)
     cmd = [lib.mpirun(), "-np", str(np), "--oversubscribe", "--bind-to", "none"]
     for name, value in sorted(lib.job_env("fake", preload, settings).items()):
         cmd += ["-x", "%s=%s" % (name, value)]
-    cmd += [need("NPKIT_PLUGIN_CALLS")] + list(args)
+    cmd += [need(prog)] + list(args)
     return lib._run(cmd, env, None, timeout)
 
 

@@ -82,7 +82,7 @@ class RealJob(lib.TempDirTestCase):
         self.assertEqual([n.split(" \u00b7 ")[0] for n in names], ["rank %d" % r for r in range(NP)])
 
     def test_api_events(self):
-        trace, journal = self.job({"NPKIT_CUPTI": "0"})
+        trace, journal = self.job({"NPKIT_CUPTI": "0", "NPKIT_PLUGIN": "0"})
         rep = self.check_report(trace, journal, "cpu")
         self.assertFalse(rep["gpu"]["available"])
         self.assertTrue(all(r["time_source"] in ("cpu", "none") for r in rep["collectives"]))
@@ -90,6 +90,15 @@ class RealJob(lib.TempDirTestCase):
         sends = [r for r in rep["collectives"] if r["op"] == "Send"]
         self.assertTrue(sends and all(r["time_source"] == "none" and r["untimed_calls"] == r["calls"] for r in sends))
         self.check_merge(trace, journal)
+
+    def test_with_kernel_channels_only(self):
+        # no CUPTI, but NCCL's own kernel-channel events (mapped onto the host clock) time the
+        # collectives it ran as tasks
+        trace, journal = self.job({"NPKIT_CUPTI": "0"})
+        rep = self.check_report(trace, journal, "gpu")
+        self.assertFalse(rep["gpu"]["available"])  # no CUPTI activity: no overlap analysis
+        rows = [r for r in rep["collectives"] if r["op"] == "AllReduce" and r["nranks"] == NP]
+        self.assertTrue(rows and all(r["time_source"] == "gpu" for r in rows), rows)
 
     def test_with_gpu_records(self):
         fake = os.path.join(lib.need_env("NPKIT_FAKES_DIR"), "libcupti.so.13")
