@@ -1,6 +1,7 @@
 /* The NCCL API wrappers, generated from src/common/nccl_api.def.  Each wrapper: find the real
  * function, take two clock readings around it, describe the call from its arguments, store one event.
- * Return codes, output arguments and buffers pass through untouched. */
+ * Return codes, output arguments and buffers pass through untouched.  A call made by libnccl itself
+ * (its return address in libnccl's code, nccl_resolve.h) passes through unrecorded. */
 #include <nccl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -197,7 +198,8 @@ static const char *missing_S(unsigned fn) {
   typedef RET_##ret(*real_##name##_fn) params;                                       \
   EXPORT RET_##ret nccl##name params {                                               \
     npkit_call call;                                                                 \
-    if (!npkit_call_begin(&call, NPKIT_FN_##name)) {                                 \
+    if (npkit_called_by_nccl(__builtin_return_address(0)) ||                         \
+        !npkit_call_begin(&call, NPKIT_FN_##name)) {                                 \
       real_##name##_fn pass = (real_##name##_fn)npkit_nccl_sym(NPKIT_FN_##name);     \
       return pass != NULL ? pass args : missing_##ret(NPKIT_FN_##name);             \
     }                                                                                \
@@ -222,7 +224,8 @@ static const char *missing_S(unsigned fn) {
   EXPORT void nccl##name params {                                                \
     npkit_call call;                                                             \
     real_##name##_fn real = (real_##name##_fn)npkit_nccl_sym(NPKIT_FN_##name);   \
-    if (!npkit_call_begin(&call, NPKIT_FN_##name)) {                             \
+    if (npkit_called_by_nccl(__builtin_return_address(0)) ||                     \
+        !npkit_call_begin(&call, NPKIT_FN_##name)) {                             \
       if (real != NULL) real args; else warn_missing(NPKIT_FN_##name);           \
       return;                                                                    \
     }                                                                            \

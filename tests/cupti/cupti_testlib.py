@@ -48,13 +48,13 @@ def real_cupti():
     return None
 
 
-def run_job(args, np=2, preload=True, settings=None, cwd=None, timeout=180):
-    """cupti_job on np ranks with the fake NCCL; `settings` are the job's variables."""
+def run_job(args, np=2, preload=True, settings=None, cwd=None, timeout=180, prog=None):
+    """cupti_job (or prog) on np ranks with the fake NCCL; `settings` are the job's variables."""
     env = {k: v for k, v in lib._base_env().items() if k not in CUPTI_SETTINGS}
     cmd = [lib.mpirun(), "-np", str(np), "--oversubscribe", "--bind-to", "none"]
     for name, value in sorted(lib.job_env("fake", preload, settings).items()):
         cmd += ["-x", "%s=%s" % (name, value)]
-    cmd += [job_path()] + list(args)
+    cmd += [prog or job_path()] + list(args)
     return lib._run(cmd, env, cwd, timeout)
 
 

@@ -433,8 +433,13 @@ ncclResult_t npkit_fake_collective(const npkit_fake_call *call) {
     memset(&red, 0, sizeof red);
     return npkit_fake_group_error(check(call, &esize, &red));
   }
+  /* after NCCL's argument check of the communicator itself (CommCheck) */
+  ncclResult_t r = ncclSuccess;
+  if (call->comm != NULL && call->comm->magic == NPKIT_FAKE_COMM_MAGIC)
+    r = npkit_fake_ensure_ready(call->comm, call->name);
+  if (r != ncclSuccess) return npkit_fake_group_error(r);
   npkit_fake_op *op;
-  ncclResult_t r = npkit_fake_make_op(call, &op);
+  r = npkit_fake_make_op(call, &op);
   if (r != ncclSuccess) return npkit_fake_group_error(r);
   if (npkit_fake_graph_capture(call, op)) return ncclSuccess;
   return npkit_fake_submit(op, t_call);

@@ -15,6 +15,13 @@
 
 ncclResult_t npkit_fake_comm_new(const char *name, int nranks, int rank, int device,
                                  ncclComm_t *out) {
+  ncclResult_t r = npkit_fake_comm_alloc(name, nranks, rank, device, out);
+  if (r == ncclSuccess) npkit_fake_prof_comm_init(*out);
+  return r;
+}
+
+ncclResult_t npkit_fake_comm_alloc(const char *name, int nranks, int rank, int device,
+                                   ncclComm_t *out) {
   *out = NULL;
   ncclComm_t c = calloc(1, sizeof *c);
   size_t nq = (size_t)NPKIT_FAKE_NCHAN * 2 * (size_t)nranks;
@@ -34,7 +41,6 @@ ncclResult_t npkit_fake_comm_new(const char *name, int nranks, int rank, int dev
   c->nranks = nranks;
   c->device = device;
   snprintf(c->name, sizeof c->name, "%s", name);
-  npkit_fake_prof_comm_init(c);
   *out = c;
   return ncclSuccess;
 }
@@ -70,6 +76,9 @@ ncclResult_t npkit_fake_comm_usable(ncclComm_t c, const char *fn) {
   if (c->finalized)
     return npkit_fake_fail(ncclInvalidUsage, "%s : the communicator was finalized", fn);
   int err = atomic_load_explicit(&c->async_error, memory_order_relaxed);
+  if (err == ncclInProgress)
+    return npkit_fake_fail(ncclInvalidArgument, "%s : Attempt to use communicator before the "
+                           "previous operation returned ncclSuccess", fn);
   if (err != ncclSuccess)
     return npkit_fake_fail((ncclResult_t)err,
                            "%s : the communicator failed earlier (error %d) and can only be "
@@ -145,14 +154,24 @@ ncclResult_t npkit_fake_init_rank(ncclComm_t *out, int nranks, const ncclUniqueI
   if (r == ncclSuccess) r = name_from_id(id, fn, &name);
   const npkit_fake_settings *cfg = npkit_fake_cfg();
   int device = cfg->device >= 0 ? cfg->device : rank % cfg->ndev;
+  /* NCCL_CONFIG_UNDEF_INT and 1 are blocking */
+  bool nonblocking = config != NULL && config->blocking == 0 && !npkit_fake_in_group();
   ncclComm_t c = NULL;
-  if (r == ncclSuccess) r = npkit_fake_comm_new(name, nranks, rank, device, &c);
+  if (r == ncclSuccess)
+    r = nonblocking ? npkit_fake_comm_alloc(name, nranks, rank, device, &c)
+                    : npkit_fake_comm_new(name, nranks, rank, device, &c);
   npkit_fake_op *op = NULL;
   if (r == ncclSuccess) r = new_init_op(c, fn, &op);
   if (r != ncclSuccess) {
     npkit_fake_comm_free(c);
     return npkit_fake_group_error(r);
   }
+  if (nonblocking) {
+    c->nonblocking = true;
+    *out = c;
+    return npkit_fake_async_launch(op, NULL, c, 0);
+  }
+  npkit_fake_init_version(); /* fillInfo, on the creating thread */
   if (npkit_fake_in_group()) {
     *out = c; /* usable once the group ends, like NCCL */
     return npkit_fake_submit(op, 0);
@@ -363,6 +382,7 @@ ncclResult_t npkit_fake_destroy(ncclComm_t comm, bool abort) {
   if (comm == NULL) return ncclSuccess; /* as NCCL */
   ncclResult_t r = check_magic(comm, fn);
   if (r != ncclSuccess) return r;
+  npkit_fake_async_wait(comm);
   if (abort) {
     /* Another thread may be blocked in a call on this communicator: make it give up, then wait
      * until it has left before freeing what it uses. */

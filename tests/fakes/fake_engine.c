@@ -339,8 +339,10 @@ ncclResult_t npkit_fake_submit(npkit_fake_op *op, double t_call) {
     group.tail = op;
     return ncclSuccess;
   }
-  ncclResult_t res = npkit_fake_run_group(op, npkit_fake_prof_take_group(), true);
   double until = op->timed ? t_call + npkit_fake_cfg()->lat_s + op->sim_s : 0;
+  if (op->comm != NULL && op->comm->nonblocking)
+    return npkit_fake_async_launch(op, npkit_fake_prof_take_group(), NULL, until);
+  ncclResult_t res = npkit_fake_run_group(op, npkit_fake_prof_take_group(), true);
   npkit_fake_op_free(op);
   if (res == ncclSuccess) npkit_fake_sleep_until(until);
   return res;
@@ -407,8 +409,17 @@ ncclResult_t npkit_fake_group_end(ncclSimInfo_t *sim) {
     return ncclSuccess;
   }
   double t0 = npkit_fake_now();
-  ncclResult_t res = npkit_fake_run_group(list, npkit_fake_prof_take_group(), true);
+  int nb = 0, b = 0;
+  for (npkit_fake_op *op = list; op != NULL; op = op->next)
+    if (op->comm != NULL) *(op->comm->nonblocking ? &nb : &b) += 1;
+  if (nb > 0 && b > 0) {
+    free_list(list);
+    return npkit_fake_fail(ncclInvalidArgument, "%s: blocking and non-blocking communicators in "
+                           "one group", fn);
+  }
   double until = t0 + group_seconds(list);
+  if (nb > 0) return npkit_fake_async_launch(list, npkit_fake_prof_take_group(), NULL, until);
+  ncclResult_t res = npkit_fake_run_group(list, npkit_fake_prof_take_group(), true);
   free_list(list);
   if (res == ncclSuccess) npkit_fake_sleep_until(until);
   return res;

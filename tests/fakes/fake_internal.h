@@ -159,6 +159,8 @@ struct ncclComm {
   _Atomic int async_error;        /* ncclResult_t; set when a transfer failed */
   _Atomic bool aborted, revoked;
   _Atomic int busy;               /* operations being progressed right now */
+  bool nonblocking;               /* ncclConfig_t.blocking = 0 (fake_async.c) */
+  _Atomic int pending;            /* non-blocking work still running */
   struct npkit_fake_prof_comm *prof; /* the profiler plugin's view, NULL without one */
   struct npkit_fake_npkit_comm *npkit; /* NPKit events kept for the dump (fake_npkit.c), or NULL */
 };
@@ -166,6 +168,9 @@ struct ncclComm {
 /* A communicator object, not yet joined to its segment. */
 ncclResult_t npkit_fake_comm_new(const char *name, int nranks, int rank, int device,
                                  ncclComm_t *out);
+/* The same without the profiler plugin's init (which the caller does later, on another thread). */
+ncclResult_t npkit_fake_comm_alloc(const char *name, int nranks, int rank, int device,
+                                   ncclComm_t *out);
 void npkit_fake_comm_free(ncclComm_t comm);
 /* Destroyed, aborted, revoked, finalized or failed communicators: the error to return (with the
  * message set), else ncclSuccess.  comm must not be NULL. */
@@ -310,6 +315,19 @@ typedef struct npkit_fake_call {
 ncclResult_t npkit_fake_collective(const npkit_fake_call *call);
 /* The operation of an accepted call, planned; the call's error otherwise (message set). */
 ncclResult_t npkit_fake_make_op(const npkit_fake_call *call, npkit_fake_op **out);
+
+/* ---------------------------------------------------------------- non-blocking (fake_async.c) */
+/* Runs list (and, when init is not NULL, the creation of init first) on a thread of the fake's
+ * own; the communicators say ncclInProgress until it is done.  Returns ncclInProgress. */
+ncclResult_t npkit_fake_async_launch(npkit_fake_op *list, void *group_api, ncclComm_t init, double until);
+/* Waits until the communicator's non-blocking work is done. */
+void npkit_fake_async_wait(ncclComm_t comm);
+
+/* ---------------------------------------------------------------- NCCL calling itself (fake_plt.c) */
+/* ncclCommEnsureReady: through the exported ncclCommGetAsyncError. */
+ncclResult_t npkit_fake_ensure_ready(ncclComm_t comm, const char *fn);
+/* fillInfo's ncclGetVersion, through the exported name. */
+void npkit_fake_init_version(void);
 
 /* ---------------------------------------------------------------- CUDA graphs (fake_graph.c) */
 /* A call on a stream that captures: recorded into the graph (its API and launch events now, its
