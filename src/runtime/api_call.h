@@ -4,7 +4,7 @@
  *        from inside a wrapped call, which must not be recorded twice); 1 = track it.
  * A tracked call always updates the bookkeeping that must stay identical on every rank (sequence
  * numbers, groups, communicators), and is stored only if NPKIT_OPS selects its function and
- * recording is not paused (window.h: npkit_rec_mask). */
+ * recording is not paused (window.h: npkit_rec_ops, npkit_rec_paused). */
 #ifndef NPKIT_API_CALL_H
 #define NPKIT_API_CALL_H
 
@@ -78,9 +78,9 @@ static inline void npkit_call_end(npkit_call *c) {
   npkit_call_sequence(c);
   c->t->cur_call = 0;
   c->t->depth--;
-  uint64_t mask = atomic_load_explicit(&npkit_rec_mask, memory_order_relaxed);
-  if (__builtin_expect(npkit_call_extras_on, 0)) mask = npkit_call_extras(c->t, &c->ev, mask);
-  int store = ((mask >> c->ev.func) & 1u) &&
+  int paused = atomic_load_explicit(&npkit_rec_paused, memory_order_relaxed);
+  if (__builtin_expect(npkit_call_extras_on, 0)) paused = npkit_call_extras(c->t, &c->ev, paused);
+  int store = !paused && npkit_fn_set_has(&npkit_rec_ops, c->ev.func) &&
               atomic_load_explicit(&npkit_state, memory_order_relaxed) == NPKIT_STATE_ON;
   npkit_gpu_publish(&c->ev, store);
   if (store) npkit_record(c->t, &c->ev);

@@ -88,41 +88,44 @@ static int next_list_item(const char **cursor, char *item, size_t size) {
   return 1;
 }
 
-int npkit_config_parse_ops(const char *text, uint64_t *mask, char *bad, int badlen) {
-  uint64_t m = 0;
+static void set_fill(npkit_fn_set *s, uint64_t v) {
+  for (int i = 0; i < NPKIT_FN_SET_WORDS; i++) s->w[i] = v;
+}
+
+int npkit_config_parse_ops(const char *text, npkit_fn_set *set, char *bad, int badlen) {
+  npkit_fn_set m;
+  set_fill(&m, 0);
   const char *p = text;
   int any = 0;
   char item[64];
   while (next_list_item(&p, item, sizeof item)) {
     int remove = item[0] == '-';
     const char *name = remove ? item + 1 : item;
-    uint64_t bits = 0;
+    npkit_fn_set bits;
+    set_fill(&bits, 0);
     int cls;
     npkit_fn fn;
     if (strcasecmp(name, "all") == 0) {
-      bits = ~(uint64_t)0;
+      set_fill(&bits, ~(uint64_t)0);
     } else if ((cls = npkit_class_from_name(name)) >= 0) {
       for (unsigned f = 1; f < NPKIT_FN_COUNT; f++)
-        if ((int)npkit_fn_class_of(f) == cls) bits |= (uint64_t)1 << f;
+        if ((int)npkit_fn_class_of(f) == cls) npkit_fn_set_add(&bits, f);
     } else if ((fn = npkit_fn_from_name(name)) != NPKIT_FN_NONE) {
-      bits = (uint64_t)1 << fn;
+      npkit_fn_set_add(&bits, fn);
     } else {
       snprintf(bad, (size_t)badlen, "%s", item);
       return -1;
     }
-    if (remove) {
-      if (!any) m = ~(uint64_t)0; /* "-query" alone means everything but queries */
-      m &= ~bits;
-    } else {
-      m |= bits;
-    }
+    if (remove && !any) set_fill(&m, ~(uint64_t)0); /* "-query" alone means everything but queries */
+    for (int i = 0; i < NPKIT_FN_SET_WORDS; i++) m.w[i] = remove ? m.w[i] & ~bits.w[i] : m.w[i] | bits.w[i];
     any = 1;
   }
   if (!any) {
     snprintf(bad, (size_t)badlen, "(empty list)");
     return -1;
   }
-  *mask = m & ~(uint64_t)1; /* bit 0 is NPKIT_FN_NONE */
+  m.w[0] &= ~(uint64_t)1; /* bit 0 is NPKIT_FN_NONE */
+  *set = m;
   return 0;
 }
 
@@ -257,12 +260,12 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   cfg->cupti_buffers = get_u64(getenv_fn, "NPKIT_CUPTI_BUFFERS", NPKIT_DEFAULT_CUPTI_BUFFERS, 2, 65536);
 
   char bad[64];
-  uint64_t mask;
-  npkit_config_parse_ops(NPKIT_DEFAULT_OPS, &cfg->ops_mask, bad, sizeof bad);
+  npkit_fn_set set;
+  npkit_config_parse_ops(NPKIT_DEFAULT_OPS, &cfg->ops, bad, sizeof bad);
   const char *ops = getenv_fn("NPKIT_OPS");
   if (ops != NULL) {
-    if (npkit_config_parse_ops(ops, &mask, bad, sizeof bad) == 0)
-      cfg->ops_mask = mask;
+    if (npkit_config_parse_ops(ops, &set, bad, sizeof bad) == 0)
+      cfg->ops = set;
     else
       npkit_warn("NPKIT_OPS='%.64s': '%s' is not an NCCL function, a class (coll, p2p, group, comm, "
                  "mem, query, misc) or 'all'; using '%s'",

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "fn_set.h"
+
 #include "diag.h"
 
 /* A point of a recording window: after this many collectives, or this long after the start (the
@@ -18,7 +20,7 @@ typedef struct npkit_config {
   int disable;                 /* NPKIT_DISABLE */
   char trace_dir[512];         /* NPKIT_TRACE_DIR */
   uint64_t event_buf_mb;       /* NPKIT_EVENT_BUF_SIZE */
-  uint64_t ops_mask;           /* NPKIT_OPS: bit (1 << npkit_fn) set when the function is recorded */
+  npkit_fn_set ops;            /* NPKIT_OPS: the functions recorded */
   int quiet;                   /* NPKIT_QUIET */
   npkit_level log_level;       /* NPKIT_LOG_LEVEL */
   char nccl_library[512];      /* NPKIT_NCCL_LIBRARY, "" if unset */
@@ -66,7 +68,7 @@ typedef struct npkit_config {
 void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *name));
 
 /* Parses an NPKIT_OPS list into a mask; returns 0, or -1 with the offending item in `bad`. */
-int npkit_config_parse_ops(const char *text, uint64_t *mask, char *bad, int badlen);
+int npkit_config_parse_ops(const char *text, npkit_fn_set *set, char *bad, int badlen);
 
 /* Parses an NPKIT_PLUGIN_EVENTS list (coll, p2p, kernel, proxy, step, ctrl, all, none; a leading
  * '-' removes) into NPKIT_PEV_* bits; returns 0, or -1 with the offending item in `bad`. */

@@ -14,6 +14,7 @@
 #include "cupti_launch_api.h"
 #include "cupti_loader.h"
 #include "diag.h"
+#include "fn_set.h"
 #include "gpu_corr.h"
 #include "lifecycle.h"
 #include "nccl_names.h"
@@ -42,7 +43,7 @@ static pthread_cond_t flush_cond;
 static int flush_stop, flush_wake;
 
 /* Functions whose calls may launch GPU work: everything but queries and ncclGroupStart. */
-static uint64_t push_mask;
+static npkit_fn_set push_set;
 
 static const CUpti_ActivityKind optional_kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
@@ -56,7 +57,7 @@ void npkit_gpu_attach(npkit_log_writer *log) {
 /* ---- hot path ---- */
 
 void npkit_gpu_push_slow(npkit_event *ev) {
-  if (!((push_mask >> ev->func) & 1u)) return;
+  if (!npkit_fn_set_has(&push_set, ev->func)) return;
   uint64_t id = npkit_gpu_corr_begin();
   if (npkit_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) !=
       CUPTI_SUCCESS) {
@@ -219,11 +220,10 @@ static void in_child(void) {
   flusher_running = 0;
 }
 
-static void compute_push_mask(void) {
-  push_mask = 0;
-  for (unsigned f = 1; f < NPKIT_FN_COUNT && f < 64; f++)
-    if (npkit_fn_class_of(f) != NPKIT_CLASS_query && f != NPKIT_FN_GroupStart)
-      push_mask |= (uint64_t)1 << f;
+static void compute_push_set(void) {
+  memset(&push_set, 0, sizeof push_set);
+  for (unsigned f = 1; f < NPKIT_FN_COUNT; f++)
+    if (npkit_fn_class_of(f) != NPKIT_CLASS_query && f != NPKIT_FN_GroupStart) npkit_fn_set_add(&push_set, f);
 }
 
 /* CUPTI's versions before CUDA 12.9 (API 27) could crash on a NULL buffer. */
@@ -295,7 +295,7 @@ static int start_cupti(npkit_gpu_origin origin) {
                  "launched them", why);
     }
   }
-  compute_push_mask();
+  compute_push_set();
   pthread_atfork(NULL, NULL, in_child);
   start_flusher();
   atomic_store(&npkit_gpu_active, correlate);

@@ -11,15 +11,12 @@
 #include "nccl_names.h"
 #include "stack_capture.h"
 
-/* Bit 0 of the mask belongs to no function (NPKIT_FN_NONE): set alone, it means "paused", so that
- * the mask is the whole state and a signal can flip it with one compare-and-swap. */
-#define PAUSED_MASK 1ull
 #define PENDING 64
 
-_Atomic uint64_t npkit_rec_mask;
+npkit_fn_set npkit_rec_ops;
+_Atomic int npkit_rec_paused = 1; /* nothing is stored before the window is set up */
 int npkit_call_extras_on;
 
-static uint64_t ops_mask; /* NPKIT_OPS */
 static uint64_t base_ns;
 static npkit_window_point start_pt, stop_pt;
 static int window_on;     /* a window or a toggle signal: count collectives, drain toggles */
@@ -50,9 +47,7 @@ static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static int toggle_sig;
 static struct sigaction previous;
 
-int npkit_window_paused(void) {
-  return (atomic_load_explicit(&npkit_rec_mask, memory_order_relaxed) & PAUSED_MASK) != 0;
-}
+int npkit_window_paused(void) { return atomic_load_explicit(&npkit_rec_paused, memory_order_relaxed); }
 
 static void fill_event(npkit_event *ev, uint32_t thread, uint64_t time_ns, uint32_t recording,
                        uint32_t reason, int sig, uint64_t colls) {
@@ -126,8 +121,8 @@ void npkit_window_drain(npkit_thread *t) {
 
 /* Sets the state; returns 1 if it changed. */
 static int set_recording(int recording) {
-  uint64_t old = atomic_exchange(&npkit_rec_mask, recording ? ops_mask : PAUSED_MASK);
-  return ((old & PAUSED_MASK) == 0) != (recording != 0);
+  int old = atomic_exchange(&npkit_rec_paused, !recording);
+  return (old == 0) != (recording != 0);
 }
 
 void npkit_window_set(npkit_thread *t, int recording, uint32_t reason) {
@@ -147,17 +142,16 @@ static void chain(int sig, siginfo_t *info, void *uc) {
 
 static void on_toggle(int sig, siginfo_t *info, void *uc) {
   int saved_errno = errno;
-  uint64_t old = atomic_load(&npkit_rec_mask), next;
-  do {
-    next = (old & PAUSED_MASK) ? ops_mask : PAUSED_MASK;
-  } while (!atomic_compare_exchange_weak(&npkit_rec_mask, &old, next));
-  push_pending(npkit_now_ns(), (next & PAUSED_MASK) == 0, NPKIT_REC_SIGNAL, sig);
+  int old = atomic_load(&npkit_rec_paused);
+  while (!atomic_compare_exchange_weak(&npkit_rec_paused, &old, !old)) {
+  }
+  push_pending(npkit_now_ns(), old /* was paused: now recording */, NPKIT_REC_SIGNAL, sig);
   errno = saved_errno;
   chain(sig, info, uc);
 }
 
 void npkit_window_start(const npkit_config *cfg) {
-  ops_mask = cfg->ops_mask & ~PAUSED_MASK;
+  npkit_rec_ops = cfg->ops;
   base_ns = npkit_now_ns();
   start_pt = cfg->start_after;
   stop_pt = cfg->stop_after;
@@ -169,7 +163,7 @@ void npkit_window_start(const npkit_config *cfg) {
     npkit_warn("NPKIT_STOP_AFTER is not after NPKIT_START_AFTER: nothing will be recorded");
   atomic_store(&start_done, !has_start);
   atomic_store(&stop_done, !has_stop);
-  atomic_store(&npkit_rec_mask, has_start ? PAUSED_MASK : ops_mask);
+  atomic_store(&npkit_rec_paused, has_start);
   if (has_start) push_pending(base_ns, 0, NPKIT_REC_START_AFTER, 0);
   if (cfg->toggle_signal > 0) {
     struct sigaction sa;
@@ -196,7 +190,7 @@ static int crosses(const npkit_window_point *p, _Atomic int *done, uint64_t befo
   return reached && !atomic_exchange(done, 1);
 }
 
-uint64_t npkit_call_extras(npkit_thread *t, npkit_event *ev, uint64_t mask) {
+int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused) {
   if (window_on) {
     npkit_window_drain(t);
     uint64_t before;
@@ -208,10 +202,11 @@ uint64_t npkit_call_extras(npkit_thread *t, npkit_event *ev, uint64_t mask) {
       record_change(t, ev->start_ns, 1, NPKIT_REC_START_AFTER, 0, before);
     if (crosses(&stop_pt, &stop_done, before, ev->start_ns) && set_recording(0))
       record_change(t, ev->start_ns, 0, NPKIT_REC_STOP_AFTER, 0, before);
-    mask = atomic_load_explicit(&npkit_rec_mask, memory_order_relaxed);
+    paused = atomic_load_explicit(&npkit_rec_paused, memory_order_relaxed);
   }
-  if (npkit_stack_depth > 0 && ((mask >> ev->func) & 1u)) ev->u.api.stack_id = npkit_stack_capture();
-  return mask;
+  if (npkit_stack_depth > 0 && !paused && npkit_fn_set_has(&npkit_rec_ops, ev->func))
+    ev->u.api.stack_id = npkit_stack_capture();
+  return paused;
 }
 
 typedef struct pending_block {

@@ -1,8 +1,8 @@
 /* Recording windows: what decides, call by call, whether a wrapped NCCL call is stored.
  *
  * A tracked call always keeps its bookkeeping (sequence numbers stay identical on every rank); it
- * is stored when its function's bit is set in npkit_rec_mask, which is NPKIT_OPS while recording
- * and 0 while paused.  Recording is paused and resumed by:
+ * is stored when its function is in npkit_rec_ops (NPKIT_OPS) and recording is not paused
+ * (npkit_rec_paused).  Recording is paused and resumed by:
  *  - NPKIT_START_AFTER / NPKIT_STOP_AFTER: a number of collectives issued by the process, or a time
  *    since the start (the first NCCL call), checked at every wrapped call;
  *  - npkit_pause() / npkit_resume() (include/npkit_preload.h);
@@ -20,11 +20,15 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "fn_set.h"
 #include "log_writer.h"
 #include "recorder.h"
 
-/* Functions stored now: bit (1 << npkit_fn). */
-extern _Atomic uint64_t npkit_rec_mask;
+/* Functions stored while recording (NPKIT_OPS): set before recording starts, read-only after. */
+extern npkit_fn_set npkit_rec_ops;
+/* 1 while paused: the whole state of the window, flipped by one atomic operation (also from a
+ * signal handler). */
+extern _Atomic int npkit_rec_paused;
 /* npkit_call_extras() must run for every tracked call. */
 extern int npkit_call_extras_on;
 
@@ -33,8 +37,9 @@ extern int npkit_call_extras_on;
 void npkit_window_start(const npkit_config *cfg);
 
 /* The per-call hook (api_call.h): applies the window to this call, drains signal toggles, and
- * attaches the call stack when the call is to be stored.  Returns the mask to decide with. */
-uint64_t npkit_call_extras(npkit_thread *t, npkit_event *ev, uint64_t mask);
+ * attaches the call stack when the call is to be stored.  Returns whether recording is paused
+ * now (`paused`: as the caller read it). */
+int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused);
 
 /* 1 while paused: marks are not stored either. */
 int npkit_window_paused(void);
