@@ -39,24 +39,30 @@ static void open_window(npkit_gpu_clock_map *m, uint64_t host, uint64_t gref) {
   m->has_lo = m->has_hi = 0;
 }
 
-/* Least squares over the window estimates, once they span 50 ms of GPU time. */
+/* Weighted least squares over the window estimates, once they span 50 ms of GPU time.  A window's
+ * half width is taken as its standard error (an overestimate: the truth is anywhere inside), so
+ * the slope's uncertainty is sqrt(S / (S Sxx - Sx^2)) with S, Sx, Sxx the weighted sums. */
 static void fit(npkit_gpu_clock_map *m) {
   if (m->nhist < 3) return;
   const npkit_gcm_point *first = &m->hist[(m->hhead + NPKIT_GCM_HISTORY - m->nhist) % NPKIT_GCM_HISTORY];
-  double sx = 0, sy = 0, sxx = 0, sxy = 0, n = m->nhist;
+  double s = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   uint64_t g_last = 0;
   for (uint32_t i = 0; i < m->nhist; i++) {
     const npkit_gcm_point *p = &m->hist[(m->hhead + NPKIT_GCM_HISTORY - m->nhist + i) % NPKIT_GCM_HISTORY];
     double x = (double)diff(p->gpu, first->gpu), y = (double)(p->offset - first->offset);
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
+    double e = p->error > 100 ? (double)p->error : 100.0; /* the host clock's own resolution */
+    double w = 1.0 / (e * e);
+    s += w;
+    sx += w * x;
+    sy += w * y;
+    sxx += w * x * x;
+    sxy += w * x * y;
     g_last = p->gpu;
   }
-  double den = n * sxx - sx * sx;
+  double den = s * sxx - sx * sx;
   if (diff(g_last, first->gpu) < 50000000 || den <= 0) return;
-  double slope = (n * sxy - sx * sy) / den;
+  double slope = (s * sxy - sx * sy) / den, var = s / den;
+  if (var > (NPKIT_GCM_SLOPE_PPB * 1e-9) * (NPKIT_GCM_SLOPE_PPB * 1e-9)) return;
   if (slope > -1e-3 && slope < 1e-3) m->slope = slope; /* beyond 1000 ppm is not a clock */
 }
 
@@ -64,7 +70,7 @@ static void close_window(npkit_gpu_clock_map *m) {
   int64_t err;
   int64_t off = estimate(m, &err);
   if (m->has_lo && m->has_hi) { /* only two-sided estimates shape the drift */
-    m->hist[m->hhead] = (npkit_gcm_point){m->gref, off};
+    m->hist[m->hhead] = (npkit_gcm_point){m->gref, off, err};
     m->hhead = (m->hhead + 1) % NPKIT_GCM_HISTORY;
     if (m->nhist < NPKIT_GCM_HISTORY) m->nhist++;
     fit(m);

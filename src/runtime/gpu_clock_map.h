@@ -11,8 +11,10 @@
  *    callback that precedes a graph's kernel) minus the start stamp is at most the offset.
  * Over a window of 10 ms the tightest bounds are kept and the offset taken in the middle of the
  * interval they leave; half its width is the error reported with every mapped event.  The drift is
- * the least-squares slope of the window estimates of the last few hundred milliseconds, and is
- * applied inside windows.  A window that has only one kind of bound leans on the prediction of the
+ * the least-squares slope of the window estimates of the last few hundred milliseconds, each
+ * weighted by its error, and is applied inside windows once its own uncertainty is below
+ * NPKIT_GCM_SLOPE_PPB: a slope fitted to loose bounds (a loaded host reports stamps late) would
+ * stretch every duration by more than the drift it removes.  A window that has only one kind of bound leans on the prediction of the
  * previous ones.  Bounds that contradict each other (the GPU clock jumped, or a wrong lower bound)
  * restart the window from the newest event.
  *
@@ -27,10 +29,12 @@
 #define NPKIT_GCM_WINDOW_NS 10000000ull /* host time per estimation window */
 #define NPKIT_GCM_HISTORY 64            /* window estimates the drift is fitted to */
 #define NPKIT_GCM_ERRORS 1024           /* half widths kept for the median */
+#define NPKIT_GCM_SLOPE_PPB 10000       /* uncertainty a fitted drift must be below to be applied */
 
 typedef struct npkit_gcm_point {
   uint64_t gpu;   /* GPU time the estimate applies at */
   int64_t offset; /* host - GPU there */
+  int64_t error;  /* half the width of the window's bounds */
 } npkit_gcm_point;
 
 typedef struct npkit_gpu_clock_map {
