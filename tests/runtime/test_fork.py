@@ -21,6 +21,10 @@ def run(mode, tmp, **extra):
         pre.insert(0, subprocess.run(["cc", f"-print-file-name=lib{'asan' if san == 'address' else 'tsan'}.so"],
                                      capture_output=True, text=True).stdout.strip())
     env["LD_PRELOAD"] = ":".join(pre)
+    if san == "thread":
+        # The fake NCCL's child starts its proxy thread after a fork of a threaded parent, as the
+        # real one does; ThreadSanitizer cannot follow that unless told to go on.
+        env["TSAN_OPTIONS"] = (os.environ.get("TSAN_OPTIONS", "") + " die_after_fork=0").strip()
     env.update(extra)
     return subprocess.run([JOB, mode], env=env, capture_output=True, text=True, timeout=120)
 
