@@ -112,6 +112,8 @@ typedef enum npkit_event_kind {
 #define NPKIT_API_GROUP_OUTER 0x10u /* the ncclGroupStart that opened / the ncclGroupEnd that closed
                                        the outermost group (nested Start/End pairs lack it) */
 #define NPKIT_API_MISSING 0x20u   /* the loaded NCCL lacks the function; result is from npkit */
+#define NPKIT_API_CONFIG 0x40u    /* called as the nccl*Config variant of the collective in func
+                                     (NCCL 2.31+): user_tag is the call's profiler tag */
 
 typedef struct npkit_ev_api {
   uint64_t count;     /* element count as passed to NCCL */
@@ -134,7 +136,7 @@ typedef struct npkit_ev_api {
   uint64_t stack_id;  /* call-site id (npkit_stack_rec.id), 0 if stacks are off */
   uint64_t call_no;   /* the call's number on its thread, from 1 (0 in logs before 0.3): NCCL's
                          API-level events name the call they came from by (thread, call_no) */
-  uint64_t reserved[1];
+  uint64_t user_tag;  /* NPKIT_API_CONFIG: ncclCollConfig_t.userProfilerTag, 0 if untagged */
 } npkit_ev_api;       /* 104 bytes */
 
 /* npkit_ev_gpu.flags */

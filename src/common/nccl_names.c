@@ -1,6 +1,7 @@
 #include "nccl_names.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -8,14 +9,15 @@ typedef struct fn_info {
   const char *name;       /* with the "nccl" prefix */
   npkit_fn_class cls;
   int since;
+  char ret; /* the Ret column of nccl_api.def; 'V' for void */
 } fn_info;
 
 static const fn_info fn_table[NPKIT_FN_COUNT] = {
-  [NPKIT_FN_NONE] = {"ncclUnknown", NPKIT_CLASS_misc, 0},
+  [NPKIT_FN_NONE] = {"ncclUnknown", NPKIT_CLASS_misc, 0, 'R'},
 #define NPKIT_NCCL_API(name, cls, since, ret, params, args, describe, after) \
-  [NPKIT_FN_##name] = {"nccl" #name, NPKIT_CLASS_##cls, since},
+  [NPKIT_FN_##name] = {"nccl" #name, NPKIT_CLASS_##cls, since, #ret[0]},
 #define NPKIT_NCCL_API_VOID(name, cls, since, params, args) \
-  [NPKIT_FN_##name] = {"nccl" #name, NPKIT_CLASS_##cls, since},
+  [NPKIT_FN_##name] = {"nccl" #name, NPKIT_CLASS_##cls, since, 'V'},
 #include "nccl_api.def"
 #undef NPKIT_NCCL_API
 #undef NPKIT_NCCL_API_VOID
@@ -35,6 +37,8 @@ npkit_fn_class npkit_fn_class_of(unsigned fn) {
 }
 
 int npkit_fn_since(unsigned fn) { return fn < NPKIT_FN_COUNT ? fn_table[fn].since : 0; }
+
+int npkit_fn_returns_result(unsigned fn) { return fn >= NPKIT_FN_COUNT || fn_table[fn].ret == 'R'; }
 
 npkit_fn npkit_fn_from_name(const char *name) {
   if (name == NULL) return NPKIT_FN_NONE;
@@ -84,13 +88,37 @@ const char *npkit_result_name(int result) {
   static const char *const names[] = {"ncclSuccess",       "ncclUnhandledCudaError",
                                       "ncclSystemError",   "ncclInternalError",
                                       "ncclInvalidArgument", "ncclInvalidUsage",
-                                      "ncclRemoteError",   "ncclInProgress"};
-  return result >= 0 && result < 8 ? names[result] : "ncclUnknownResult";
+                                      "ncclRemoteError",   "ncclInProgress",
+                                      "ncclTimeout" /* 2.30.3 */};
+  return result >= 0 && result < 9 ? names[result] : "ncclUnknownResult";
 }
 
 static int scales_with_nranks(unsigned fn) {
   return fn == NPKIT_FN_AllGather || fn == NPKIT_FN_ReduceScatter || fn == NPKIT_FN_AlltoAll ||
          fn == NPKIT_FN_Gather || fn == NPKIT_FN_Scatter;
+}
+
+npkit_fn npkit_fn_config_variant(unsigned fn) {
+  switch (fn) {
+  case NPKIT_FN_AllReduce: return NPKIT_FN_AllReduceConfig;
+  case NPKIT_FN_Broadcast: return NPKIT_FN_BroadcastConfig;
+  case NPKIT_FN_Reduce: return NPKIT_FN_ReduceConfig;
+  case NPKIT_FN_AllGather: return NPKIT_FN_AllGatherConfig;
+  case NPKIT_FN_ReduceScatter: return NPKIT_FN_ReduceScatterConfig;
+  case NPKIT_FN_AlltoAll: return NPKIT_FN_AlltoAllConfig;
+  case NPKIT_FN_Gather: return NPKIT_FN_GatherConfig;
+  case NPKIT_FN_Scatter: return NPKIT_FN_ScatterConfig;
+  default: return NPKIT_FN_NONE;
+  }
+}
+
+void npkit_nccl_release_string(int code, char *buf, size_t len) {
+  if (code <= 0)
+    snprintf(buf, len, "unknown");
+  else if (code >= 10000)
+    snprintf(buf, len, "%d.%d.%d", code / 10000, code % 10000 / 100, code % 100);
+  else
+    snprintf(buf, len, "%d.%d.%d", code / 1000, code % 1000 / 100, code % 100);
 }
 
 int npkit_fn_moves_data(unsigned fn) {

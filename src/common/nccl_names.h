@@ -34,6 +34,8 @@ const char *npkit_fn_short_name(unsigned fn);
 npkit_fn_class npkit_fn_class_of(unsigned fn);
 /* NCCL_VERSION_CODE of the first NCCL that has the function. */
 int npkit_fn_since(unsigned fn);
+/* 1 when the function returns an ncclResult_t (not a string, an int, a team or nothing). */
+int npkit_fn_returns_result(unsigned fn);
 /* Accepts "AllReduce", "ncclAllReduce", any case; NPKIT_FN_NONE if unknown. */
 npkit_fn npkit_fn_from_name(const char *name);
 /* "coll", "p2p", ...; and the reverse (-1 if unknown). */
@@ -53,6 +55,10 @@ const char *npkit_result_name(int result);
 uint64_t npkit_message_bytes(unsigned fn, uint64_t count, int datatype, int nranks);
 /* busbw = algbw × factor; 0 for non-data calls. */
 double npkit_busbw_factor(unsigned fn, int nranks);
+/* The nccl*Config variant (NCCL 2.31+) of a collective, NPKIT_FN_NONE if it has none. */
+npkit_fn npkit_fn_config_variant(unsigned fn);
+/* NCCL_VERSION_CODE as a release: "2.29.2" (codes before 2.9 have one digit less); "unknown". */
+void npkit_nccl_release_string(int code, char *buf, size_t len);
 /* 1 for the functions that move data (collectives and send/recv). */
 int npkit_fn_moves_data(unsigned fn);
 

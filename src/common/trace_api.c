@@ -161,7 +161,11 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
   const npkit_stack_frag *sk = a->stack_id != 0 ? npkit_stack_fmt_find(f->stacks, a->stack_id) : NULL;
   char *p = npkit_json_reserve(w, EVENT_ROOM + extra_len + (sk != NULL ? sk->args.len + sk->sf.len : 0));
   *p++ = '\n';
-  p = npkit_fmt_lit(p, f->head[fn].text, f->head[fn].len);
+  /* an nccl*Config call is recorded as its collective (fn), and shown under the name it was called by */
+  unsigned shown = (a->flags & NPKIT_API_CONFIG) && npkit_fn_config_variant(fn) != NPKIT_FN_NONE
+                       ? (unsigned)npkit_fn_config_variant(fn)
+                       : fn;
+  p = npkit_fmt_lit(p, f->head[shown].text, f->head[shown].len);
   p = npkit_fmt_i64(p, npkit_trace_tid(f->pid, ev->thread));
   p = put_times(f, p, ev->start_ns, ev->end_ns);
   p = npkit_fmt_lit(p, f->cls[fn].text, f->cls[fn].len);
@@ -190,7 +194,7 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
   if (has_root(fn)) {
     NPKIT_PUT(p, ",\"root\":");
     p = npkit_fmt_i64(p, a->peer);
-  } else if (fn == NPKIT_FN_Send || fn == NPKIT_FN_Recv) {
+  } else if (fn == NPKIT_FN_Send || fn == NPKIT_FN_Recv || fn == NPKIT_FN_PutSignal || fn == NPKIT_FN_Signal) {
     NPKIT_PUT(p, ",\"peer\":");
     p = npkit_fmt_i64(p, a->peer);
   }
@@ -212,9 +216,11 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
     p = npkit_fmt_hex(p, a->stream, 0);
     *p++ = '"';
   }
-  NPKIT_PUT(p, ",\"result\":\"");
-  p = put_str(p, npkit_result_name(a->result));
-  *p++ = '"';
+  if (npkit_fn_returns_result(fn)) { /* the others have no code to show */
+    NPKIT_PUT(p, ",\"result\":\"");
+    p = put_str(p, npkit_result_name(a->result));
+    *p++ = '"';
+  }
   if (a->group != 0) {
     NPKIT_PUT(p, ",\"group\":");
     p = npkit_fmt_u64(p, a->group);
@@ -228,6 +234,12 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
   } else if (fn == NPKIT_FN_GetVersion && a->aux != 0) {
     NPKIT_PUT(p, ",\"version\":");
     p = npkit_fmt_u64(p, a->aux);
+  }
+  if (shown != fn && a->user_tag != 0) {
+    /* a hex string: a 64-bit tag does not survive a JSON number (53 bits) */
+    NPKIT_PUT(p, ",\"user_tag\":\"0x");
+    p = npkit_fmt_hex(p, a->user_tag, 0);
+    *p++ = '"';
   }
   if (a->flags & NPKIT_API_MISSING) NPKIT_PUT(p, ",\"missing\":true");
   if (extra_len > 0) p = npkit_fmt_lit(p, extra, extra_len);

@@ -64,8 +64,8 @@ static inline void npkit_call_sequence(npkit_call *c) {
   npkit_fn_class cls = npkit_fn_class_of(c->ev.func);
   if (cls == NPKIT_CLASS_coll) {
     a->seq = atomic_fetch_add_explicit(&c->comm->coll_seq, 1, memory_order_relaxed);
-  } else if (cls == NPKIT_CLASS_p2p && a->peer >= 0 && a->peer < c->comm->nranks &&
-             c->comm->send_seq != NULL) {
+  } else if (cls == NPKIT_CLASS_p2p && (a->flags & (NPKIT_API_P2P_SEND | NPKIT_API_P2P_RECV)) &&
+             a->peer >= 0 && a->peer < c->comm->nranks && c->comm->send_seq != NULL) {
     _Atomic uint64_t *s = (a->flags & NPKIT_API_P2P_SEND) ? c->comm->send_seq : c->comm->recv_seq;
     a->seq = atomic_fetch_add_explicit(&s[a->peer], 1, memory_order_relaxed);
   }

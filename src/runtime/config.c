@@ -10,8 +10,6 @@
 
 #include "nccl_names.h"
 
-_Static_assert(NPKIT_FN_COUNT <= 64, "NPKIT_OPS mask holds one bit per NCCL function");
-
 /* Strict unsigned parse: digits only (surrounding blanks allowed), no sign, no overflow. */
 static int parse_u64(const char *s, uint64_t *out) {
   while (isspace((unsigned char)*s)) s++;

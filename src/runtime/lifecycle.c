@@ -38,6 +38,9 @@ static char log_path[1024];
 static pid_t owner_pid;
 static _Atomic int identity_from_comm_done;
 
+#define FINISH_HOOKS 8
+static void (*_Atomic finish_hooks[FINISH_HOOKS])(void);
+
 static const char *env(const char *name) { return getenv(name); }
 
 static void off_in_child(void) {
@@ -186,12 +189,30 @@ void npkit_note(int level, const char *fmt, ...) {
   npkit_logw_append(log_writer, NPKIT_BLOCK_NOTE, 1, &note, sizeof note.rec + (size_t)n);
 }
 
+int npkit_at_finish(void (*fn)(void)) {
+  for (int i = 0; i < FINISH_HOOKS; i++) {
+    void (*expected)(void) = NULL;
+    if (atomic_load(&finish_hooks[i]) == fn) return 0;
+    if (atomic_compare_exchange_strong(&finish_hooks[i], &expected, fn)) return 0;
+    if (expected == fn) return 0;
+  }
+  return -1;
+}
+
+static void run_finish_hooks(void) {
+  for (int i = 0; i < FINISH_HOOKS; i++) {
+    void (*fn)(void) = atomic_exchange(&finish_hooks[i], NULL);
+    if (fn != NULL) fn();
+  }
+}
+
 void npkit_finish(void) {
   pthread_mutex_lock(&finish_lock);
   if (log_writer == NULL || getpid() != owner_pid) {
     pthread_mutex_unlock(&finish_lock);
     return;
   }
+  run_finish_hooks();
   /* GPU activity first: CUPTI's last buffers go to the log while it is still open. */
   npkit_gpu_counts gpu;
   npkit_gpu_finish(&gpu);

@@ -30,6 +30,11 @@ void npkit_identity_from_comm(int rank, int nranks, int device);
 /* A warning kept in the trace as well as printed. */
 void npkit_note(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Registers fn to run once at the finish, while the log is still open (its npkit_note lines go
+ * into the trace): a module that has something to sum up at the end says so without the core
+ * knowing it.  -1 when the table (8 entries) is full. */
+int npkit_at_finish(void (*fn)(void));
+
 /* Writes everything and renders the trace; called at exit (atexit) and safe to call again. */
 void npkit_finish(void);
 

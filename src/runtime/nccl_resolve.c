@@ -101,13 +101,3 @@ int npkit_nccl_version(void) {
   if (f == NULL || f(&v) != 0) return 0;
   return v;
 }
-
-void npkit_nccl_version_string(int code, char *buf, unsigned len) {
-  if (code <= 0) {
-    snprintf(buf, len, "unknown");
-  } else if (code >= 10000) {
-    snprintf(buf, len, "%d.%d.%d", code / 10000, code % 10000 / 100, code % 100);
-  } else {
-    snprintf(buf, len, "%d.%d.%d", code / 1000, code % 1000 / 100, code % 100);
-  }
-}

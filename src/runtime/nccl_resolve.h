@@ -36,7 +36,5 @@ static inline int npkit_called_by_nccl(const void *return_address) {
 void npkit_nccl_set_library(const char *path);
 /* NCCL_VERSION_CODE of the loaded NCCL, 0 if unknown. */
 int npkit_nccl_version(void);
-/* "2.17.3" */
-void npkit_nccl_version_string(int code, char *buf, unsigned len);
 
 #endif

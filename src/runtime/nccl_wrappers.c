@@ -5,9 +5,11 @@
 #include <nccl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "api_call.h"
+#include "nccl_compat.h"
 #include "cupti_source.h"
 #include "diag.h"
 #include "lifecycle.h"
@@ -61,6 +63,17 @@ static inline void describe_group_end(npkit_call *c) {
   (describe_data(&call, count, (int)(dt), -1, peer, comm, stream), call.ev.u.api.flags |= (dir))
 #define D_GROUP_START describe_group_start(&call)
 #define D_GROUP_END describe_group_end(&call)
+
+/* An nccl*Config collective is recorded as its collective (sequence numbers, sizes and joins are
+ * the collective's), flagged, with the configuration's user profiler tag. */
+static inline void describe_config(npkit_call *c, const void *config) {
+  const npkit_nccl_coll_config *cc = config;
+  c->ev.u.api.flags |= NPKIT_API_CONFIG;
+  if (cc != NULL && cc->magic == 0xcafebeefu && cc->size >= sizeof *cc) c->ev.u.api.user_tag = cc->user_profiler_tag;
+}
+#define D_COLL_CFG(base, count, dt, op, root, comm, stream, config)               \
+  (call.ev.func = NPKIT_FN_##base, describe_data(&call, count, (int)(dt), (int)(op), root, comm, stream), \
+   describe_config(&call, config))
 
 /* ---- learning from the outcome (after it ran) ----------------------------------------------- */
 
@@ -158,21 +171,57 @@ static void after_gone(npkit_call *c) {
     if (call.t->group_depth > 0 && --call.t->group_depth == 0) call.t->group_id = 0; \
   } while (0)
 #define A_REDOP(op) ((void)0)
+#define A_AUX(x) (call.ev.u.api.aux = (uint64_t)(x))
+#define A_INT(value) (call.ev.u.api.aux = (uint64_t)(int64_t)(value))
+#define A_GROW(newcommp, nranks, ids, rank, config) \
+  after_init_rank(&call, res, newcommp, nranks, ids, 1, rank, config)
 #define A_VERSION(version) \
   (call.ev.u.api.aux = (res == ncclSuccess && (version) != NULL) ? (uint64_t)*(version) : 0)
 
 /* ---- a function the loaded NCCL lacks ------------------------------------------------------- */
 
+/* The first such call is named at once; the others are summed up in one line at the finish, so
+ * that a program probing the newest API does not drown its own output. */
 static _Atomic int missing_warned[NPKIT_FN_COUNT];
+static _Atomic int missing_any;
+
+static void missing_summary(void) {
+  char list[400], have[32], need[32];
+  size_t len = 0;
+  unsigned n = 0, shown = 0;
+  list[0] = '\0';
+  for (unsigned fn = 1; fn < NPKIT_FN_COUNT; fn++) {
+    if (atomic_load(&missing_warned[fn]) != 2) continue;
+    n++;
+    npkit_nccl_release_string(npkit_fn_since(fn), need, sizeof need);
+    char item[96];
+    int w = snprintf(item, sizeof item, "%s%s (%s)", shown ? ", " : "", npkit_fn_name(fn), need);
+    if (w > 0 && (size_t)w < sizeof list - len) {
+      memcpy(list + len, item, (size_t)w + 1);
+      len += (size_t)w;
+      shown++;
+    }
+  }
+  if (n == 0) return;
+  npkit_nccl_release_string(npkit_nccl_version(), have, sizeof have);
+  npkit_note(NPKIT_LEVEL_WARN,
+             "%u more functions the loaded NCCL (version %s) lacks were called and answered "
+             "ncclInvalidUsage: %s%s",
+             n, have, list, shown < n ? ", ..." : "");
+}
 
 static void warn_missing(unsigned fn) {
-  if (atomic_exchange(&missing_warned[fn], 1)) return;
+  int first_fn = atomic_exchange(&missing_any, 1) == 0;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&missing_warned[fn], &expected, first_fn ? 1 : 2)) return;
+  if (!first_fn) return; /* missing_summary names it */
   char have[32], need[32];
-  npkit_nccl_version_string(npkit_nccl_version(), have, sizeof have);
-  npkit_nccl_version_string(npkit_fn_since(fn), need, sizeof need);
+  npkit_nccl_release_string(npkit_nccl_version(), have, sizeof have);
+  npkit_nccl_release_string(npkit_fn_since(fn), need, sizeof need);
+  (void)npkit_at_finish(missing_summary);
   npkit_note(NPKIT_LEVEL_WARN,
              "%s is not in the loaded NCCL (version %s; it needs %s or later): the call returns "
-             "ncclInvalidUsage",
+             "ncclInvalidUsage (other such functions are listed at exit)",
              npkit_fn_name(fn), have, need);
 }
 
@@ -186,13 +235,27 @@ static const char *missing_S(unsigned fn) {
   return "npkit: this function is not in the loaded NCCL";
 }
 
+static int missing_I(unsigned fn) {
+  warn_missing(fn);
+  return -1;
+}
+
+static npkit_nccl_team missing_T(unsigned fn) {
+  warn_missing(fn);
+  return (npkit_nccl_team){0, 0, 0};
+}
+
 #define RESULT_CODE_R(res) ((int32_t)(res))
 #define RESULT_CODE_S(res) 0
+#define RESULT_CODE_I(res) 0
+#define RESULT_CODE_T(res) 0
 
 /* ---- the wrappers ---------------------------------------------------------------------------- */
 
 #define RET_R ncclResult_t
 #define RET_S const char *
+#define RET_I int
+#define RET_T npkit_nccl_team
 
 #define NPKIT_NCCL_API(name, cls, since, ret, params, args, describe, after)        \
   typedef RET_##ret(*real_##name##_fn) params;                                       \

@@ -3,6 +3,7 @@
  * lacks the functions NCCL added later (see README.md).  Small functions are implemented here;
  * the others forward to the file that owns them.  ncclBcast is in fake_bcast.c. */
 #include "fake_internal.h"
+#include "fake_newer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 static ncclResult_t coll(npkit_fake_kind kind, const char *name, const void *sendbuff,
                          void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op,
                          int root, ncclComm_t comm, cudaStream_t stream) {
-  npkit_fake_call c = {kind, name, sendbuff, recvbuff, count, dt, op, root, comm, stream};
+  npkit_fake_call c = {kind, name, sendbuff, recvbuff, count, dt, op, root, comm, stream, 0};
   return npkit_fake_collective(&c);
 }
 
@@ -362,3 +363,99 @@ API ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   return npkit_fake_redop_destroy(op, comm);
 }
 NPKIT_FAKE_ALIAS(ncclRedOpDestroy)
+
+#if FAKE_NCCL_NEW
+/* ------------------------------------------------------------------ NCCL 2.29-2.31 */
+
+API ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void **outUserPtr) {
+  ncclResult_t r = query(comm, outUserPtr, "WinGetUserPtr");
+  if (r != ncclSuccess) return r;
+  registration *reg = (registration *)(void *)win;
+  if (reg == NULL || reg->magic != REG_MAGIC || reg->comm != comm)
+    return npkit_fake_fail(ncclInvalidArgument, "WinGetUserPtr : win was not registered with this comm");
+  *outUserPtr = reg->buff;
+  return ncclSuccess;
+}
+NPKIT_FAKE_ALIAS(ncclWinGetUserPtr)
+
+/* The nccl*Config collectives (2.31.2 src/collectives.cc): the collective with a per-call
+ * configuration, of which the fake uses the user profiler tag (given to the plugin's v7 events);
+ * a configuration must be NCCL_COLLCONFIG_INITIALIZER'd (magic NCCL_API_MAGIC). */
+static ncclResult_t coll_config(npkit_fake_kind kind, const char *name, const void *sendbuff,
+                                void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op,
+                                int root, ncclComm_t comm, cudaStream_t stream,
+                                const ncclCollConfig_t *config) {
+  const npkit_fake_coll_config *cc = (const npkit_fake_coll_config *)(const void *)config;
+  if (cc != NULL && cc->magic != 0xcafebeefu)
+    return npkit_fake_group_error(npkit_fake_fail(
+        ncclInvalidArgument, "%s : config is not initialized with NCCL_COLLCONFIG_INITIALIZER", name));
+  npkit_fake_call c = {kind, name, sendbuff, recvbuff, count, dt, op, root, comm, stream,
+                       cc != NULL ? cc->user_profiler_tag : 0};
+  return npkit_fake_collective(&c);
+}
+
+API ncclResult_t pncclAllReduceConfig(const void *sendbuff, void *recvbuff, size_t count,
+                                      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                      cudaStream_t stream, const ncclCollConfig_t *config) {
+  return coll_config(NPKIT_FAKE_K_ALLREDUCE, "AllReduce", sendbuff, recvbuff, count, datatype, op,
+                     -1, comm, stream, config);
+}
+NPKIT_FAKE_ALIAS(ncclAllReduceConfig)
+
+API ncclResult_t pncclBroadcastConfig(const void *sendbuff, void *recvbuff, size_t count,
+                                      ncclDataType_t datatype, int root, ncclComm_t comm,
+                                      cudaStream_t stream, const ncclCollConfig_t *config) {
+  return coll_config(NPKIT_FAKE_K_BROADCAST, "Broadcast", sendbuff, recvbuff, count, datatype,
+                     ncclSum, root, comm, stream, config);
+}
+NPKIT_FAKE_ALIAS(ncclBroadcastConfig)
+
+API ncclResult_t pncclReduceConfig(const void *sendbuff, void *recvbuff, size_t count,
+                                   ncclDataType_t datatype, ncclRedOp_t op, int root,
+                                   ncclComm_t comm, cudaStream_t stream,
+                                   const ncclCollConfig_t *config) {
+  return coll_config(NPKIT_FAKE_K_REDUCE, "Reduce", sendbuff, recvbuff, count, datatype, op, root,
+                     comm, stream, config);
+}
+NPKIT_FAKE_ALIAS(ncclReduceConfig)
+
+API ncclResult_t pncclAllGatherConfig(const void *sendbuff, void *recvbuff, size_t sendcount,
+                                      ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream,
+                                      const ncclCollConfig_t *config) {
+  return coll_config(NPKIT_FAKE_K_ALLGATHER, "AllGather", sendbuff, recvbuff, sendcount, datatype,
+                     ncclSum, -1, comm, stream, config);
+}
+NPKIT_FAKE_ALIAS(ncclAllGatherConfig)
+
+API ncclResult_t pncclReduceScatterConfig(const void *sendbuff, void *recvbuff, size_t recvcount,
+                                          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                          cudaStream_t stream, const ncclCollConfig_t *config) {
+  return coll_config(NPKIT_FAKE_K_REDUCESCATTER, "ReduceScatter", sendbuff, recvbuff, recvcount,
+                     datatype, op, -1, comm, stream, config);
+}
+NPKIT_FAKE_ALIAS(ncclReduceScatterConfig)
+
+API ncclResult_t pncclAlltoAllConfig(const void *sendbuff, void *recvbuff, size_t count,
+                                     ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream,
+                                     const ncclCollConfig_t *config) {
+  return coll_config(NPKIT_FAKE_K_ALLTOALL, "AlltoAll", sendbuff, recvbuff, count, datatype,
+                     ncclSum, -1, comm, stream, config);
+}
+NPKIT_FAKE_ALIAS(ncclAlltoAllConfig)
+
+API ncclResult_t pncclGatherConfig(const void *sendbuff, void *recvbuff, size_t count,
+                                   ncclDataType_t datatype, int root, ncclComm_t comm,
+                                   cudaStream_t stream, const ncclCollConfig_t *config) {
+  return coll_config(NPKIT_FAKE_K_GATHER, "Gather", sendbuff, recvbuff, count, datatype, ncclSum,
+                     root, comm, stream, config);
+}
+NPKIT_FAKE_ALIAS(ncclGatherConfig)
+
+API ncclResult_t pncclScatterConfig(const void *sendbuff, void *recvbuff, size_t count,
+                                    ncclDataType_t datatype, int root, ncclComm_t comm,
+                                    cudaStream_t stream, const ncclCollConfig_t *config) {
+  return coll_config(NPKIT_FAKE_K_SCATTER, "Scatter", sendbuff, recvbuff, count, datatype, ncclSum,
+                     root, comm, stream, config);
+}
+NPKIT_FAKE_ALIAS(ncclScatterConfig)
+#endif

@@ -411,6 +411,7 @@ ncclResult_t npkit_fake_make_op(const npkit_fake_call *call, npkit_fake_op **out
   op->red = red;
   op->root = call->root;
   op->stream = call->stream;
+  op->user_tag = call->user_tag;
   op->needs_ready = true;
   op->timed = true;
   op->sim_s = sim_seconds(call->kind, call->count * esize, c->nranks);

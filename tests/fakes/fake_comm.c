@@ -75,6 +75,8 @@ ncclResult_t npkit_fake_comm_usable(ncclComm_t c, const char *fn) {
     return npkit_fake_fail(ncclInvalidUsage, "%s : the communicator was revoked", fn);
   if (c->finalized)
     return npkit_fake_fail(ncclInvalidUsage, "%s : the communicator was finalized", fn);
+  if (atomic_load_explicit(&c->suspended, memory_order_relaxed))
+    return npkit_fake_fail(ncclInvalidUsage, "%s : the communicator is suspended", fn);
   int err = atomic_load_explicit(&c->async_error, memory_order_relaxed);
   if (err == ncclInProgress)
     return npkit_fake_fail(ncclInvalidArgument, "%s : Attempt to use communicator before the "

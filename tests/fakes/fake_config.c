@@ -36,8 +36,8 @@ static void read_settings(void) {
   settings.noop = (int)env_num("FAKE_NCCL_NOOP", 0.0, 0.0, 1.0);
   settings.device = (int)env_num("FAKE_NCCL_DEVICE", -1.0, 0.0, 1 << 20);
   settings.ndev = (int)env_num("FAKE_NCCL_NDEV", 8.0, 1.0, 1 << 20);
-  settings.version = (int)env_num("FAKE_NCCL_VERSION", FAKE_NCCL_OLD ? 21703 : NCCL_VERSION_CODE,
-                                  0.0, 1e9);
+  settings.version = (int)env_num("FAKE_NCCL_VERSION",
+                                  FAKE_NCCL_OLD ? 21703 : FAKE_NCCL_NEW ? 23102 : NCCL_VERSION_CODE, 0.0, 1e9);
   settings.gpu_offset_ns = env_num("FAKE_NCCL_GPU_OFFSET_US", 7000.0, -1e9, 1e9) * 1e3;
   settings.gpu_drift = env_num("FAKE_NCCL_GPU_DRIFT_PPM", 20.0, -1000.0, 1000.0) * 1e-6;
   settings.launch_s = env_num("FAKE_NCCL_LAUNCH_US", 4.0, 0.0, 1e6) * 1e-6;

@@ -23,6 +23,10 @@
 #ifndef FAKE_NCCL_OLD
 #define FAKE_NCCL_OLD 0
 #endif
+/* FAKE_NCCL_NEW=1: plays NCCL 2.31.2, with the functions of 2.29-2.31 (fake_newer.c). */
+#ifndef FAKE_NCCL_NEW
+#define FAKE_NCCL_NEW 0
+#endif
 
 #define NPKIT_FAKE_EXPORT __attribute__((visibility("default")))
 /* NCCL defines the real functions as pnccl* and the public names as weak aliases of them, so that
@@ -160,6 +164,7 @@ struct ncclComm {
   _Atomic bool aborted, revoked;
   _Atomic int busy;               /* operations being progressed right now */
   bool nonblocking;               /* ncclConfig_t.blocking = 0 (fake_async.c) */
+  _Atomic bool suspended;         /* ncclCommSuspend (2.29.7) until ncclCommResume */
   _Atomic int pending;            /* non-blocking work still running */
   struct npkit_fake_prof_comm *prof; /* the profiler plugin's view, NULL without one */
   struct npkit_fake_npkit_comm *npkit; /* NPKit events kept for the dump (fake_npkit.c), or NULL */
@@ -275,6 +280,7 @@ struct npkit_fake_op {
   cudaStream_t stream; /* data operations: the call's stream (fake_gpu.c) */
   void *prof_api;     /* its CollApi/P2pApi profiler event (parent of its tasks) */
   bool captured;      /* issued on a stream that captures a CUDA graph (fake_graph.c) */
+  uint64_t user_tag;  /* its profiler tag (nccl*Config, NCCL 2.31) */
   bool replay;        /* run by a replay of such a graph */
 };
 
@@ -310,6 +316,7 @@ typedef struct npkit_fake_call {
   int root; /* or peer */
   ncclComm_t comm;
   cudaStream_t stream; /* where the call's kernel runs (fake_gpu.c) */
+  uint64_t user_tag;   /* nccl*Config (2.31): ncclCollConfig_t.userProfilerTag */
 } npkit_fake_call;
 
 ncclResult_t npkit_fake_collective(const npkit_fake_call *call);

@@ -64,12 +64,13 @@ def program(name):
 
 
 def nccl_dir(kind):
-    """Folder holding the libnccl.so.2 of a kind: 'fake', 'old' (the fake behaving like NCCL
-    2.17) or 'real' (the CUDA toolkit's)."""
+    """Folder holding the libnccl.so.2 of a kind: 'fake' (the fake playing NCCL 2.28.9, the
+    toolkit's nccl.h), 'old' (the fake behaving like NCCL 2.17), 'new' (the fake playing NCCL
+    2.31.2) or 'real' (the CUDA toolkit's)."""
     if kind == "fake":
         path = need_env("NPKIT_FAKES_DIR")
-    elif kind == "old":
-        path = os.path.join(need_env("NPKIT_FAKES_DIR"), "old")
+    elif kind in ("old", "new"):
+        path = os.path.join(need_env("NPKIT_FAKES_DIR"), kind)
     elif kind == "real":
         path = need_env("NPKIT_CUDA_LIB_DIR")
     else:
@@ -250,6 +251,14 @@ def api_table():
     return _API
 
 
+def api_returns_result(name):
+    """Whether nccl_api.def says the function returns an ncclResult_t (Ret R)."""
+    text = re.sub(r"/\*.*?\*/", "", open(os.path.join(source_dir(), "src", "common", "nccl_api.def")).read(),
+                  flags=re.S)
+    m = re.search(r"NPKIT_NCCL_API\(\s*%s\s*,\s*\w+\s*,\s*\d+\s*,\s*(\w+)" % re.escape(name[4:]), text)
+    return bool(m) and m.group(1) == "R"
+
+
 def api_class(name):
     for n, c, _ in api_table():
         if n == name:
@@ -269,9 +278,13 @@ DTYPE_SIZE = {
 }
 TIMES_NRANKS = {"ncclAllGather", "ncclReduceScatter", "ncclAlltoAll", "ncclGather",
                 "ncclScatter"}
+# the nccl*Config collectives of NCCL 2.31 move what their collective moves
+CONFIG_VARIANTS = {"ncclAllReduce", "ncclBroadcast", "ncclReduce", "ncclAllGather", "ncclReduceScatter",
+                   "ncclAlltoAll", "ncclGather", "ncclScatter"}
+TIMES_NRANKS |= {f + "Config" for f in TIMES_NRANKS}
 DATA_FUNCTIONS = {"ncclAllReduce", "ncclBroadcast", "ncclBcast", "ncclReduce", "ncclAllGather",
                   "ncclReduceScatter", "ncclAlltoAll", "ncclGather", "ncclScatter", "ncclSend",
-                  "ncclRecv"}
+                  "ncclRecv", "ncclPutSignal"} | {f + "Config" for f in CONFIG_VARIANTS}
 
 
 def expected_bytes(fn, count, dtype, nranks):
@@ -541,6 +554,11 @@ def compare_calls(journal_calls, events):
         for key in ("count", "datatype", "op", "root", "peer", "size"):
             if a.get(key) != c.get(key):
                 differ(key, c.get(key), a.get(key))
+        if c.get("tag") is not None:
+            want_tag = int(c.get("tag"))
+            got_tag = int(a["user_tag"], 16) if "user_tag" in a else 0  # untagged: no user_tag
+            if got_tag != want_tag:
+                differ("user_tag", hex(want_tag), a.get("user_tag"))
         result = c.get("result")
         if result not in (None, "none") and a.get("result") != result:
             differ("result", result, a.get("result"))

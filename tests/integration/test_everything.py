@@ -1,6 +1,11 @@
 """Every function of nccl_api.def, error paths included (nccl_everything): all appear in the
-trace with the code the program got back, queries only when NPKIT_OPS asks for them."""
+trace with the code the program got back, queries only when NPKIT_OPS asks for them.  Against the
+fake playing NCCL 2.31.2 every function is really called; against the one playing 2.28.9 (the
+toolkit's nccl.h) the newer ones still reach the wrappers, which answer ncclInvalidUsage, mark
+them missing in the trace and name them on stderr, the first at once, the others in one line at
+exit."""
 
+import re
 import unittest
 
 import npkit_testlib as lib
@@ -28,7 +33,7 @@ class Everything(lib.TempDirTestCase):
         self.assertEqual(len(trace.api()), len(calls))
 
     def test_default_ops_record_all_but_queries(self):
-        _, trace, journal = self.run_everything()
+        _, trace, journal = self.run_everything(nccl="new")
         called = {c.fn for c in journal.calls}
         every = {name for name, _, _ in lib.api_table()}
         self.assertEqual(every - called, set(), "the program must call every function")
@@ -40,10 +45,49 @@ class Everything(lib.TempDirTestCase):
         self.assertEqual(names & queries, set())
 
     def test_all_ops_record_queries_too(self):
-        _, trace, journal = self.run_everything({"NPKIT_OPS": "all"})
+        _, trace, journal = self.run_everything({"NPKIT_OPS": "all"}, nccl="new")
         self.assert_matches(trace, journal, lib.ALL_CLASSES)
         names = {e["name"] for e in trace.api()}
         self.assertEqual({name for name, _, _ in lib.api_table()} - names, set())
+        self.assertEqual([e["name"] for e in trace.api() if e["args"].get("missing")], [])
+
+    def test_config_collectives_keep_their_name_and_tag(self):
+        _, trace, journal = self.run_everything(nccl="new")
+        configs = [e for e in trace.api() if e["name"].endswith("Config") and e["args"]["class"] == "coll"]
+        called = [c for c in journal.calls if c.fn.endswith("Config") and c.get("tag") is not None]
+        self.assertEqual(len(configs), 9)
+        self.assertEqual([e["name"] for e in configs], [c.fn for c in called])
+        for e, c in zip(configs, called):
+            self.assertEqual(e["args"]["result"], "ncclSuccess", e)
+            self.assertIn("seq", e["args"])
+            if int(c.get("tag")):
+                self.assertEqual(int(e["args"]["user_tag"], 16), int(c.get("tag")))
+            else:
+                self.assertNotIn("user_tag", e["args"])  # 0: NCCL's default, untagged
+        # the tags are the program's own: 0x7a6000000000 + i, then an untagged one in a group
+        self.assertEqual([e["args"].get("user_tag") for e in configs],
+                         ["0x7a600000000%d" % i for i in range(8)] + [None])
+
+    def test_functions_newer_than_the_loaded_nccl(self):
+        run, trace, journal = self.run_everything({"NPKIT_OPS": "all"})
+        self.assert_matches(trace, journal, lib.ALL_CLASSES)
+        newer = {name for name, _, since in lib.api_table() if since > 22809}
+        missing = [e for e in trace.api() if e["args"].get("missing")]
+        self.assertTrue(missing)
+        for e in missing:
+            self.assertIn(e["name"], newer)
+            # ncclInvalidUsage from the wrapper; functions returning a value have no result code
+            self.assertEqual(e["args"].get("result", "none"),
+                             "ncclInvalidUsage" if lib.api_returns_result(e["name"]) else "none", e)
+        self.assertEqual({e["name"] for e in missing}, {c.fn for c in journal.calls if c.fn in newer})
+        self.assertEqual([e["name"] for e in trace.api() if e["name"] not in newer and e["args"].get("missing")], [])
+        # stderr: the first at once, the others in one line at exit
+        lines = [l for l in run.stderr.splitlines() if "not in the loaded NCCL" in l or "lacks were called" in l]
+        self.assertEqual(len(lines), 2, run.stderr)
+        self.assertIn("version 2.28.9", lines[0])
+        m = re.search(r"(\d+) more functions the loaded NCCL \(version 2\.28\.9\) lacks", lines[1])
+        self.assertIsNotNone(m, lines[1])
+        self.assertEqual(int(m.group(1)) + 1, len({e["name"] for e in missing}))
 
     def test_error_paths_keep_their_codes(self):
         _, trace, journal = self.run_everything({"NPKIT_OPS": "all"})
@@ -51,10 +95,14 @@ class Everything(lib.TempDirTestCase):
         self.assertEqual([c.fn for c in null_calls], ["ncclAllReduce", "ncclCommCount"])
         for c in null_calls:
             self.assertNotEqual(c.get("result"), "ncclSuccess", c)
+        # every failure (the NULL communicator's, and those of the functions the fake does not
+        # model) with the code the program got, and nothing else failed
         failed = [e for e in trace.api() if e["args"].get("result") not in ("ncclSuccess", None)]
-        self.assertEqual([e["name"] for e in failed], [c.fn for c in null_calls])
-        self.assertEqual([e["args"]["result"] for e in failed],
-                         [c.get("result") for c in null_calls])
+        failed_calls = [c for c in journal.calls if c.get("result") not in ("ncclSuccess", "none", None)]
+        self.assertEqual([e["name"] for e in failed], [c.fn for c in failed_calls])
+        self.assertEqual([e["args"]["result"] for e in failed], [c.get("result") for c in failed_calls])
+        nulls = [e for e in failed if e["args"].get("comm") is None and e["name"] in ("ncclAllReduce", "ncclCommCount")]
+        self.assertEqual([e["name"] for e in nulls], ["ncclAllReduce", "ncclCommCount"])
         for e in failed:
             self.assertNotIn("seq", e["args"])
 

@@ -1,7 +1,10 @@
 /* nccl_everything: one process (no MPI, communicators of one rank) that calls every public
- * function of nccl.h at least once, error paths included, and journals each call with the code it
- * returned.  Calls that need the output of a call that failed (an older NCCL lacks some functions)
- * are skipped, so the program runs to the end against any NCCL.
+ * function of NCCL up to 2.31 at least once, error paths included, and journals each call with the
+ * code it returned.  The functions of nccl.h are called directly; the device API's host functions
+ * and those newer than nccl.h are looked up at run time (test_newer_api.h) and called when some
+ * library of the process has them (the preloaded wrappers always do).  Calls that need the output
+ * of a call that failed (an older NCCL lacks some functions) are skipped, so the program runs to
+ * the end against any NCCL.
  *
  * usage: nccl_everything [--journal FILE] [--check]
  * Prints nothing on stdout.  Exit status: 0, or 1 when --check found wrong data or the journal
@@ -13,6 +16,7 @@
 
 #include "test_colls.h"
 #include "test_journal.h"
+#include "test_newer_api.h"
 
 typedef struct everything {
   npkit_test_ctx ctx;
@@ -50,6 +54,9 @@ static void note_void(everything *e, const char *fn, const npkit_test_comm *comm
   }
   npkit_test_journal_write(e->ctx.journal, &call);
 }
+
+/* The function `name` as type T, NULL when the process has none: the caller skips the call. */
+#define NEWER(T, name) ((T)npkit_test_sym(name))
 
 static npkit_test_comm one_rank(const char *label) {
   return (npkit_test_comm){.comm = NULL, .label = label, .rank = 0, .nranks = 1};
@@ -114,6 +121,248 @@ static void groups(everything *e) {
     note(e, "ncclGroupEnd", NULL, ncclGroupEnd()); /* the group is still open: close it */
 }
 
+/* ---- the device API's host side (2.28.3+) and the functions newer than nccl.h ---- */
+
+typedef npkit_test_team (*team_fn)(ncclComm_t);
+typedef int (*team_rank_fn)(ncclComm_t, npkit_test_team, int);
+typedef int (*calc_slots_fn)(int, int);
+typedef ncclResult_t (*req_ints_fn)(int, int, void *, void *);
+typedef ncclResult_t (*req_team_fn)(npkit_test_team, int, void *, void *);
+typedef ncclResult_t (*req_comm_team_fn)(ncclComm_t, npkit_test_team, int, void *, void *);
+typedef ncclResult_t (*req_inbox_fn)(npkit_test_team, int, int, void *, void *);
+typedef ncclResult_t (*devcomm_create_fn)(ncclComm_t, const void *, void *);
+typedef ncclResult_t (*devcomm_destroy_fn)(ncclComm_t, const void *);
+typedef ncclResult_t (*comm_ptr_fn)(ncclComm_t, void *);
+typedef ncclResult_t (*comm_int_fn)(ncclComm_t, int);
+typedef ncclResult_t (*comm_fn)(ncclComm_t);
+typedef ncclResult_t (*grow_fn)(ncclComm_t, int, const ncclUniqueId *, int, ncclComm_t *, ncclConfig_t *);
+typedef ncclResult_t (*mem_stats_fn)(ncclComm_t, int, uint64_t *);
+typedef npkit_test_team (*team_cft_fn)(ncclComm_t, int);
+
+static void note_team(everything *e, const char *fn, const npkit_test_comm *c, team_fn f,
+                      npkit_test_team *out) {
+  if (f == NULL) return;
+  *out = f(c->comm);
+  note_void(e, fn, c);
+}
+
+static void device_api(everything *e) {
+  const npkit_test_comm *c = &e->c;
+  npkit_test_team world = {0, 0, 0}, t = {0, 0, 0};
+  char handle[64], req[256], devcomm[1024];
+  memset(req, 0, sizeof req);
+  note_team(e, "ncclTeamWorld", c, NEWER(team_fn, "ncclTeamWorld"), &world);
+  note_team(e, "ncclTeamLsa", c, NEWER(team_fn, "ncclTeamLsa"), &t);
+  note_team(e, "ncclTeamRail", c, NEWER(team_fn, "ncclTeamRail"), &t);
+  team_rank_fn to_world = NEWER(team_rank_fn, "ncclTeamRankToWorld");
+  team_rank_fn to_lsa = NEWER(team_rank_fn, "ncclTeamRankToLsa");
+  if (to_world) {
+    int r = to_world(c->comm, world, 0);
+    note_void(e, "ncclTeamRankToWorld", c);
+    if (e->ctx.check && world.nRanks == 1 && r != 0) {
+      fprintf(stderr, "nccl_everything: ncclTeamRankToWorld(world, 0) = %d\n", r);
+      e->ctx.mismatches++;
+    }
+  }
+  if (to_lsa) {
+    (void)to_lsa(c->comm, world, 0);
+    note_void(e, "ncclTeamRankToLsa", c);
+  }
+  calc_slots_fn slots = NEWER(calc_slots_fn, "ncclLLA2ACalcSlots");
+  int nslots = 8;
+  if (slots) {
+    nslots = slots(16, 8);
+    note_void(e, "ncclLLA2ACalcSlots", NULL);
+  }
+  req_ints_fn lla2a = NEWER(req_ints_fn, "ncclLLA2ACreateRequirement");
+  if (lla2a) note(e, "ncclLLA2ACreateRequirement", NULL, lla2a(1, nslots, handle, req));
+  req_team_fn lsa_barrier = NEWER(req_team_fn, "ncclLsaBarrierCreateRequirement");
+  if (lsa_barrier) note(e, "ncclLsaBarrierCreateRequirement", NULL, lsa_barrier(world, 1, handle, req));
+  req_comm_team_fn gin_barrier = NEWER(req_comm_team_fn, "ncclGinBarrierCreateRequirement");
+  if (gin_barrier)
+    note(e, "ncclGinBarrierCreateRequirement", c, gin_barrier(c->comm, world, 1, handle, req));
+  devcomm_create_fn create = NEWER(devcomm_create_fn, "ncclDevCommCreate");
+  devcomm_destroy_fn destroy = NEWER(devcomm_destroy_fn, "ncclDevCommDestroy");
+  if (create) note(e, "ncclDevCommCreate", c, create(c->comm, req, devcomm));
+  if (destroy) note(e, "ncclDevCommDestroy", c, destroy(c->comm, devcomm));
+  /* 2.29.2 */
+  comm_ptr_fn props = NEWER(comm_ptr_fn, "ncclCommQueryProperties");
+  if (props) note(e, "ncclCommQueryProperties", c, props(c->comm, devcomm));
+  /* 2.30.3 */
+  req_ints_fn outbox = NEWER(req_ints_fn, "ncclGinOutboxCreateRequirement");
+  if (outbox) note(e, "ncclGinOutboxCreateRequirement", NULL, outbox(1, 12, handle, req));
+  req_inbox_fn inbox = NEWER(req_inbox_fn, "ncclGinInboxA2ACreateRequirement");
+  if (inbox) note(e, "ncclGinInboxA2ACreateRequirement", NULL, inbox(world, 1, 12, handle, req));
+  /* 2.31.2 */
+  team_cft_fn cft = NEWER(team_cft_fn, "ncclTeamCft");
+  if (cft) {
+    t = cft(c->comm, 0 /* NCCL_CFT_TEAM_FLAT */);
+    note_void(e, "ncclTeamCft", c);
+  }
+  note_team(e, "ncclTeamCftMultimem", c, NEWER(team_fn, "ncclTeamCftMultimem"), &t);
+  req_team_fn cft_barrier = NEWER(req_team_fn, "ncclCftBarrierCreateRequirement");
+  if (cft_barrier) note(e, "ncclCftBarrierCreateRequirement", NULL, cft_barrier(world, 1, handle, req));
+}
+
+typedef ncclResult_t (*win_user_ptr_fn)(ncclComm_t, ncclWindow_t, void **);
+typedef ncclResult_t (*win_ptr_fn)(ncclWindow_t, size_t, void **);
+typedef ncclResult_t (*win_int_ptr_fn)(ncclWindow_t, size_t, int, void **);
+typedef struct {
+  void *mcBasePtr;
+} multimem_handle;
+typedef ncclResult_t (*win_mm_ptr_fn)(ncclWindow_t, size_t, multimem_handle, void **);
+typedef ncclResult_t (*le_fn)(ncclWindow_t, size_t, uint32_t *, size_t *);
+typedef ncclResult_t (*le_int_fn)(ncclWindow_t, size_t, int, uint32_t *, size_t *);
+typedef ncclResult_t (*le_cft_fn)(ncclWindow_t, size_t, int, npkit_test_team, uint32_t *, size_t *);
+typedef ncclResult_t (*put_signal_fn)(const void *, size_t, ncclDataType_t, int, ncclWindow_t, size_t,
+                                      int, int, unsigned, ncclComm_t, cudaStream_t);
+typedef ncclResult_t (*signal_fn)(int, int, int, unsigned, ncclComm_t, cudaStream_t);
+typedef ncclResult_t (*wait_signal_fn)(int, npkit_test_wait_signal_desc *, ncclComm_t, cudaStream_t);
+
+/* Calls on a registered window (2.29.2 on; the LE queries of 2.31.2). */
+static void window_calls(everything *e, ncclWindow_t win, const void *buf) {
+  const npkit_test_comm *c = &e->c;
+  void *ptr = NULL;
+  uint32_t le = 0;
+  size_t le_off = 0;
+  win_user_ptr_fn user = NEWER(win_user_ptr_fn, "ncclWinGetUserPtr");
+  if (user && note(e, "ncclWinGetUserPtr", c, user(c->comm, win, &ptr)) == ncclSuccess &&
+      e->ctx.check && ptr != buf) {
+    fprintf(stderr, "nccl_everything: ncclWinGetUserPtr gave %p, registered %p\n", ptr, buf);
+    e->ctx.mismatches++;
+  }
+  win_ptr_fn lsa_mm = NEWER(win_ptr_fn, "ncclGetLsaMultimemDevicePointer");
+  if (lsa_mm) note(e, "ncclGetLsaMultimemDevicePointer", NULL, lsa_mm(win, 0, &ptr));
+  win_mm_ptr_fn mm = NEWER(win_mm_ptr_fn, "ncclGetMultimemDevicePointer");
+  if (mm) note(e, "ncclGetMultimemDevicePointer", NULL, mm(win, 0, (multimem_handle){NULL}, &ptr));
+  win_int_ptr_fn lsa = NEWER(win_int_ptr_fn, "ncclGetLsaDevicePointer");
+  if (lsa) note(e, "ncclGetLsaDevicePointer", NULL, lsa(win, 0, 0, &ptr));
+  win_int_ptr_fn peer = NEWER(win_int_ptr_fn, "ncclGetPeerDevicePointer");
+  if (peer) note(e, "ncclGetPeerDevicePointer", NULL, peer(win, 0, 0, &ptr));
+  le_fn mm_le = NEWER(le_fn, "ncclGetMultimemDeviceLeInfo");
+  if (mm_le) note(e, "ncclGetMultimemDeviceLeInfo", NULL, mm_le(win, 0, &le, &le_off));
+  le_cft_fn cft_le = NEWER(le_cft_fn, "ncclGetCftDeviceLeInfo");
+  if (cft_le)
+    note(e, "ncclGetCftDeviceLeInfo", NULL, cft_le(win, 0, 0, (npkit_test_team){1, 0, 1}, &le, &le_off));
+  le_int_fn peer_le = NEWER(le_int_fn, "ncclGetPeerDeviceLeInfo");
+  if (peer_le) note(e, "ncclGetPeerDeviceLeInfo", NULL, peer_le(win, 0, 0, &le, &le_off));
+  /* one-sided operations with itself: journaled like Send (peer, count, datatype) */
+  put_signal_fn put = NEWER(put_signal_fn, "ncclPutSignal");
+  if (put) {
+    npkit_test_call call = npkit_test_call_make("ncclPutSignal", ncclSuccess);
+    call.result = put(buf, 16, ncclFloat32, 0, win, 0, 0, 0, 0, c->comm, 0);
+    call.comm = c->label;
+    call.nranks = c->nranks;
+    call.count = 16;
+    call.datatype = ncclFloat32;
+    call.peer = 0;
+    npkit_test_journal_write(e->ctx.journal, &call);
+  }
+  signal_fn sig = NEWER(signal_fn, "ncclSignal");
+  if (sig) {
+    npkit_test_call call = npkit_test_call_make("ncclSignal", ncclSuccess);
+    call.result = sig(0, 0, 0, 0, c->comm, 0);
+    call.comm = c->label;
+    call.nranks = c->nranks;
+    call.count = 0;
+    call.peer = 0;
+    npkit_test_journal_write(e->ctx.journal, &call);
+  }
+  wait_signal_fn wait = NEWER(wait_signal_fn, "ncclWaitSignal");
+  if (wait) {
+    npkit_test_wait_signal_desc d = {1, 0, 0, 0};
+    npkit_test_call call = npkit_test_call_make("ncclWaitSignal", ncclSuccess);
+    call.result = wait(1, &d, c->comm, 0);
+    call.comm = c->label;
+    call.nranks = c->nranks;
+    call.count = 0;
+    npkit_test_journal_write(e->ctx.journal, &call);
+  }
+}
+
+typedef struct ncclParamHandle *param_handle;
+typedef ncclResult_t (*param_bind_fn)(param_handle *, const char *);
+typedef ncclResult_t (*param_get_fn)(param_handle, void *);
+typedef ncclResult_t (*param_get_raw_fn)(param_handle, void *, int, int *);
+typedef ncclResult_t (*param_get_parameter_fn)(const char *, const char **, int *);
+typedef ncclResult_t (*param_all_keys_fn)(const char ***, int *);
+typedef void (*param_dump_fn)(void);
+
+/* The communicator life cycle of 2.29 (ids, growing, suspending) and the parameter API (2.30.4). */
+static void newer_comm_and_params(everything *e) {
+  const npkit_test_comm *c = &e->c;
+  ncclUniqueId id;
+  ncclComm_t grown = NULL;
+  uint64_t bytes = 1;
+  comm_ptr_fn get_id = NEWER(comm_ptr_fn, "ncclCommGetUniqueId");
+  if (get_id && note(e, "ncclCommGetUniqueId", c, get_id(c->comm, &id)) == ncclSuccess) {
+    grow_fn grow = NEWER(grow_fn, "ncclCommGrow");
+    if (grow && note(e, "ncclCommGrow", c, grow(c->comm, 2, &id, 0, &grown, NULL)) == ncclSuccess)
+      note(e, "ncclCommDestroy", NULL, ncclCommDestroy(grown));
+  }
+  comm_int_fn suspend = NEWER(comm_int_fn, "ncclCommSuspend");
+  comm_fn resume = NEWER(comm_fn, "ncclCommResume");
+  mem_stats_fn stats = NEWER(mem_stats_fn, "ncclCommMemStats");
+  if (suspend && note(e, "ncclCommSuspend", c, suspend(c->comm, 1 /* NCCL_SUSPEND_MEM */)) == ncclSuccess &&
+      resume)
+    note(e, "ncclCommResume", c, resume(c->comm));
+  if (stats) note(e, "ncclCommMemStats", c, stats(c->comm, 3 /* ncclStatGpuMemTotal */, &bytes));
+
+  static const char *const getters[] = {"ncclParamGetI8", "ncclParamGetI16", "ncclParamGetI32",
+                                        "ncclParamGetI64", "ncclParamGetU8", "ncclParamGetU16",
+                                        "ncclParamGetU32", "ncclParamGetU64", "ncclParamGetStr"};
+  param_handle h = NULL;
+  param_bind_fn bind = NEWER(param_bind_fn, "ncclParamBind");
+  if (bind && note(e, "ncclParamBind", NULL, bind(&h, "NTHREADS")) == ncclSuccess) {
+    for (size_t i = 0; i < sizeof getters / sizeof getters[0]; i++) {
+      param_get_fn get = NEWER(param_get_fn, getters[i]);
+      uint64_t value = 0;
+      if (get) note(e, getters[i], NULL, get(h, &value));
+    }
+    param_get_raw_fn raw = NEWER(param_get_raw_fn, "ncclParamGet");
+    char text[64];
+    int len = 0;
+    if (raw) note(e, "ncclParamGet", NULL, raw(h, text, (int)sizeof text, &len));
+  }
+  const char *value = NULL;
+  int value_len = 0;
+  param_get_parameter_fn get_parameter = NEWER(param_get_parameter_fn, "ncclParamGetParameter");
+  if (get_parameter)
+    note(e, "ncclParamGetParameter", NULL, get_parameter("NTHREADS", &value, &value_len));
+  const char **keys = NULL;
+  int nkeys = 0;
+  param_all_keys_fn all_keys = NEWER(param_all_keys_fn, "ncclParamGetAllParameterKeys");
+  if (all_keys) note(e, "ncclParamGetAllParameterKeys", NULL, all_keys(&keys, &nkeys));
+  param_dump_fn dump = NEWER(param_dump_fn, "ncclParamDumpAll");
+  if (dump) {
+    dump();
+    note_void(e, "ncclParamDumpAll", NULL);
+  }
+}
+
+/* The nccl*Config collectives of 2.31.2, each with its own user profiler tag. */
+static void config_collectives(everything *e) {
+  npkit_test_ctx *ctx = &e->ctx;
+  const npkit_test_comm *c = &e->c;
+  static const struct {
+    npkit_test_fn fn;
+    ncclDataType_t dt;
+    int root;
+  } calls[] = {
+    {NPKIT_TEST_ALLREDUCE, ncclFloat32, -1}, {NPKIT_TEST_BROADCAST, ncclInt32, 0},
+    {NPKIT_TEST_REDUCE, ncclFloat64, 0},     {NPKIT_TEST_ALLGATHER, ncclInt8, -1},
+    {NPKIT_TEST_REDUCESCATTER, ncclFloat32, -1}, {NPKIT_TEST_ALLTOALL, ncclInt64, -1},
+    {NPKIT_TEST_GATHER, ncclUint32, 0},      {NPKIT_TEST_SCATTER, ncclUint8, 0},
+  };
+  for (unsigned i = 0; i < sizeof calls / sizeof calls[0]; i++)
+    (void)npkit_test_coll_config(ctx, calls[i].fn, c, 48 + i, calls[i].dt, ncclSum, calls[i].root,
+                                 20 + i, 0x7a6000000000ull + i);
+  /* untagged (tag 0, NCCL's default) inside a group */
+  npkit_test_group_start(ctx);
+  (void)npkit_test_coll_config(ctx, NPKIT_TEST_ALLREDUCE, c, 60, ncclFloat32, ncclMax, -1, 30, 0);
+  npkit_test_group_end(ctx);
+}
+
 static void memory(everything *e) {
   const npkit_test_comm *c = &e->c;
   const size_t size = 1 << 16;
@@ -124,8 +373,10 @@ static void memory(everything *e) {
       ncclSuccess)
     note(e, "ncclCommDeregister", c, ncclCommDeregister(c->comm, handle));
   if (note_size(e, "ncclCommWindowRegister", c, size,
-                ncclCommWindowRegister(c->comm, p, size, &win, NCCL_WIN_DEFAULT)) == ncclSuccess)
+                ncclCommWindowRegister(c->comm, p, size, &win, NCCL_WIN_DEFAULT)) == ncclSuccess) {
+    window_calls(e, win, p);
     note(e, "ncclCommWindowDeregister", c, ncclCommWindowDeregister(c->comm, win));
+  }
   note(e, "ncclMemFree", NULL, ncclMemFree(p));
 }
 
@@ -227,6 +478,9 @@ int main(int argc, char **argv) {
     collectives(&e);
     groups(&e);
     memory(&e);
+    device_api(&e);
+    newer_comm_and_params(&e);
+    config_collectives(&e);
     premulsum(&e);
     errors(&e);
     lifecycle(&e);

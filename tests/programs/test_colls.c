@@ -8,6 +8,7 @@
 #include "test_data.h"
 #include "test_journal.h"
 #include "test_names.h"
+#include "test_newer_api.h"
 
 struct npkit_test_pending {
   npkit_test_fn fn;
@@ -20,6 +21,8 @@ struct npkit_test_pending {
   npkit_test_pattern_kind kind;
   void *send, *recv;
   size_t recv_elems; /* elements of recv that hold a result on this rank; 0 if none */
+  void *config_fn;   /* the nccl*Config entry point to call instead, NULL: the plain one */
+  npkit_test_coll_cfg config;
 };
 
 static const char *const fn_names[] = {
@@ -29,6 +32,15 @@ static const char *const fn_names[] = {
   [NPKIT_TEST_ALLTOALL] = "ncclAlltoAll",     [NPKIT_TEST_GATHER] = "ncclGather",
   [NPKIT_TEST_SCATTER] = "ncclScatter",       [NPKIT_TEST_SEND] = "ncclSend",
   [NPKIT_TEST_RECV] = "ncclRecv",
+};
+
+/* The collectives that have an nccl*Config variant (2.31.2: not Bcast, Send, Recv). */
+static const char *const config_names[] = {
+  [NPKIT_TEST_ALLREDUCE] = "ncclAllReduceConfig",   [NPKIT_TEST_BROADCAST] = "ncclBroadcastConfig",
+  [NPKIT_TEST_REDUCE] = "ncclReduceConfig",         [NPKIT_TEST_ALLGATHER] = "ncclAllGatherConfig",
+  [NPKIT_TEST_REDUCESCATTER] = "ncclReduceScatterConfig",
+  [NPKIT_TEST_ALLTOALL] = "ncclAlltoAllConfig",     [NPKIT_TEST_GATHER] = "ncclGatherConfig",
+  [NPKIT_TEST_SCATTER] = "ncclScatterConfig",
 };
 
 const char *npkit_test_fn_name(npkit_test_fn fn) {
@@ -221,10 +233,44 @@ static npkit_test_pending *prepare(npkit_test_fn fn, const npkit_test_comm *comm
   return p;
 }
 
-static ncclResult_t issue(const npkit_test_pending *p) {
+typedef ncclResult_t (*cfg_reduce_fn)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
+                                     ncclComm_t, cudaStream_t, const npkit_test_coll_cfg *);
+typedef ncclResult_t (*cfg_rooted_fn)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
+                                     cudaStream_t, const npkit_test_coll_cfg *);
+typedef ncclResult_t (*cfg_reduce_rooted_fn)(const void *, void *, size_t, ncclDataType_t,
+                                            ncclRedOp_t, int, ncclComm_t, cudaStream_t,
+                                            const npkit_test_coll_cfg *);
+typedef ncclResult_t (*cfg_plain_fn)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+                                    cudaStream_t, const npkit_test_coll_cfg *);
+
+/* The nccl*Config variants take the plain call's arguments and the config (2.31.2 nccl.h.in). */
+static ncclResult_t issue_config(const npkit_test_pending *p) {
   ncclComm_t c = p->comm.comm;
   size_t n = p->count;
   ncclDataType_t t = p->datatype;
+  const npkit_test_coll_cfg *cfg = &p->config;
+  switch (p->fn) {
+  case NPKIT_TEST_ALLREDUCE:
+  case NPKIT_TEST_REDUCESCATTER:
+    return ((cfg_reduce_fn)p->config_fn)(p->send, p->recv, n, t, p->op, c, 0, cfg);
+  case NPKIT_TEST_BROADCAST:
+  case NPKIT_TEST_GATHER:
+  case NPKIT_TEST_SCATTER:
+    return ((cfg_rooted_fn)p->config_fn)(p->send, p->recv, n, t, p->root, c, 0, cfg);
+  case NPKIT_TEST_REDUCE:
+    return ((cfg_reduce_rooted_fn)p->config_fn)(p->send, p->recv, n, t, p->op, p->root, c, 0, cfg);
+  case NPKIT_TEST_ALLGATHER:
+  case NPKIT_TEST_ALLTOALL:
+    return ((cfg_plain_fn)p->config_fn)(p->send, p->recv, n, t, c, 0, cfg);
+  default: return ncclInvalidArgument;
+  }
+}
+
+static inline __attribute__((always_inline)) ncclResult_t issue(const npkit_test_pending *p) {
+  ncclComm_t c = p->comm.comm;
+  size_t n = p->count;
+  ncclDataType_t t = p->datatype;
+  if (p->config_fn != NULL) return issue_config(p);
   switch (p->fn) {
   case NPKIT_TEST_ALLREDUCE: return ncclAllReduce(p->send, p->recv, n, t, p->op, c, 0);
   case NPKIT_TEST_BROADCAST: return ncclBroadcast(p->send, p->recv, n, t, p->root, c, 0);
@@ -241,10 +287,18 @@ static ncclResult_t issue(const npkit_test_pending *p) {
   return ncclInvalidArgument;
 }
 
-static void journal(const npkit_test_ctx *ctx, npkit_test_fn fn, const npkit_test_comm *comm,
-                    size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root,
-                    ncclResult_t res) {
-  npkit_test_call c = npkit_test_call_make(fn_names[fn], res);
+static void journal(const npkit_test_ctx *ctx, const npkit_test_pending *p, ncclResult_t res) {
+  npkit_test_fn fn = p->fn;
+  const npkit_test_comm *comm = &p->comm;
+  size_t count = p->count;
+  ncclDataType_t datatype = p->datatype;
+  ncclRedOp_t op = p->op;
+  int root = p->root;
+  npkit_test_call c = npkit_test_call_make(p->config_fn ? config_names[fn] : fn_names[fn], res);
+  if (p->config_fn) {
+    c.has_tag = 1;
+    c.tag = p->config.userProfilerTag;
+  }
   c.comm = comm->label;
   c.nranks = comm->nranks;
   c.count = (long long)count;
@@ -255,17 +309,20 @@ static void journal(const npkit_test_ctx *ctx, npkit_test_fn fn, const npkit_tes
   npkit_test_journal_write(ctx->journal, &c);
 }
 
-ncclResult_t npkit_test_coll(npkit_test_ctx *ctx, npkit_test_fn fn, const npkit_test_comm *comm,
+/* Inlined: the call-site tests expect npkit_test_coll itself to be NCCL's caller. */
+static inline __attribute__((always_inline)) ncclResult_t run_call(npkit_test_ctx *ctx, npkit_test_fn fn, const npkit_test_comm *comm,
                              size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root,
-                             unsigned call) {
+                             unsigned call, void *config_fn, uint64_t tag) {
   npkit_test_pending *p = prepare(fn, comm, count, datatype, op, root, call);
   if (!p) {
     fprintf(stderr, "out of memory for %s of %zu elements\n", fn_names[fn], count);
     ctx->failures++;
     return ncclSystemError;
   }
+  p->config_fn = config_fn;
+  p->config = npkit_test_coll_cfg_make(tag);
   ncclResult_t res = issue(p);
-  journal(ctx, fn, comm, count, datatype, op, root, res);
+  journal(ctx, p, res);
   if (res != ncclSuccess) {
     ctx->failures++;
     release(p);
@@ -279,6 +336,23 @@ ncclResult_t npkit_test_coll(npkit_test_ctx *ctx, npkit_test_fn fn, const npkit_
   }
   if (ctx->group_depth == 0) settle(ctx, 1);
   return res;
+}
+
+ncclResult_t npkit_test_coll(npkit_test_ctx *ctx, npkit_test_fn fn, const npkit_test_comm *comm,
+                             size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root,
+                             unsigned call) {
+  return run_call(ctx, fn, comm, count, datatype, op, root, call, NULL, 0);
+}
+
+ncclResult_t npkit_test_coll_config(npkit_test_ctx *ctx, npkit_test_fn fn,
+                                    const npkit_test_comm *comm, size_t count,
+                                    ncclDataType_t datatype, ncclRedOp_t op, int root,
+                                    unsigned call, uint64_t tag) {
+  void *f = fn < sizeof config_names / sizeof config_names[0] && config_names[fn] != NULL
+                ? npkit_test_sym(config_names[fn])
+                : NULL;
+  if (f == NULL) return NPKIT_TEST_UNRESOLVED;
+  return run_call(ctx, fn, comm, count, datatype, op, root, call, f, tag);
 }
 
 ncclResult_t npkit_test_group_start(npkit_test_ctx *ctx) {

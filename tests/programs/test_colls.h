@@ -8,6 +8,7 @@
 #define NPKIT_TEST_COLLS_H
 
 #include <nccl.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct npkit_test_comm {
@@ -57,6 +58,14 @@ ncclResult_t npkit_test_coll(npkit_test_ctx *ctx, npkit_test_fn fn, const npkit_
                              size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root,
                              unsigned call);
 
+/* The same call through its nccl*Config entry point (NCCL 2.31+, not for Bcast, Send and Recv),
+ * with `tag` as the config's user profiler tag.  The entry point is looked up at run time:
+ * NPKIT_TEST_UNRESOLVED, with nothing called or journaled, when no library of the process has it. */
+#define NPKIT_TEST_UNRESOLVED ((ncclResult_t)-2)
+ncclResult_t npkit_test_coll_config(npkit_test_ctx *ctx, npkit_test_fn fn,
+                                    const npkit_test_comm *comm, size_t count,
+                                    ncclDataType_t datatype, ncclRedOp_t op, int root,
+                                    unsigned call, uint64_t tag);
 ncclResult_t npkit_test_group_start(npkit_test_ctx *ctx);
 ncclResult_t npkit_test_group_end(npkit_test_ctx *ctx);
 

@@ -12,7 +12,7 @@
 npkit_test_call npkit_test_call_make(const char *fn, int result) {
   npkit_test_call c = {
     .fn = fn, .comm = NULL, .nranks = 0, .count = -1, .datatype = -1, .op = -1,
-    .root = -1, .peer = -1, .size = -1, .result = result,
+    .root = -1, .peer = -1, .size = -1, .result = result, .has_tag = 0, .tag = 0,
   };
   return c;
 }
@@ -48,6 +48,7 @@ void npkit_test_journal_write(FILE *journal, const npkit_test_call *c) {
   if (c->root >= 0) fprintf(journal, " root=%d", c->root);
   if (c->peer >= 0) fprintf(journal, " peer=%d", c->peer);
   if (c->size >= 0) fprintf(journal, " size=%lld", c->size);
+  if (c->has_tag) fprintf(journal, " tag=%llu", c->tag);
   if (c->result == NPKIT_TEST_NO_RESULT)
     fputs(" result=none\n", journal);
   else

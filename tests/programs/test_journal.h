@@ -26,6 +26,8 @@ typedef struct npkit_test_call {
   int peer;               /* -1 if none */
   long long size;         /* bytes for MemAlloc and registrations, -1 if none */
   int result;             /* ncclResult_t, or NPKIT_TEST_NO_RESULT */
+  int has_tag;            /* an nccl*Config call: its user profiler tag follows */
+  unsigned long long tag;
 } npkit_test_call;
 
 /* A call description with every optional field absent. */

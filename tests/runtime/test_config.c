@@ -87,6 +87,10 @@ static void test_good_values(void) {
     npkit_fn_set want = {{0}};
     npkit_fn_set_add(&want, NPKIT_FN_AllReduce);
     npkit_fn_set_add(&want, NPKIT_FN_Send);
+    /* the rest of the p2p class: NCCL 2.29's one-sided operations */
+    npkit_fn_set_add(&want, NPKIT_FN_PutSignal);
+    npkit_fn_set_add(&want, NPKIT_FN_Signal);
+    npkit_fn_set_add(&want, NPKIT_FN_WaitSignal);
     CHECK(memcmp(&cfg.ops, &want, sizeof want) == 0);
   }
   CHECK(cfg.log_level == NPKIT_LEVEL_DEBUG);

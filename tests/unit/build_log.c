@@ -7,7 +7,7 @@
  *   header  clock_base= mono_base= pid= rank= world= local_rank= nccl= host= launcher= libver=
  *           version= header_size= record_size= endian=          (first line, optional)
  *   ev      fn= (name or id) kind= start= end= thread= count= bytes= stream= seq= (number or "none")
- *           group= aux= comm= peer= datatype= redop= result= flags=
+ *           group= aux= comm= peer= datatype= redop= result= flags= user_tag=
  *   comm    local_id= parent= comm_id= handle= rank= nranks= device= created_by= create_ns= name=
  *   thread  index= os_tid= name=
  *   counter thread= source= recorded= dropped=
@@ -153,6 +153,7 @@ static npkit_event parse_event(field *f, int n) {
     else if (IS("redop")) a->redop = (int32_t)num(&f[i]);
     else if (IS("result")) a->result = (int32_t)num(&f[i]);
     else if (IS("flags")) a->flags = (uint32_t)num(&f[i]);
+    else if (IS("user_tag")) a->user_tag = num(&f[i]);
     else unknown_key(&f[i]);
   }
   return ev;

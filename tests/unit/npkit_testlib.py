@@ -48,6 +48,24 @@ def api_table():
 
 
 API = api_table()
+
+
+def api_returns():
+    """name -> the Ret column of nccl_api.def (R, S, I, T; V for the _VOID entries)."""
+    text = re.sub(r"/\*.*?\*/", "", open(os.path.join(SOURCE_DIR, "src", "common", "nccl_api.def")).read(), flags=re.S)
+    out = {}
+    for m in re.finditer(r"NPKIT_NCCL_API(_VOID)?\(\s*(\w+)\s*,\s*\w+\s*,\s*\d+\s*,\s*(\w+)?", text):
+        out["nccl" + m.group(2)] = "V" if m.group(1) else m.group(3)
+    return out
+
+
+RETURNS = api_returns()
+# the nccl*Config collectives (2.31) and the collective each is recorded as
+CONFIG_OF = {"ncclAllReduce": "ncclAllReduceConfig", "ncclBroadcast": "ncclBroadcastConfig",
+             "ncclReduce": "ncclReduceConfig", "ncclAllGather": "ncclAllGatherConfig",
+             "ncclReduceScatter": "ncclReduceScatterConfig", "ncclAlltoAll": "ncclAlltoAllConfig",
+             "ncclGather": "ncclGatherConfig", "ncclScatter": "ncclScatterConfig"}
+API_CONFIG = 0x40
 FN_ID = {name: i + 1 for i, (name, _, _) in enumerate(API)}
 
 

@@ -25,7 +25,7 @@ THREADS = {1: (5001, "main"), 2: (5002, "worker")}
 def ev(fn, thread, start, end, **kw):
     e = dict(fn=FN_ID[fn] if isinstance(fn, str) else fn, kind=1, thread=thread, start=B + start, end=B + end,
              count=0, bytes=0, stream=0, seq=NO_SEQ, group=0, aux=0, comm=0, peer=-1, datatype=-1, redop=-1,
-             result=0, flags=0)
+             result=0, flags=0, user_tag=0)
     e.update(kw)
     return e
 
@@ -85,6 +85,16 @@ def handcrafted():
         coll("ncclAllReduce", 1, 10**12 + 7, 10**12 + 7 + 123456789, 1, 7, 7, 7, redop=3),
         ev("ncclCommDestroy", 1, 900000, 900100, comm=2),
         ev("ncclCommShrink", 1, 910000, 910100, comm=1, result=5, flags=0x20),
+        # 2.31: an nccl*Config call, recorded as its collective, tagged and untagged
+        coll("ncclAllReduce", 1, 920000, 920500, 1, 64, 7, 8, redop=0, flags=API_CONFIG, user_tag=2**63 + 5),
+        coll("ncclGather", 1, 921000, 921500, 1, 8, 0, 9, peer=0, flags=API_CONFIG),
+        # the flag means nothing on a function without a Config variant
+        coll("ncclBcast", 1, 922000, 922500, 1, 8, 0, 10, peer=0, flags=API_CONFIG, user_tag=7),
+        # returning an int, a team, a string: no result code to show
+        ev("ncclTeamRankToWorld", 1, 930000, 930100, comm=1, aux=3),
+        ev("ncclTeamWorld", 1, 931000, 931100, comm=1),
+        ev("ncclGetErrorString", 1, 932000, 932100),
+        ev("ncclPutSignal", 1, 933000, 933100, comm=1, count=4, datatype=7, bytes=16, peer=2, seq=11),
     ])
     return blocks
 
@@ -105,7 +115,7 @@ def random_events(rng, n, t0):
                comm=rng.choice([1, 2]), count=rng.randrange(2**40), datatype=dt, bytes=rng.randrange(2**50),
                stream=rng.randrange(2**64), seq=rng.choice([NO_SEQ, rng.randrange(2**63)]),
                result=rng.choice([0, 0, 0, 1, 7, 9]))
-        if fn in ROOTED or fn in ("ncclSend", "ncclRecv"):
+        if fn in ROOTED or fn in ("ncclSend", "ncclRecv", "ncclPutSignal", "ncclSignal"):
             e["peer"] = rng.randrange(-1, 64)
         if fn in ("ncclAllReduce", "ncclReduce", "ncclReduceScatter"):
             e["redop"] = rng.randrange(-1, 7)
@@ -130,7 +140,7 @@ def expected_args(e):
         a["op"] = REDOPS[e["redop"]] if e["redop"] < 5 else "premulsum"
     if name in ROOTED:
         a["root"] = e["peer"]
-    elif name in ("ncclSend", "ncclRecv"):
+    elif name in ("ncclSend", "ncclRecv", "ncclPutSignal", "ncclSignal"):
         a["peer"] = e["peer"]
     if e["comm"]:
         c = COMMS.get(e["comm"])
@@ -145,7 +155,8 @@ def expected_args(e):
         a["seq"] = e["seq"]
     if moves:
         a["stream"] = hex(e["stream"])
-    a["result"] = RESULTS[e["result"]] if 0 <= e["result"] < len(RESULTS) else "ncclUnknownResult"
+    if RETURNS.get(name, "R") == "R":  # functions returning a string, an int or a team have no code
+        a["result"] = RESULTS[e["result"]] if 0 <= e["result"] < len(RESULTS) else "ncclUnknownResult"
     if e["group"]:
         a["group"] = e["group"]
     if name in CREATES_COMM and e["aux"]:
@@ -155,9 +166,17 @@ def expected_args(e):
         a["size"] = e["aux"]
     elif name == "ncclGetVersion" and e["aux"]:
         a["version"] = e["aux"]
+    if e["flags"] & API_CONFIG and name in CONFIG_OF and e["user_tag"]:
+        a["user_tag"] = "0x%x" % e["user_tag"]
     if e["flags"] & 0x20:
         a["missing"] = True
     return a
+
+
+def shown_name(e):
+    """The name a call is shown under: an nccl*Config call keeps the name it was called by."""
+    name = fn_name(e["fn"])
+    return CONFIG_OF[name] if e["flags"] & API_CONFIG and name in CONFIG_OF else name
 
 
 def comm_line(c, **over):
@@ -252,10 +271,10 @@ def main_scenario():
         check(k not in by_key, "duplicate call %r" % (k,))
         by_key[k] = x
     for e in rendered:
-        k = (4000 + e["thread"], e["start"] - B, fn_name(e["fn"]))
+        k = (4000 + e["thread"], e["start"] - B, shown_name(e))
         x = by_key.get(k)
         check(x is not None, "call %r missing" % (k,))
-        want = {"name": fn_name(e["fn"]), "cat": "nccl_api", "ph": "X", "pid": pid, "tid": 4000 + e["thread"],
+        want = {"name": shown_name(e), "cat": "nccl_api", "ph": "X", "pid": pid, "tid": 4000 + e["thread"],
                 "ts": x["ts"], "dur": x["dur"], "args": expected_args(e)}
         check(x == want, "call:\n got  %r\n want %r" % (x, want))
         check(ns_of(x["dur"]) == max(0, e["end"] - e["start"]), "dur of %r" % (x,))
