@@ -9,7 +9,8 @@ the demo lists at the end exist; its HTML page loads in headless Chromium with e
 timeline whose late lane is rank 2.
 
 A sanitizer build is left out: the demo preloads the library alone, which a sanitizer runtime
-refuses; the same job runs under the sanitizers in tests/report/test_report_mpirun.py."""
+refuses; nccl_mix with a late rank and the fake CUPTI runs under the sanitizers in
+tests/report/test_report_mpirun.py."""
 
 import glob
 import gzip
