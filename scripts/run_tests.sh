@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds npkit-preload and runs the whole test suite with ctest, three times:
+# Builds npkit-preload and runs the whole test suite with ctest, three times, after installing what
+# it needs on Debian/Ubuntu (scripts/packages.txt; as root with apt-get, else it says what to run):
 #   1. a normal build (./build), with the libFuzzer targets (clang) run for a bounded time,
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build (./build-asan),
 #   3. a ThreadSanitizer build (./build-tsan).
@@ -25,6 +26,9 @@ while [ $# -gt 0 ]; do
     *) echo "run_tests.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+
+source scripts/lib/deps.sh
+npkit_deps_ensure run_tests.sh test || exit 1
 
 jobs=$(nproc)
 failed=()

@@ -51,6 +51,9 @@ typedef struct npkit_log_header {
 #define NPKIT_LOG_F_TSC_CLOCK 0x1u /* times were read from the CPU's time-stamp counter and mapped
                                       onto CLOCK_REALTIME (see npkit_end_rec.clock_*); without it,
                                       every time is a CLOCK_REALTIME reading */
+#define NPKIT_LOG_F_SIMULATED 0x2u /* NPKIT_SIMULATED was set: the job ran against stand-ins for NCCL
+                                      and CUPTI (the test suite's fakes, as in scripts/demo.sh), so
+                                      GPU activity and NCCL's events are simulated, not measured */
 
 typedef enum npkit_block_type {
   NPKIT_BLOCK_EVENTS = 1,   /* payload: count × npkit_event (record_size each) */

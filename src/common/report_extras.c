@@ -72,6 +72,19 @@ int npkit_report_extras_run(npkit_report_extras *x, char *const *paths, size_t n
   return 0;
 }
 
+int npkit_report_extras_run_report(npkit_report_extras *x, const npkit_report *rep, char *err, size_t errlen) {
+  char **paths = calloc(rep->n_logs ? rep->n_logs : 1, sizeof *paths);
+  if (paths == NULL) {
+    memset(x, 0, sizeof *x);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < rep->n_logs; i++) paths[i] = rep->logs[i].path;
+  int rc = npkit_report_extras_run(x, paths, rep->n_logs, err, errlen);
+  free(paths);
+  return rc;
+}
+
 void npkit_report_extras_free(npkit_report_extras *x) {
   npkit_callsites_free(&x->sites);
   for (size_t i = 0; i < x->n_logs; i++) npkit_mark_overlap_free(&x->logs[i].overlap);

@@ -33,6 +33,9 @@ typedef struct npkit_report_extras {
  * is short. */
 int npkit_report_extras_run(npkit_report_extras *x, char *const *paths, size_t n, char *err, size_t errlen);
 void npkit_report_extras_free(npkit_report_extras *x);
+/* The same for the logs of a report (its readable logs, in its order). */
+struct npkit_report;
+int npkit_report_extras_run_report(npkit_report_extras *x, const struct npkit_report *rep, char *err, size_t errlen);
 
 /* The sections as text ("Call sites", "Overlap with marked computation").  0, or -1 if writing
  * failed. */
@@ -42,6 +45,11 @@ int npkit_report_extras_text(npkit_report_extras *x, FILE *out);
  *                    "exposed_us":..,"overlap_ratio":..,"gpu_events":..,"marks":[{"name":..,"ranges":..,
  *                    "total_us":..}]}] (logs with marks only). */
 void npkit_report_extras_json(npkit_report_extras *x, npkit_json *w);
+
+/* The sections as HTML: <section id="call-sites"> with the tables "call-site-rows" and
+ * "call-site-frames", and <section id="marks"> with the table "mark-overlap"; each says what to set
+ * when the logs hold no stacks or no marks.  0, or -1 if writing failed. */
+int npkit_report_extras_html(npkit_report_extras *x, FILE *out);
 
 /* run + text + free: what `npkit report` prints after its own sections.  0, or -1 with a message. */
 int npkit_report_extras_print(char *const *paths, size_t n, FILE *out, char *err, size_t errlen);

@@ -32,6 +32,40 @@ void npkit_report_comm_label(const npkit_report *rep, uint32_t comm, char *buf, 
     snprintf(buf, len, "comm %08" PRIx64 " (%" PRId32 " ranks)", c->comm_id >> 32, c->nranks);
 }
 
+void npkit_report_overview(const npkit_report *rep, char *buf, size_t len) {
+  uint64_t calls = 0, events = 0, first = 0, last = 0;
+  char a[32], b[32];
+  for (size_t i = 0; i < rep->n_logs; i++) {
+    const npkit_rep_log *l = &rep->logs[i];
+    calls += l->api_calls;
+    events += l->events;
+    if (l->first_ns && (first == 0 || l->first_ns < first)) first = l->first_ns;
+    if (l->last_ns > last) last = l->last_ns;
+  }
+  npkit_report_bytes(rep->input_bytes, a, sizeof(a));
+  npkit_report_duration(last > first ? (double)(last - first) : 0, b, sizeof(b));
+  snprintf(buf, len, "%zu log%s on %zu host%s, %" PRIu64 " events (%" PRIu64 " NCCL calls), %s of activity, %s read",
+           rep->n_logs, rep->n_logs == 1 ? "" : "s", rep->n_hosts, rep->n_hosts == 1 ? "" : "s", events, calls, b, a);
+}
+
+size_t npkit_report_simulated_logs(const npkit_report *rep) {
+  size_t n = 0;
+  for (size_t i = 0; i < rep->n_logs; i++) n += rep->logs[i].simulated != 0;
+  return n;
+}
+
+void npkit_report_simulated_note(const npkit_report *rep, char *buf, size_t len) {
+  size_t n = npkit_report_simulated_logs(rep);
+  if (n == 0) {
+    snprintf(buf, len, "%s", "");
+    return;
+  }
+  snprintf(buf, len,
+           "SIMULATED GPU: %s%zu of %zu logs were recorded with NPKIT_SIMULATED=1, against the fake NCCL and CUPTI "
+           "of the test suite: kernels, GPU times and NCCL's own events come from a simulation on the CPU, not from "
+           "a GPU.", n == rep->n_logs ? "all " : "", n, rep->n_logs);
+}
+
 static void three_digits(double v, const char *unit, char *buf, size_t len);
 
 void npkit_report_bytes(uint64_t bytes, char *buf, size_t len) {

@@ -6,8 +6,11 @@
 #include <string.h>
 
 #include "nccl_names.h"
+#include "report_extras.h"
+#include "report_html_util.h"
 #include "report_render.h"
 #include "report_svg.h"
+#include "report_timeline.h"
 
 #ifndef NPKIT_VERSION_STRING
 #define NPKIT_VERSION_STRING "unknown"
@@ -25,45 +28,19 @@ static const char style[] =
   "svg.plot{border:1px solid #eee;margin:8px 8px 8px 0;background:#fff}\n"
   "svg .grid{stroke:#eee}svg .axis{stroke:#888}svg text{font-size:11px;fill:#333}"
   "svg .ytick{text-anchor:end}svg .xtick{text-anchor:middle}svg .alabel{text-anchor:middle;font-size:12px}"
-  "svg .ptitle{font-size:13px;font-weight:bold}svg .legend{text-anchor:end}\n";
+  "svg .ptitle{font-size:13px;font-weight:bold}svg .legend{text-anchor:end}\n"
+  ".simulated{background:#fff4d6;border:1px solid #e0b040;padding:8px 12px;font-weight:bold}\n"
+  "code{font-size:.9em}td.frames{font-family:monospace;font-size:.9em}\n"
+  "svg.timeline .row-bg{fill:#f7f7f7}svg.timeline .lane-label{font-weight:bold}svg.timeline .late .lane-label{fill:#b00}"
+  "svg.timeline .row-label{text-anchor:end;fill:#888;font-size:10px}"
+  "svg.timeline .call{fill:#8fb3d9}svg.timeline .call.focus{fill:#1f4e8c;stroke:#000;stroke-width:.6}"
+  "svg.timeline .kernel.comm{fill:#59a14f}svg.timeline .kernel.comm.focus{fill:#2d6a2a;stroke:#000;stroke-width:.6}"
+  "svg.timeline .kernel.compute{fill:#b07aa1}svg.timeline .kernel.memory{fill:#bab0ac}"
+  "svg.timeline .wait{fill:#f28e2b;fill-opacity:.75}\n";
 
 #define ESC(s) npkit_html_escape(o, (s))
 
-static void td(FILE *o, const char *cls, const char *text) {
-  fputs(cls ? "<td class=\"l\">" : "<td>", o);
-  ESC(text);
-  fputs("</td>", o);
-}
-
-static void td_u64(FILE *o, uint64_t v) {
-  fprintf(o, "<td>%" PRIu64 "</td>", v);
-}
-
-static void td_dur(FILE *o, double ns) {
-  char b[32];
-  npkit_report_duration(ns, b, sizeof(b));
-  td(o, NULL, b);
-}
-
-static void td_gbs(FILE *o, double v) {
-  if (isnan(v)) fputs("<td>-</td>", o);
-  else fprintf(o, "<td>%.3f</td>", v);
-}
-
-static void head_row(FILE *o, const char *const *cols, size_t n) {
-  fputs("<tr>", o);
-  for (size_t i = 0; i < n; i++) {
-    fputs(i == 0 ? "<th class=\"l\">" : "<th>", o);
-    ESC(cols[i]);
-    fputs("</th>", o);
-  }
-  fputs("</tr>\n", o);
-}
-#define HEAD(o, ...)                                             \
-  do {                                                           \
-    static const char *const cols_[] = {__VA_ARGS__};            \
-    head_row((o), cols_, sizeof(cols_) / sizeof(cols_[0]));      \
-  } while (0)
+#define HEAD NPKIT_HTML_HEAD
 
 static void findings(npkit_report *rep, FILE *o) {
   char t[32];
@@ -108,19 +85,25 @@ static void alignment(npkit_report *rep, FILE *o) {
     for (size_t h = 0; h < rep->n_hosts; h++) {
       const npkit_align_host *a = &rep->hosts[h].align;
       fputs("<tr>", o);
-      td(o, "l", rep->hosts[h].name);
-      td_u64(o, rep->hosts[h].n_logs);
-      td_dur(o, (double)a->offset_ns);
-      td_dur(o, a->status == NPKIT_ALIGN_OK ? a->uncertainty_ns : NAN);
-      td_dur(o, a->status == NPKIT_ALIGN_OK ? a->sigma_ns : NAN);
-      td_u64(o, a->samples);
-      td_u64(o, a->used);
-      td_u64(o, a->rejected);
-      td(o, NULL, a->via >= 0 ? rep->hosts[a->via].name : "-");
-      td(o, NULL, npkit_align_status_name(a->status));
+      npkit_html_td(o, 1, rep->hosts[h].name);
+      npkit_html_td_u64(o, rep->hosts[h].n_logs);
+      npkit_html_td_dur(o, (double)a->offset_ns);
+      npkit_html_td_dur(o, a->status == NPKIT_ALIGN_OK ? a->uncertainty_ns : NAN);
+      npkit_html_td_dur(o, a->status == NPKIT_ALIGN_OK ? a->sigma_ns : NAN);
+      npkit_html_td_u64(o, a->samples);
+      npkit_html_td_u64(o, a->used);
+      npkit_html_td_u64(o, a->rejected);
+      npkit_html_td(o, 0, a->via >= 0 ? rep->hosts[a->via].name : "-");
+      npkit_html_td(o, 0, npkit_align_status_name(a->status));
       fputs("</tr>\n", o);
     }
     fputs("</table>\n", o);
+    if (rep->align.cycle_checks > 0) {
+      char w[32];
+      npkit_report_duration(rep->align.worst_cycle_ns, w, sizeof(w));
+      fprintf(o, "<p class=\"note\">Consistency: %" PRIu32 " of %" PRIu32 " cross-checks failed (largest mismatch %s)."
+                 "</p>\n", rep->align.cycle_failures, rep->align.cycle_checks, w);
+    }
   }
   if (rep->host_end_spread.n > 0) {
     char a[32], b[32];
@@ -142,25 +125,25 @@ static void table(npkit_report *rep, FILE *o) {
   for (size_t i = 0; i < rep->table.n; i++) {
     const npkit_table_row *r = &rep->table.rows[i];
     fputs("<tr>", o);
-    td(o, "l", npkit_fn_short_name(r->key.fn));
+    npkit_html_td(o, 1, npkit_fn_short_name(r->key.fn));
     npkit_report_comm_label(rep, r->key.comm, cl, sizeof(cl));
-    td(o, "l", cl);
+    npkit_html_td(o, 1, cl);
     npkit_report_bytes(r->key.bytes, sz, sizeof(sz));
-    td(o, NULL, sz);
-    td_u64(o, r->key.count);
-    td(o, NULL, npkit_datatype_name(r->key.datatype));
-    td(o, NULL, r->key.redop >= 0 ? npkit_redop_name(r->key.redop) : "-");
+    npkit_html_td(o, 0, sz);
+    npkit_html_td_u64(o, r->key.count);
+    npkit_html_td(o, 0, npkit_datatype_name(r->key.datatype));
+    npkit_html_td(o, 0, r->key.redop >= 0 ? npkit_redop_name(r->key.redop) : "-");
     if (r->key.root >= 0) snprintf(root, sizeof(root), "%" PRId32, r->key.root);
     else snprintf(root, sizeof(root), "-");
-    td(o, NULL, root);
-    td_u64(o, r->calls);
-    td_u64(o, r->samples);
-    td(o, NULL, npkit_time_source_name(r->source));
-    td_dur(o, r->mean_ns);
-    td_dur(o, r->p50_ns);
-    td_dur(o, r->p99_ns);
-    td_gbs(o, r->algbw_gbs);
-    td_gbs(o, r->busbw_gbs);
+    npkit_html_td(o, 0, root);
+    npkit_html_td_u64(o, r->calls);
+    npkit_html_td_u64(o, r->samples);
+    npkit_html_td(o, 0, npkit_time_source_name(r->source));
+    npkit_html_td_dur(o, r->mean_ns);
+    npkit_html_td_dur(o, r->p50_ns);
+    npkit_html_td_dur(o, r->p99_ns);
+    npkit_html_td_gbs(o, r->algbw_gbs);
+    npkit_html_td_gbs(o, r->busbw_gbs);
     if (r->algo[0] || r->proto[0]) {
       fputs("<td>", o);
       ESC(r->algo[0] ? r->algo : "?");
@@ -224,15 +207,15 @@ static int curves(npkit_report *rep, FILE *o) {
     for (size_t k = 0; k < cv->n; k++) {
       const npkit_curve_point *p = &cv->pts[k];
       fputs(p->flagged ? "<tr class=\"flag\">" : "<tr>", o);
-      td(o, "l", npkit_fn_short_name(cv->fn));
-      td(o, "l", cl);
+      npkit_html_td(o, 1, npkit_fn_short_name(cv->fn));
+      npkit_html_td(o, 1, cl);
       npkit_report_bytes(p->bytes, sz, sizeof(sz));
-      td(o, NULL, sz);
-      td_dur(o, p->time_ns);
-      td_gbs(o, p->algbw_gbs);
-      td_gbs(o, p->busbw_gbs);
+      npkit_html_td(o, 0, sz);
+      npkit_html_td_dur(o, p->time_ns);
+      npkit_html_td_gbs(o, p->algbw_gbs);
+      npkit_html_td_gbs(o, p->busbw_gbs);
       fprintf(o, "<td>%.0f</td>", p->instances);
-      td(o, NULL, p->flagged ? "yes" : "");
+      npkit_html_td(o, 0, p->flagged ? "yes" : "");
       fputs("</tr>\n", o);
     }
   }
@@ -258,8 +241,13 @@ static int stragglers(npkit_report *rep, FILE *o) {
   npkit_report_duration(npkit_quantile_get(&s->spread, 0.5), a, sizeof(a));
   npkit_report_duration(npkit_quantile_get(&s->spread, 0.99), b, sizeof(b));
   npkit_report_duration((double)s->spread.max, c, sizeof(c));
-  fprintf(o, "<p>%" PRIu64 " collective instances compared across ranks; arrival spread median %s, p99 %s, max %s; "
-             "%" PRIu64 " above the threshold.</p>\n", s->instances, a, b, c, s->over);
+  fprintf(o, "<p>%" PRIu64 " collective instances compared across ranks (%s times); arrival spread median %s, p99 %s, "
+             "max %s.", s->instances, s->gpu == s->instances ? "GPU" : "API call", a, b, c);
+  npkit_report_duration(s->over_ns, a, sizeof(a));
+  fprintf(o, " %" PRIu64 " (%.1f %%) exceed the threshold, %s of delay in all.", s->over,
+          100.0 * (double)s->over / (double)s->instances, a);
+  if (s->mixed) fprintf(o, " %" PRIu64 " instances skipped: GPU times on some ranks, CPU times on others.", s->mixed);
+  fputs("</p>\n", o);
   const char **labels = malloc((s->n_ranks ? s->n_ranks : 1) * sizeof(*labels));
   char (*store)[64] = malloc((s->n_ranks ? s->n_ranks : 1) * sizeof(*store));
   double *delay = malloc((s->n_ranks ? s->n_ranks : 1) * sizeof(*delay));
@@ -297,13 +285,13 @@ static int stragglers(npkit_report *rep, FILE *o) {
     const npkit_strag_rank *r = &s->ranks[i];
     npkit_report_log_label(rep, i, lab, sizeof(lab));
     fputs("<tr>", o);
-    td(o, "l", lab);
-    td_u64(o, r->instances);
-    td_u64(o, r->last);
-    td_u64(o, r->last_over);
-    td_dur(o, r->delay_caused_ns);
-    td_dur(o, r->instances ? r->lag_ns / (double)r->instances : NAN);
-    td_dur(o, r->waited_ns);
+    npkit_html_td(o, 1, lab);
+    npkit_html_td_u64(o, r->instances);
+    npkit_html_td_u64(o, r->last);
+    npkit_html_td_u64(o, r->last_over);
+    npkit_html_td_dur(o, r->delay_caused_ns);
+    npkit_html_td_dur(o, r->instances ? r->lag_ns / (double)r->instances : NAN);
+    npkit_html_td_dur(o, r->waited_ns);
     fputs("</tr>\n", o);
   }
   fputs("</table>\n<table id=\"largest-spreads\">", o);
@@ -311,16 +299,16 @@ static int stragglers(npkit_report *rep, FILE *o) {
   for (size_t i = 0; i < s->n_top; i++) {
     const npkit_strag_instance *in = &s->top[i];
     fputs("<tr>", o);
-    td(o, "l", npkit_fn_short_name(in->fn));
-    td_u64(o, in->seq);
+    npkit_html_td(o, 1, npkit_fn_short_name(in->fn));
+    npkit_html_td_u64(o, in->seq);
     npkit_report_comm_label(rep, in->comm, cl, sizeof(cl));
-    td(o, "l", cl);
-    td_u64(o, in->ranks);
-    td_dur(o, in->spread_ns);
+    npkit_html_td(o, 1, cl);
+    npkit_html_td_u64(o, in->ranks);
+    npkit_html_td_dur(o, in->spread_ns);
     npkit_report_log_label(rep, in->last_log, lab, sizeof(lab));
-    td(o, NULL, lab);
+    npkit_html_td(o, 0, lab);
     npkit_report_log_label(rep, in->first_log, lab, sizeof(lab));
-    td(o, NULL, lab);
+    npkit_html_td(o, 0, lab);
     fputs("</tr>\n", o);
   }
   fputs("</table></section>\n", o);
@@ -358,16 +346,16 @@ static int gpu(npkit_report *rep, FILE *o) {
     size_t regular = 0;
     for (size_t s = 0; s < l->gpu.n_streams; s++) regular += l->gpu.streams[s].regular != 0;
     fputs("<tr>", o);
-    td(o, "l", lab);
+    npkit_html_td(o, 1, lab);
     if (isnan(l->gpu.overlap_ratio)) fputs("<td>-</td>", o);
     else fprintf(o, "<td>%.1f %%</td>", 100.0 * l->gpu.overlap_ratio);
-    td_dur(o, (double)l->gpu.comm_ns);
-    td_dur(o, (double)l->gpu.compute_ns);
-    td_dur(o, (double)l->gpu.exposed_ns);
-    td_dur(o, (double)l->gpu.busy_ns);
-    td_dur(o, (double)l->gpu.idle_ns);
-    td_u64(o, l->gpu.n_streams);
-    td_u64(o, regular);
+    npkit_html_td_dur(o, (double)l->gpu.comm_ns);
+    npkit_html_td_dur(o, (double)l->gpu.compute_ns);
+    npkit_html_td_dur(o, (double)l->gpu.exposed_ns);
+    npkit_html_td_dur(o, (double)l->gpu.busy_ns);
+    npkit_html_td_dur(o, (double)l->gpu.idle_ns);
+    npkit_html_td_u64(o, l->gpu.n_streams);
+    npkit_html_td_u64(o, regular);
     fputs("</tr>\n", o);
   }
   fputs("</table>\n<table id=\"gpu-idle\">", o);
@@ -382,15 +370,15 @@ static int gpu(npkit_report *rep, FILE *o) {
       if (s == 0) snprintf(name, sizeof(name), "whole GPU");
       else snprintf(name, sizeof(name), "stream %" PRIu32 ":%" PRIu32, st->device, st->stream);
       fputs(st->regular ? "<tr class=\"flag\">" : "<tr>", o);
-      td(o, "l", lab);
-      td(o, "l", name);
-      td_u64(o, st->kernels);
-      td_dur(o, (double)st->idle_ns);
-      td_u64(o, st->gaps);
-      td_dur(o, (double)st->max_gap_ns);
-      td_u64(o, st->regular ? st->regular_gaps : 0);
-      td_dur(o, st->regular ? st->gap_ns : NAN);
-      td_dur(o, st->regular ? st->period_ns : NAN);
+      npkit_html_td(o, 1, lab);
+      npkit_html_td(o, 1, name);
+      npkit_html_td_u64(o, st->kernels);
+      npkit_html_td_dur(o, (double)st->idle_ns);
+      npkit_html_td_u64(o, st->gaps);
+      npkit_html_td_dur(o, (double)st->max_gap_ns);
+      npkit_html_td_u64(o, st->regular ? st->regular_gaps : 0);
+      npkit_html_td_dur(o, st->regular ? st->gap_ns : NAN);
+      npkit_html_td_dur(o, st->regular ? st->period_ns : NAN);
       fputs("</tr>\n", o);
     }
   }
@@ -418,10 +406,10 @@ static void losses(npkit_report *rep, FILE *o) {
       int over = pct > 100.0 * NPKIT_REPORT_LOSS_LIMIT;
       advice |= over;
       fputs(over ? "<tr class=\"flag\">" : "<tr>", o);
-      td(o, "l", lab);
-      td(o, NULL, npkit_source_name(s->source));
-      td_u64(o, s->recorded);
-      td_u64(o, s->dropped);
+      npkit_html_td(o, 1, lab);
+      npkit_html_td(o, 0, npkit_source_name(s->source));
+      npkit_html_td_u64(o, s->recorded);
+      npkit_html_td_u64(o, s->dropped);
       fprintf(o, "<td>%.2f %%</td></tr>\n", pct);
     }
   }
@@ -431,14 +419,48 @@ static void losses(npkit_report *rep, FILE *o) {
   fputs("</section>\n", o);
 }
 
+/* The timeline strip and the call-site and marks sections read the logs again. */
+static void timeline(npkit_report *rep, FILE *o) {
+  npkit_timeline tl;
+  char err[256];
+  if (npkit_timeline_build(rep, &tl, err, sizeof(err)) != 0) {
+    fputs("<section id=\"timeline-section\"><h2>Timeline of the largest arrival spread</h2><p class=\"note\">", o);
+    ESC(err);
+    fputs("</p></section>\n", o);
+    return;
+  }
+  npkit_timeline_html(rep, &tl, o);
+  npkit_timeline_free(&tl);
+}
+
+static void extras(npkit_report *rep, FILE *o) {
+  npkit_report_extras x;
+  char err[256];
+  if (npkit_report_extras_run_report(&x, rep, err, sizeof(err)) == 0) {
+    npkit_report_extras_html(&x, o);
+  } else {
+    fputs("<section id=\"call-sites\"><h2>Call sites and marks</h2><p class=\"note\">", o);
+    ESC(err);
+    fputs("</p></section>\n", o);
+  }
+  npkit_report_extras_free(&x);
+}
+
 int npkit_report_html(npkit_report *rep, FILE *o) {
-  char a[32];
+  char line[256], sim[320];
   fprintf(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
              "<meta name=\"generator\" content=\"npkit-preload %s\">\n<title>npkit report</title>\n<style>\n%s</style>"
              "</head>\n<body>\n<h1>npkit report</h1>\n", NPKIT_VERSION_STRING, style);
-  npkit_report_bytes(rep->input_bytes, a, sizeof(a));
-  fprintf(o, "<p id=\"summary\">%zu log%s on %zu host%s, %s of event logs read.</p>\n", rep->n_logs,
-          rep->n_logs == 1 ? "" : "s", rep->n_hosts, rep->n_hosts == 1 ? "" : "s", a);
+  npkit_report_simulated_note(rep, sim, sizeof(sim));
+  if (sim[0] != '\0') {
+    fputs("<p class=\"simulated\" id=\"simulated\">", o);
+    ESC(sim);
+    fputs("</p>\n", o);
+  }
+  npkit_report_overview(rep, line, sizeof(line));
+  fputs("<p id=\"summary\">", o);
+  ESC(line);
+  fputs(".</p>\n", o);
   if (rep->n_warnings > 0) {
     fputs("<ul class=\"warnings\">", o);
     for (size_t i = 0; i < rep->n_warnings; i++) {
@@ -449,12 +471,14 @@ int npkit_report_html(npkit_report *rep, FILE *o) {
     fputs("</ul>\n", o);
   }
   findings(rep, o);
+  timeline(rep, o);
   table(rep, o);
   int rc = curves(rep, o);
   if (rc == 0) rc = stragglers(rep, o);
   if (rc == 0) rc = gpu(rep, o);
   alignment(rep, o);
   losses(rep, o);
+  extras(rep, o);
   fputs("<p class=\"note\">Generated by npkit-preload " NPKIT_VERSION_STRING ". Definitions: docs/report.md.</p>\n"
         "</body></html>\n", o);
   fflush(o);

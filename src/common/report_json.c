@@ -399,18 +399,14 @@ static void findings(npkit_report *rep, npkit_json *w) {
 /* The call-site table and the marks' overlap (report_extras.h) read the logs again; they add
  * "call_sites" and "mark_overlap" keys, or an "extras_error" string when the logs cannot be re-read. */
 static void callsites_and_marks(npkit_report *rep, npkit_json *w) {
-  char **paths = calloc(rep->n_logs ? rep->n_logs : 1, sizeof *paths);
-  if (paths == NULL) return;
-  for (size_t i = 0; i < rep->n_logs; i++) paths[i] = rep->logs[i].path;
   npkit_report_extras x;
   char err[256];
-  if (npkit_report_extras_run(&x, paths, rep->n_logs, err, sizeof err) == 0) {
+  if (npkit_report_extras_run_report(&x, rep, err, sizeof err) == 0) {
     npkit_report_extras_json(&x, w);
-    npkit_report_extras_free(&x);
   } else {
     kv_str(w, "extras_error", err);
   }
-  free(paths);
+  npkit_report_extras_free(&x);
 }
 
 int npkit_report_json(npkit_report *rep, int fd, char *err, size_t errlen) {
@@ -429,6 +425,7 @@ int npkit_report_json(npkit_report *rep, int fd, char *err, size_t errlen) {
   kv_uint(&w, "logs", rep->n_logs);
   kv_uint(&w, "hosts", rep->n_hosts);
   kv_uint(&w, "bytes", rep->input_bytes);
+  kv_uint(&w, "simulated_logs", npkit_report_simulated_logs(rep));
   npkit_json_key(&w, "warnings");
   npkit_json_begin_array(&w);
   for (size_t i = 0; i < rep->n_warnings; i++) npkit_json_string(&w, rep->warnings[i]);

@@ -53,6 +53,7 @@ typedef struct npkit_rep_log {
   uint64_t first_ns, last_ns;   /* earliest start and latest end of its events, own clock */
   uint64_t events, recorded, dropped;
   int truncated, closed_cleanly;
+  int simulated;                /* recorded with NPKIT_SIMULATED (fake NCCL and CUPTI) */
   char truncation[160];
   npkit_rep_loss loss[NPKIT_REPORT_MAX_SOURCES];
   uint32_t n_loss;
@@ -128,6 +129,10 @@ int npkit_report_run(npkit_report *rep, char *const *paths, size_t n_paths, cons
                      char *err, size_t errlen);
 void npkit_report_free(npkit_report *rep);
 
+/* Member ids of a communicator (indices into members, ids of the instance store), in comm-rank
+ * order, without the ranks that have no log; out has room for c->n_members.  Returns the count. */
+size_t npkit_report_comm_members(const npkit_rep_comm *c, uint32_t *out);
+
 /* Helpers for the renderers. */
 /* "rank 3" or "host:pid" */
 void npkit_report_log_label(const npkit_report *rep, size_t log, char *buf, size_t len);
@@ -138,6 +143,12 @@ void npkit_report_comm_label(const npkit_report *rep, uint32_t comm, char *buf, 
 void npkit_report_bytes(uint64_t bytes, char *buf, size_t len);
 /* "12.3 us", "4.56 ms", "1.23 s" */
 void npkit_report_duration(double ns, char *buf, size_t len);
+/* "4 logs on 1 host, 18419 events (501 NCCL calls), 3.89 s of activity, 2.26 MiB read" */
+void npkit_report_overview(const npkit_report *rep, char *buf, size_t len);
+/* Logs recorded with NPKIT_SIMULATED: a report of them describes a simulation, and says so first. */
+size_t npkit_report_simulated_logs(const npkit_report *rep);
+/* The sentence that says so ("" when no log is simulated). */
+void npkit_report_simulated_note(const npkit_report *rep, char *buf, size_t len);
 const char *npkit_source_name(uint32_t source);
 /* Parses a duration such as "5us", "2.5ms", "1s", "300ns"; a bare number is in default_unit
  * ("ns", "us", "ms" or "s").  Returns 0 and sets *ns, or -1 if s is not a duration. */

@@ -61,6 +61,7 @@ static void read_identity(const npkit_log_reader *r, log_id *id) {
   l->dropped = r->dropped;
   l->truncated = r->truncated;
   l->closed_cleanly = r->has_end;
+  l->simulated = (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0;
   if (r->truncated)
     snprintf(l->truncation, sizeof(l->truncation), "%s at offset %" PRIu64, r->truncation, r->truncated_at);
   snprintf(id->host, sizeof(id->host), "%s", r->header.host);
@@ -303,8 +304,7 @@ static int strag_instance(void *p, uint64_t seq, const npkit_inst_entry *e, size
   return npkit_straggler_add(w->s, &w->ctx, w->comm, seq, e, n);
 }
 
-/* Member ids of a communicator, in comm-rank order, without the ranks that have no log. */
-static size_t comm_members(const npkit_rep_comm *c, uint32_t *out) {
+size_t npkit_report_comm_members(const npkit_rep_comm *c, uint32_t *out) {
   size_t n = 0;
   if (c->members == NULL) return 0;
   for (int32_t r = 0; r < c->nranks; r++)
@@ -332,7 +332,7 @@ static int stragglers(npkit_report *rep) {
   rc = 0;
   for (uint32_t c = 0; c < rep->n_comms && rc == 0; c++) {
     w.comm = c;
-    size_t n = comm_members(&rep->comms[c], ids);
+    size_t n = npkit_report_comm_members(&rep->comms[c], ids);
     if (n >= 2) rc = npkit_inst_join(rep->inst, ids, n, strag_instance, &w) != 0 ? -1 : 0;
   }
 out:

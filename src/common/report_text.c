@@ -40,20 +40,11 @@ static void host_ranks(const npkit_report *rep, uint32_t host, char *buf, size_t
 }
 
 static void overview(npkit_report *rep, FILE *o) {
-  uint64_t calls = 0, events = 0;
-  uint64_t first = 0, last = 0;
-  char a[32], b[32];
-  for (size_t i = 0; i < rep->n_logs; i++) {
-    const npkit_rep_log *l = &rep->logs[i];
-    calls += l->api_calls;
-    events += l->events;
-    if (l->first_ns && (first == 0 || l->first_ns < first)) first = l->first_ns;
-    if (l->last_ns > last) last = l->last_ns;
-  }
-  npkit_report_bytes(rep->input_bytes, a, sizeof(a));
-  npkit_report_duration(last > first ? (double)(last - first) : 0, b, sizeof(b));
-  fprintf(o, "npkit report: %zu log%s on %zu host%s, %" PRIu64 " events (%" PRIu64 " NCCL calls), %s of activity, %s read\n",
-          rep->n_logs, rep->n_logs == 1 ? "" : "s", rep->n_hosts, rep->n_hosts == 1 ? "" : "s", events, calls, b, a);
+  char line[256], sim[320];
+  npkit_report_overview(rep, line, sizeof(line));
+  fprintf(o, "npkit report: %s\n", line);
+  npkit_report_simulated_note(rep, sim, sizeof(sim));
+  if (sim[0] != '\0') fprintf(o, "%s\n", sim);
   for (size_t i = 0; i < rep->n_warnings; i++) fprintf(o, "warning: %s\n", rep->warnings[i]);
 }
 

@@ -67,6 +67,9 @@ void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t bas
     npkit_json_key(w, "clock_max_error_ns");
     npkit_json_uint(w, r->end.clock_max_error_ns);
   }
+  /* Traces of the demo (and of tests) run against stand-ins for NCCL and CUPTI say so. */
+  npkit_json_key(w, "simulated");
+  npkit_json_bool(w, (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0);
   npkit_json_key(w, "base_ns"); /* a string: a double would round it */
   snprintf(buf, sizeof(buf), "%" PRIu64, base_ns);
   npkit_json_string(w, buf);
@@ -176,12 +179,15 @@ static void write_process_meta(const npkit_log_reader *r, npkit_json *w, int64_t
     snprintf(part, sizeof(part), " " MIDDOT " GPU %" PRId32, dev);
     strncat(name, part, sizeof(name) - strlen(name) - 1);
   }
+  int simulated = (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0;
+  if (simulated) strncat(name, " " MIDDOT " simulated GPU", sizeof(name) - strlen(name) - 1);
   npkit_trace_meta_string(w, "process_name", pid, -1, "name", name);
   npkit_trace_meta_int(w, "process_sort_index", pid, -1, "sort_index", r->rank >= 0 ? r->rank : r->header.pid);
   if (r->world_size > 0)
-    snprintf(name, sizeof(name), "npkit-preload, world %" PRId32, r->world_size);
+    snprintf(name, sizeof(name), "npkit-preload, world %" PRId32 "%s", r->world_size,
+             simulated ? ", simulated: fake NCCL and CUPTI" : "");
   else
-    snprintf(name, sizeof(name), "npkit-preload");
+    snprintf(name, sizeof(name), "npkit-preload%s", simulated ? ", simulated: fake NCCL and CUPTI" : "");
   npkit_trace_meta_string(w, "process_labels", pid, -1, "labels", name);
 }
 

@@ -248,6 +248,7 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   cfg->event_buf_mb = get_u64(getenv_fn, "NPKIT_EVENT_BUF_SIZE", NPKIT_DEFAULT_BUF_MB, 1, 65536);
   cfg->flush_ms = get_u64(getenv_fn, "NPKIT_FLUSH_MS", NPKIT_DEFAULT_FLUSH_MS, 1, 3600000);
   cfg->write_json = get_bool(getenv_fn, "NPKIT_JSON", 1);
+  cfg->simulated = get_bool(getenv_fn, "NPKIT_SIMULATED", 0);
   cfg->clock_tsc = get_clock(getenv_fn);
   cfg->signals = get_bool(getenv_fn, "NPKIT_SIGNALS", 1);
   get_path(getenv_fn, "NPKIT_NCCL_LIBRARY", "", cfg->nccl_library, sizeof cfg->nccl_library);

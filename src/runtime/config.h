@@ -27,6 +27,7 @@ typedef struct npkit_config {
   uint64_t flush_ms;           /* NPKIT_FLUSH_MS */
   int clock_tsc;               /* NPKIT_CLOCK: auto (1) lets timestamps come from the TSC, realtime (0) */
   int write_json;              /* NPKIT_JSON */
+  int simulated;               /* NPKIT_SIMULATED: label the log and its traces as a simulation */
   int signals;                 /* NPKIT_SIGNALS: finish the trace on SIGTERM/SIGINT */
   int plugin;                  /* NPKIT_PLUGIN: act as NCCL's profiler plugin */
   uint32_t plugin_events;      /* NPKIT_PLUGIN_EVENTS: NPKIT_PEV_* bits */

@@ -96,6 +96,7 @@ static void start(void) {
   h.local_rank = ident.local_rank;
   h.nccl_header_version = NPKIT_NCCL_HEADER_VERSION;
   if (tsc) h.flags |= NPKIT_LOG_F_TSC_CLOCK;
+  if (npkit_cfg.simulated) h.flags |= NPKIT_LOG_F_SIMULATED;
   snprintf(h.host, sizeof h.host, "%s", ident.host);
   snprintf(h.launcher, sizeof h.launcher, "%s", ident.source);
   snprintf(h.library_version, sizeof h.library_version, "%s", NPKIT_VERSION_STRING);

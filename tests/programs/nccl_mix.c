@@ -6,16 +6,25 @@
  * Gather / Scatter, a Send/Recv ring exchange in a group, a group of fused AllReduces, and
  * collectives on the split communicator.
  *
+ * With --compute-us, each iteration also runs "GPU computation" where the fake libcupti of
+ * tests/fakes_cupti is loaded (nothing happens under a real CUPTI or none): a forward kernel the
+ * host waits for, then a backward kernel that the gradient AllReduces overlap, as data-parallel
+ * training does.  With --marks the phases are marked (npkit_preload.h): forward, backward,
+ * optimizer.
+ *
  * Prints nothing on stdout.  --journal, --results and --check make the run checkable: see usage().
  * Exit status: 0 on success, 1 when an NCCL call failed or (with --check) data was wrong, 2 on a
  * usage error. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <mpi.h>
 #include <nccl.h>
+#include <npkit_preload.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "../fakes_cupti/fake_cupti_hooks.h"
 #include "test_colls.h"
 #include "test_journal.h"
 #include "test_opts.h"
@@ -23,7 +32,8 @@
 typedef struct mix_options {
   long iters;
   long delay_rank, delay_us;
-  int check, small, new_api;
+  long compute_us;
+  int check, small, medium, new_api, marks;
   const char *results, *journal;
   const char *end; /* how the job ends: destroy, finalize-first, abort, none */
 } mix_options;
@@ -41,6 +51,13 @@ static const mix_sizes full_sizes = {
   .ring = 65536, .fused = {1000, 2000, 500, 3000}, .split_allreduce = 4096,
   .split_broadcast = 1000,
 };
+/* An eighth of the full sizes (4 KB to 1 MB): what the demo runs, so that filling and moving the
+ * buffers on host memory stays small beside the delays it shows on a laptop's few cores. */
+static const mix_sizes medium_sizes = {
+  .bucket = {1024, 16384, 32768, 262144}, .shard = 8192, .broadcast = 32768, .reduce = 1024,
+  .bcast = 12500, .alltoall = 2048, .gather = 1024, .scatter = 1024, .ring = 8192,
+  .fused = {1000, 2000, 500, 3000}, .split_allreduce = 4096, .split_broadcast = 1000,
+};
 /* Odd, tiny counts: fast, and they catch size arithmetic that only works for round numbers. */
 static const mix_sizes small_sizes = {
   .bucket = {17, 64, 33, 1000}, .shard = 24, .broadcast = 50, .reduce = 10, .bcast = 77,
@@ -50,10 +67,12 @@ static const mix_sizes small_sizes = {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: nccl_mix [--iters N] [--small] [--no-new-api] [--check] [--results FILE]\n"
+          "usage: nccl_mix [--iters N] [--small|--medium] [--no-new-api] [--check] [--results FILE]\n"
           "                [--journal FILE] [--delay-rank R --delay-us U] [--end MODE]\n"
+          "                [--compute-us U] [--marks]\n"
           "  --iters N        iterations of the training-like mix (default 5)\n"
           "  --small          tiny message sizes, for fast tests\n"
+          "  --medium         an eighth of the default sizes (4 KB to 1 MB)\n"
           "  --no-new-api     skip AlltoAll, Gather and Scatter (NCCL older than 2.28)\n"
           "  --check          verify every received buffer; exit 1 on a mismatch\n"
           "  --results FILE   write checksums of all received buffers to FILE.rank<R>\n"
@@ -63,7 +82,11 @@ static void usage(void) {
           "                   abort (ncclCommAbort instead of destroy), none (no teardown)\n"
           "  --delay-rank R --delay-us U\n"
           "                   rank R sleeps U microseconds before every AllReduce of the\n"
-          "                   iterations after the first\n");
+          "                   iterations after the first\n"
+          "  --compute-us U   per iteration a forward kernel of U us that the host waits for and a\n"
+          "                   backward kernel of U us beside the gradient AllReduces (only with the\n"
+          "                   fake libcupti of the tests loaded; nothing otherwise)\n"
+          "  --marks          mark the phases forward, backward and optimizer (npkit_preload.h)\n");
 }
 
 static int parse_options(int argc, char **argv, mix_options *o) {
@@ -90,10 +113,17 @@ static int parse_options(int argc, char **argv, mix_options *o) {
       else
         o->journal = v;
       i++;
+    } else if (!strcmp(a, "--compute-us")) {
+      if (npkit_test_parse_long("--compute-us", v, 0, 10000000, &o->compute_us)) return -1;
+      i++;
+    } else if (!strcmp(a, "--marks")) {
+      o->marks = 1;
     } else if (!strcmp(a, "--check")) {
       o->check = 1;
     } else if (!strcmp(a, "--small")) {
       o->small = 1;
+    } else if (!strcmp(a, "--medium")) {
+      o->medium = 1;
     } else if (!strcmp(a, "--no-new-api")) {
       o->new_api = 0;
     } else if (!strcmp(a, "--end") && v != NULL &&
@@ -119,12 +149,52 @@ typedef struct mix_job {
   npkit_test_ctx ctx;
   npkit_test_comm world, split;
   int rank;
+  int device;                    /* the world communicator's CUDA device */
+  npkit_fake_kernel_fn kernel;   /* the fake libcupti's launch hook, NULL without it */
 } mix_job;
+
+/* The stream the computation runs on, apart from NCCL's (the legacy default stream). */
+#define COMPUTE_STREAM 0x2000u
 
 static void sleep_us(long us) {
   struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
   while (nanosleep(&ts, &ts) != 0) {
   }
+}
+
+/* The fake libcupti's launch hook, if the process has it loaded (the profiler loads it when it
+ * starts GPU timing, at the first communicator). */
+static npkit_fake_kernel_fn find_kernel_hook(void) {
+  void *lib = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+  if (lib == NULL) return NULL;
+  npkit_fake_kernel_fn f;
+  *(void **)(&f) = dlsym(lib, NPKIT_FAKE_CUPTI_KERNEL);
+  dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
+  return f;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A compute kernel of us microseconds from now on the compute stream. */
+static void compute(const mix_job *job, const char *name, long us) {
+  if (job->kernel == NULL || us <= 0) return;
+  uint64_t t = now_ns();
+  npkit_fake_kernel k = {.name = name, .device = (uint32_t)job->device, .stream = COMPUTE_STREAM,
+                         .start_ns = t, .end_ns = t + (uint64_t)us * 1000u, .grid = {1024, 1, 1},
+                         .block = {256, 1, 1}, .registers = 64, .static_shared = 16384};
+  job->kernel(&k);
+}
+
+static void mark_begin(const mix_job *job, const char *name) {
+  if (job->opt->marks) npkit_mark_begin(name);
+}
+
+static void mark_end(const mix_job *job, const char *name) {
+  if (job->opt->marks) npkit_mark_end(name);
 }
 
 /* The straggler: a rank that arrives late at every AllReduce makes the others wait in it. */
@@ -141,11 +211,24 @@ static void run_iteration(mix_job *job, long it) {
   int n = w->nranks, me = w->rank;
   unsigned k = (unsigned)it * 100u;
 
-  /* backward pass: gradient buckets, largest last as the first layers finish last */
+  /* forward pass: the host waits for its result (a loss read back, say) */
+  mark_begin(job, "forward");
+  if (job->kernel != NULL && job->opt->compute_us > 0) {
+    compute(job, "_Z14forward_layersPKfPfi", job->opt->compute_us);
+    sleep_us(job->opt->compute_us);
+  }
+  mark_end(job, "forward");
+
+  /* backward pass: gradient buckets, largest last as the first layers finish last; their
+   * AllReduces run beside the backward kernel */
+  mark_begin(job, "backward");
+  compute(job, "_Z15backward_layersPKfPfi", job->opt->compute_us);
   allreduce(job, it, w, s->bucket[0], ncclFloat32, ncclSum, k + 1);
   allreduce(job, it, w, s->bucket[1], ncclBfloat16, ncclSum, k + 2);
   allreduce(job, it, w, s->bucket[2], ncclInt32, ncclMax, k + 3);
   allreduce(job, it, w, s->bucket[3], ncclFloat32, ncclSum, k + 4);
+  mark_end(job, "backward");
+  mark_begin(job, "optimizer");
 
   /* ZeRO: reduce-scatter the gradients, all-gather the updated parameters */
   npkit_test_coll(ctx, NPKIT_TEST_REDUCESCATTER, w, s->shard, ncclFloat32, ncclSum, -1, k + 5);
@@ -185,6 +268,7 @@ static void run_iteration(mix_job *job, long it) {
   allreduce(job, it, &job->split, s->split_allreduce, ncclFloat32, ncclMin, k + 18);
   npkit_test_coll(ctx, NPKIT_TEST_BROADCAST, &job->split, s->split_broadcast, ncclInt64, ncclSum,
                   0, k + 19);
+  mark_end(job, "optimizer");
 }
 
 static void journal_result(mix_job *job, const char *fn, const npkit_test_comm *c,
@@ -250,7 +334,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
-  mix_job job = {.opt = &opt, .sz = opt.small ? &small_sizes : &full_sizes, .rank = rank};
+  mix_job job = {.opt = &opt, .sz = opt.small ? &small_sizes : opt.medium ? &medium_sizes : &full_sizes, .rank = rank};
   npkit_test_ctx_init(&job.ctx);
   job.ctx.check = opt.check;
   int io_error = 0, mpi_finalized = 0;
@@ -262,6 +346,10 @@ int main(int argc, char **argv) {
   int any_io_error = 0;
   MPI_Allreduce(&io_error, &any_io_error, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (!any_io_error && setup_comms(&job, nranks) == 0) {
+    if (opt.compute_us > 0) { /* computation runs on the communicator's device */
+      journal_result(&job, "ncclCommCuDevice", &job.world, ncclCommCuDevice(job.world.comm, &job.device));
+      job.kernel = find_kernel_hook();
+    }
     for (long it = 0; it < opt.iters; it++) run_iteration(&job, it);
     npkit_test_ctx_finish(&job.ctx);
     if (!strcmp(opt.end, "finalize-first")) {

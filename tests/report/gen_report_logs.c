@@ -11,7 +11,8 @@
  * With --gpu each instance is also a training step on the GPU: a compute kernel of --compute ns
  * on stream 7 from T, and the collective's kernel (named like NCCL's) on stream 13 from
  * T + compute − overlap for t(S); the API call then only launches it (a few µs of CPU), so times
- * must come from the GPU.  The step repeats every --period ns.  GPU records use the layout of
+ * must come from the GPU; with --late the late rank launches it that much later and every rank's
+ * kernel lasts until t(S) after the late one started.  The step repeats every --period ns.  GPU records use the layout of
  * include/npkit/event_log.h (npkit_ev_gpu); --plugin adds the profiler plugin's Coll tasks with
  * an algorithm and protocol.
  *
@@ -21,6 +22,9 @@
  *   --late RANK:NS  --jitter NS (arrival, uniform 0..NS)  --exit-jitter NS (uniform 0..NS)
  *   --gap NS (20000)  --subcomm  --gpu  --compute NS (400000)  --overlap NS (100000)
  *   --period NS (0: no fixed period)  --plugin ALGO:PROTO  --drop RANK:PERCENT  --seed N
+ *   --stacks N (0..16: call k comes from call site k mod N, "step_<i>" called from "main")
+ *   --marks  (without --gpu: a "forward" mark range from 10 us to 1 us before each arrival; needs
+ *            a --gap above 10 us)
  *   --events N  (keeps issuing instances until every log holds at least N events; for benchmarks)
  */
 #include <errno.h>
@@ -43,6 +47,12 @@
 #define T0 1764671234000000000ull
 #define NAME_COMPUTE (NPKIT_STRING_ID_GPU_BASE + 1)
 #define NAME_NCCL (NPKIT_STRING_ID_GPU_BASE + 2)
+#define NAME_MARK 1                     /* the "forward" mark */
+#define FRAME_MAIN 2                    /* frames of the call sites: main, then step_<i> from 3 */
+#define MAX_STACKS 16
+/* --marks: a "forward" range from MARK_LEAD to MARK_TAIL ns before each API-timed arrival */
+#define MARK_LEAD 10000.0
+#define MARK_TAIL 1000.0
 
 typedef struct opts {
   int ranks, hosts;
@@ -54,7 +64,8 @@ typedef struct opts {
   uint64_t bw_above;
   int late_rank;
   double late_ns, jitter, exit_jitter, gap;
-  int subcomm, gpu;
+  int subcomm, gpu, marks;
+  int stacks;
   double compute, overlap, period;
   char algo[16], proto[8];
   int drop_rank;
@@ -162,17 +173,33 @@ static int instance(uint64_t k, double *t) {
     int64_t off = o.offset[host_of(r)];
     if (!o.gpu) {
       double end = last + d + uniform(o.exit_jitter);
+      if (o.marks) {
+        npkit_event mb, me;
+        memset(&mb, 0, sizeof(mb));
+        mb.kind = NPKIT_EV_MARK_BEGIN;
+        mb.thread = 1;
+        mb.u.mark.name = NAME_MARK;
+        me = mb;
+        me.kind = NPKIT_EV_MARK_END;
+        mb.start_ns = mb.end_ns = at(arrive[r] - MARK_LEAD, off);
+        me.start_ns = me.end_ns = at(arrive[r] - MARK_TAIL, off);
+        if (push(ro, &mb) != 0 || push(ro, &me) != 0) return -1;
+      }
       npkit_event e = api(NPKIT_FN_AllReduce, at(arrive[r], off), at(end, off), 1, k, s);
+      if (o.stacks) e.u.api.stack_id = k % (uint64_t)o.stacks + 1;
       if (push(ro, &e) != 0) return -1;
       ro->api++;
     } else {
-      /* the step: compute, then the collective's kernel starting `overlap` before compute ends */
-      double c0 = *t, k0 = c0 + o.compute - o.overlap, k1 = k0 + d + uniform(o.exit_jitter);
+      /* the step: compute, then the collective's kernel starting `overlap` before compute ends; a
+       * late rank launches it --late later, and every rank's kernel runs until the last one came */
+      double c0 = *t, k0 = c0 + o.compute - o.overlap, kr = k0 + (r == o.late_rank ? o.late_ns : 0);
+      double k1 = k0 + (o.late_rank >= 0 ? o.late_ns : 0) + d + uniform(o.exit_jitter);
       uint64_t corr = ++ro->corr;
-      npkit_event e = api(NPKIT_FN_AllReduce, at(k0 - 5000, off), at(k0 - 2000, off), 1, k, s);
+      npkit_event e = api(NPKIT_FN_AllReduce, at(kr - 5000, off), at(kr - 2000, off), 1, k, s);
       e.u.api.corr_id = corr;
+      if (o.stacks) e.u.api.stack_id = k % (uint64_t)o.stacks + 1;
       npkit_event kc = kernel(at(c0, off), at(c0 + o.compute, off), 7, NAME_COMPUTE, NPKIT_FN_NONE, 0, 0, 0);
-      npkit_event kn = kernel(at(k0, off), at(k1, off), 13, NAME_NCCL, NPKIT_FN_AllReduce, k, corr, s);
+      npkit_event kn = kernel(at(kr, off), at(k1, off), 13, NAME_NCCL, NPKIT_FN_AllReduce, k, corr, s);
       if (push(ro, &e) != 0 || push(ro, &kc) != 0 || push(ro, &kn) != 0) return -1;
       ro->api++;
       ro->gpu += 2;
@@ -233,6 +260,7 @@ static int parse(int argc, char **argv) {
     double x, y;
     if (!strcmp(a, "--gpu")) { o.gpu = 1; continue; }
     if (!strcmp(a, "--subcomm")) { o.subcomm = 1; continue; }
+    if (!strcmp(a, "--marks")) { o.marks = 1; continue; }
     if (v == NULL) {
       fprintf(stderr, "gen_report_logs: %s needs a value\n", a);
       return -1;
@@ -250,6 +278,7 @@ static int parse(int argc, char **argv) {
     else if (!strcmp(a, "--overlap")) o.overlap = atof(v);
     else if (!strcmp(a, "--period")) o.period = atof(v);
     else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--stacks")) o.stacks = atoi(v);
     else if (!strcmp(a, "--events")) o.min_events = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--offset")) {
       if (parse_pair(v, a, &x, &y) || x < 0 || x >= MAX_HOSTS) return -1;
@@ -284,7 +313,7 @@ static int parse(int argc, char **argv) {
     }
   }
   if (o.ranks < 1 || o.ranks > MAX_RANKS || o.hosts < 1 || o.hosts > MAX_HOSTS || o.hosts > o.ranks || o.n_sizes < 1 ||
-      o.bw <= 0) {
+      o.bw <= 0 || o.stacks < 0 || o.stacks > MAX_STACKS) {
     fprintf(stderr, "gen_report_logs: bad ranks, hosts, sizes or bandwidth\n");
     return -1;
   }
@@ -321,6 +350,25 @@ static int open_rank(const char *dir, int r) {
   }
   npkit_thread_rec th = {1, 20000 + r, "train"};
   if (npkit_lb_comms(ro->b, c, nc) != 0 || npkit_lb_threads(ro->b, &th, 1) != 0) return -1;
+  if (o.marks || o.stacks) { /* the mark's name and the frames of the call sites */
+    char text[MAX_STACKS + 2][48];
+    const char *texts[MAX_STACKS + 2];
+    uint32_t ids[MAX_STACKS + 2];
+    size_t lens[MAX_STACKS + 2], n = 0;
+    snprintf(text[n], sizeof(text[n]), "forward");
+    ids[n++] = NAME_MARK;
+    snprintf(text[n], sizeof(text[n]), "main+0x5eb (train+0x1962) train.c:101");
+    ids[n++] = FRAME_MAIN;
+    for (int i = 0; i < o.stacks; i++) {
+      snprintf(text[n], sizeof(text[n]), "step_%d+0x1f (train+0x%x) train.c:%d", i, 0x1300 + 0x40 * i, 40 + i);
+      ids[n++] = (uint32_t)(FRAME_MAIN + 1 + i);
+    }
+    for (size_t i = 0; i < n; i++) {
+      texts[i] = text[i];
+      lens[i] = strlen(text[i]);
+    }
+    if (npkit_lb_strings(ro->b, ids, texts, lens, n) != 0) return -1;
+  }
   if (o.gpu) {
     static const char *const names[] = {"sgemm_128x64_nn", "ncclDevKernel_AllReduce_Sum_f32_RING_LL"};
     uint32_t ids[] = {NAME_COMPUTE, NAME_NCCL};
@@ -348,6 +396,18 @@ static int close_rank(int r, double end) {
   /* lost events: PERCENT of what the rank tried to record */
   uint64_t dropped = r == o.drop_rank ? (uint64_t)((double)ro->api * o.drop_pct / (100.0 - o.drop_pct) + 0.5) : 0;
   npkit_counter_rec cnt[2] = {{1, NPKIT_SRC_API, ro->api, dropped}, {0, NPKIT_SRC_CUPTI, ro->gpu, 0}};
+  if (o.stacks) { /* site i: step_i called from main (ids from 1, as the library numbers them) */
+    unsigned char buf[MAX_STACKS * 16];
+    size_t len = 0;
+    for (int i = 0; i < o.stacks; i++) {
+      npkit_stack_rec rec = {(uint32_t)i + 1, 2};
+      uint32_t frames[2] = {(uint32_t)(FRAME_MAIN + 1 + i), FRAME_MAIN};
+      memcpy(buf + len, &rec, sizeof(rec));
+      memcpy(buf + len + sizeof(rec), frames, sizeof(frames));
+      len += sizeof(rec) + sizeof(frames);
+    }
+    if (npkit_lb_raw_block(ro->b, NPKIT_BLOCK_STACK, (uint32_t)o.stacks, buf, (uint32_t)len) != 0) return -1;
+  }
   npkit_end_rec er = {.end_ns = at(end, o.offset[host_of(r)]), .events_recorded = ro->written, .events_dropped = dropped};
   int rc = npkit_lb_counters(ro->b, cnt, o.gpu ? 2 : 1) || npkit_lb_end(ro->b, &er) || npkit_lb_close(ro->b);
   free(ro->ev);

@@ -52,6 +52,10 @@ class RealJob(lib.TempDirTestCase):
     def check_report(self, trace, journal, source):
         rep = rt.report_json(self, trace)
         self.assertEqual(rep["inputs"]["logs"], NP)
+        # the fakes alone do not make a run "simulated": only NPKIT_SIMULATED=1 does (tests/scripts)
+        self.assertEqual(rep["inputs"]["simulated_logs"], 0)
+        text = rt.tool("report", trace)
+        self.assertNotIn("SIMULATED", text.stdout)
         self.assertEqual([r["rank"] for r in rep["ranks"]], list(range(NP)))
         self.assertFalse(rep["clock_alignment"]["estimated"])  # one host
         # the table counts what the program called

@@ -225,7 +225,7 @@ def main_scenario():
     check(trace["displayTimeUnit"] == "ns", "displayTimeUnit")
     want_other = {
         "tool": "npkit-preload", "version": version, "log_version": 1, "writer_version": "0.1.0",
-        "nccl_header_version": 22809, "clock": "CLOCK_REALTIME", "clock_source": "clock_gettime",
+        "nccl_header_version": 22809, "clock": "CLOCK_REALTIME", "clock_source": "clock_gettime", "simulated": False,
         "base_ns": str(B), "host": "node1",
         "pid": 4242, "rank": 3, "world_size": 4, "local_rank": 1, "rank_source": "comm",
         "events": len(all_events), "dropped": 8, "truncated": False, "closed_cleanly": True,
