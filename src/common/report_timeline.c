@@ -95,6 +95,17 @@ static int place(const npkit_timeline *tl, int64_t off, const npkit_event *ev, n
   return 1;
 }
 
+/* A call inside a group is launched by the ncclGroupEnd that closes it: the kernels of its group
+ * (attributed to that GroupEnd, without the call's seq) are the instance's too. */
+static void mark_group_kernels(npkit_tl_lane *l) {
+  uint64_t group = 0;
+  for (size_t i = 0; i < l->n_calls && group == 0; i++)
+    if (l->calls[i].focus) group = l->calls[i].group;
+  if (group == 0) return;
+  for (size_t i = 0; i < l->n_gpu; i++)
+    if (l->gpu[i].group == group && l->gpu[i].kind == NPKIT_TL_COMM_KERNEL) l->gpu[i].focus = 1;
+}
+
 /* Reads one log for the calls and GPU activity in the window.  1: read, 0: unreadable (warned),
  * -1: memory. */
 static int read_lane(const npkit_report *rep, npkit_timeline *tl, npkit_tl_lane *l) {
@@ -112,12 +123,14 @@ static int read_lane(const npkit_report *rep, npkit_timeline *tl, npkit_tl_lane 
     int gpu = 0;
     if (ev->kind == NPKIT_EV_API) {
       it.kind = NPKIT_TL_CALL;
+      it.group = ev->u.api.group;
       it.focus = local != 0 && ev->u.api.comm == local && ev->u.api.seq == tl->inst.seq && ev->func == tl->inst.fn;
     } else if (ev->kind == NPKIT_EV_GPU_KERNEL || ev->kind == NPKIT_EV_GPU_MEMCPY ||
                ev->kind == NPKIT_EV_GPU_MEMSET) {
       if ((ev->u.gpu.flags & NPKIT_GPU_UNTIMED) || ev->start_ns == 0) continue;
       gpu = 1;
       it.kind = gpu_kind(r, ev);
+      it.group = ev->u.gpu.group;
       it.focus = local != 0 && ev->u.gpu.comm == local && ev->u.gpu.call_seq == tl->inst.seq &&
                  ev->func == tl->inst.fn;
     } else {
@@ -130,6 +143,7 @@ static int read_lane(const npkit_report *rep, npkit_timeline *tl, npkit_tl_lane 
   }
   if (k < 0 && rc > 0 && warn(tl, why) != 0) rc = -1; /* a read error keeps what was read */
   npkit_reader_close(r);
+  mark_group_kernels(l);
   return rc;
 }
 

@@ -34,6 +34,7 @@ typedef struct npkit_tl_item {
   uint16_t fn;                 /* npkit_fn of the call (or of the call a GPU item is attributed to) */
   uint8_t kind;                /* npkit_tl_kind */
   uint8_t focus;               /* part of the instance shown */
+  uint64_t group;              /* the group of the call (GPU: of the launching call), 0 if none */
 } npkit_tl_item;
 
 typedef struct npkit_tl_lane {
