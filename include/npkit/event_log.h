@@ -96,6 +96,9 @@ typedef enum npkit_event_kind {
                                       CollApi, P2pApi, KernelLaunch (u.plugin_api) */
   NPKIT_EV_PLUGIN_CLOCK = 25,      /* how a communicator's GPU clock was mapped onto the host
                                       clock, cumulative (u.plugin_clock) */
+  NPKIT_EV_PLUGIN_KERNEL_PHASE = 26, /* a phase of one channel of a task's kernel (ABI v7, NCCL
+                                        2.31+; NPKIT_PLUGIN_EVENTS=phase): u.kernel_phase */
+  NPKIT_EV_PLUGIN_LAST = 26,       /* the highest plugin kind */
   /* The application's own marks (include/npkit_preload.h) and recording windows; start_ns = end_ns. */
   NPKIT_EV_MARK_BEGIN = 32,        /* npkit_mark_begin(name) on this thread (u.mark) */
   NPKIT_EV_MARK_END = 33,          /* npkit_mark_end(name): closes the latest open range of name */
@@ -200,7 +203,7 @@ typedef struct npkit_ev_plugin_comm {
   int32_t rank;          /* -1 when NCCL does not pass it (ABI v1-v3) */
   int32_t nranks;        /* -1 likewise */
   int32_t nnodes;        /* -1 likewise */
-  uint32_t abi;          /* profiler ABI version NCCL loaded, 1..6 */
+  uint32_t abi;          /* profiler ABI version NCCL loaded, 1..7 */
   uint32_t mask;         /* NCCL event mask the plugin asked for (ncclProfile* bits) */
   char name[72];         /* ncclConfig_t.commName, NUL terminated, "" if none */
 } npkit_ev_plugin_comm; /* 104 bytes */
@@ -208,6 +211,8 @@ typedef struct npkit_ev_plugin_comm {
 /* npkit_ev_plugin_task.flags */
 #define NPKIT_PTASK_P2P 0x1u       /* a P2p task (Send/Recv), not a Coll */
 #define NPKIT_PTASK_KERNEL_CH 0x2u /* kernel-channel events were enabled: one per channel follows */
+#define NPKIT_PTASK_SYMMETRIC 0x4u /* ABI v7: a symmetric-memory kernel (isSymColl); algo holds the
+                                      tail of its variant ("AGxLL_R" of "AllReduce_AGxLL_R") */
 
 /* NPKIT_EV_PLUGIN_TASK: start_ns = end_ns = when NCCL started the task's event (at launch).
  * npkit_event.func is the npkit_fn of NCCL's function name (AllReduce, Send, ...), NPKIT_FN_NONE
@@ -257,6 +262,25 @@ typedef struct npkit_ev_kernel_ch {
                             unbounded */
   uint64_t reserved[6];
 } npkit_ev_kernel_ch; /* 104 bytes */
+
+/* NPKIT_EV_PLUGIN_KERNEL_PHASE: one phase of one channel of one task, start_ns..end_ns on the GPU:
+ * its stamps mapped onto the host clock with the estimate the task's channels use (flags as
+ * npkit_ev_kernel_ch's), so that phases and channel line up exactly. */
+typedef struct npkit_ev_kernel_phase {
+  uint64_t task;         /* the task of the parent channel, 0 when unknown */
+  uint64_t cpu_start_ns; /* when NCCL reported the phase (its start and stop come together) */
+  uint64_t cpu_stop_ns;
+  uint32_t ctx;
+  uint8_t channel;
+  uint8_t flags;         /* NPKIT_PKCH_* */
+  uint8_t phase;         /* NCCL's phaseId: 0 initial_sync, 1 compute, 2 final_sync */
+  uint8_t reserved0;
+  uint64_t gpu_start;    /* the GPU's %globaltimer at the phase's start and stop */
+  uint64_t gpu_stop;
+  int64_t map_error_ns;  /* as npkit_ev_kernel_ch's */
+  char name[16];         /* NCCL's phaseName, NUL terminated */
+  uint64_t reserved[4];
+} npkit_ev_kernel_phase; /* 104 bytes */
 
 /* NPKIT_EV_PLUGIN_PROXY_OP: start_ns..end_ns = startEvent..stopEvent on the proxy thread. */
 typedef struct npkit_ev_proxy_op {
@@ -466,6 +490,7 @@ typedef struct npkit_event {
     npkit_ev_plugin_comm plugin_comm;
     npkit_ev_plugin_task plugin_task;
     npkit_ev_kernel_ch kernel_ch;
+    npkit_ev_kernel_phase kernel_phase;
     npkit_ev_proxy_op proxy_op;
     npkit_ev_proxy_step proxy_step;
     npkit_ev_proxy_ctrl proxy_ctrl;
@@ -571,6 +596,7 @@ _Static_assert(sizeof(npkit_ev_gpu) == 104, "GPU event layout");
 _Static_assert(sizeof(npkit_ev_plugin_comm) == 104, "plugin comm event layout");
 _Static_assert(sizeof(npkit_ev_plugin_task) == 104, "plugin task event layout");
 _Static_assert(sizeof(npkit_ev_kernel_ch) == 104, "kernel channel event layout");
+_Static_assert(sizeof(npkit_ev_kernel_phase) == 104, "kernel phase event layout");
 _Static_assert(sizeof(npkit_ev_proxy_op) == 104, "proxy op event layout");
 _Static_assert(sizeof(npkit_ev_proxy_step) == 104, "proxy step event layout");
 _Static_assert(sizeof(npkit_ev_proxy_ctrl) == 104, "proxy ctrl event layout");

@@ -206,7 +206,7 @@ static int plugin_event(scan_state *s, const npkit_event *ev, char *err, size_t 
 }
 
 static int is_plugin(unsigned kind) {
-  return kind >= NPKIT_EV_PLUGIN_INIT && kind <= NPKIT_EV_PLUGIN_CLOCK;
+  return kind >= NPKIT_EV_PLUGIN_INIT && kind <= NPKIT_EV_PLUGIN_LAST;
 }
 
 /* ---- the pass ---- */

@@ -16,10 +16,11 @@
 #define CHANNEL_BAND 700
 #define PROXY_BAND 900
 #define TRACK_GPU (-1)  /* channel value of a communicator's "collectives (GPU)" track */
+#define TRACK_PHASES 256 /* + channel: the track of a channel's phases (NCCL 2.31+) */
 #define TRACK_CTRL (-2) /* channel value of a communicator's proxy-thread lane */
 
 int npkit_plugin_kind(unsigned kind) {
-  return kind >= NPKIT_EV_PLUGIN_INIT && kind <= NPKIT_EV_PLUGIN_CLOCK;
+  return kind >= NPKIT_EV_PLUGIN_INIT && kind <= NPKIT_EV_PLUGIN_LAST;
 }
 
 npkit_plugin_render *npkit_plugin_render_new(const npkit_log_reader *r, npkit_api_fmt *fmt) {
@@ -106,6 +107,8 @@ static void on_init(npkit_plugin_render *p, const npkit_event *ev) {
   x->rank = c->rank;
   x->nranks = c->nranks;
   x->nccl_id = c->nccl_comm_id;
+  x->abi = c->abi;
+  x->mask = c->mask;
   if (x->comm1 != 0) return; /* the same context twice: keep the first binding */
   size_t after = SIZE_MAX, before = SIZE_MAX;
   for (size_t i = 0; i < p->r->n_comms; i++) {
@@ -243,12 +246,14 @@ static void name_tracks(npkit_plugin_render *p, npkit_json *w) {
   char name[192];
   for (uint32_t i = 0; i < p->nchan; i++) {
     const npkit_pl_track *t = &p->chan[i];
+    int phases = t->channel >= TRACK_PHASES, ch = phases ? t->channel - TRACK_PHASES : t->channel;
     if (t->channel == TRACK_GPU)
       snprintf(name, sizeof name, "collectives (GPU) " MIDDOT " %s", ctx_label(p, t->ctx));
     else
-      snprintf(name, sizeof name, "channel %d " MIDDOT " %s", t->channel, ctx_label(p, t->ctx));
+      snprintf(name, sizeof name, "channel %d%s " MIDDOT " %s", ch, phases ? " phases" : "", ctx_label(p, t->ctx));
+    /* a channel's phases right below it */
     meta(p, w, band_tid(p, CHANNEL_BAND, i), name,
-         1000000 + (int64_t)(t->ctx % 1000) * 1000 + t->channel + 1);
+         1000000 + (int64_t)(t->ctx % 1000) * 1000 + 2 * (ch + 1) + phases);
   }
   if (p->chan_shared_used)
     meta(p, w, band_tid(p, CHANNEL_BAND, NPKIT_PL_CHANNEL_TRACKS),
@@ -271,8 +276,40 @@ static void name_tracks(npkit_plugin_render *p, npkit_json *w) {
 
 /* How each communicator's GPU clock was mapped onto the host's (gpu_clock_map.h), as a metadata
  * event of its "collectives (GPU)" track: offset, drift and how far the mapped times may be off. */
+/* Which profiler interface NCCL loaded for a communicator, and the events asked of it. */
+static void write_profiler(npkit_plugin_render *p, npkit_json *w, uint32_t id) {
+  static const char *const names[16] = {"Group", "Coll", "P2p", "ProxyOp", "ProxyStep", "ProxyCtrl",
+                                        "KernelCh", "NetPlugin", "GroupApi", "CollApi", "P2pApi",
+                                        "KernelLaunch", "CeColl", "CeSync", "CeBatch", "KernelPhase"};
+  const npkit_pl_ctx *x = &p->ctx[id];
+  npkit_json_next_line(w);
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "name");
+  npkit_json_string(w, "nccl_profiler");
+  npkit_json_key(w, "ph");
+  npkit_json_string(w, "M");
+  npkit_json_key(w, "pid");
+  npkit_json_int(w, p->fmt->pid);
+  npkit_json_key(w, "tid");
+  npkit_json_int(w, channel_tid(p, id, TRACK_GPU));
+  npkit_json_key(w, "args");
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "comm");
+  npkit_json_string(w, ctx_label(p, id));
+  npkit_json_key(w, "abi");
+  npkit_json_uint(w, x->abi);
+  npkit_json_key(w, "events");
+  npkit_json_begin_array(w);
+  for (int b = 0; b < 16; b++)
+    if (x->mask & (1u << b)) npkit_json_string(w, names[b]);
+  npkit_json_end_array(w);
+  npkit_json_end_object(w);
+  npkit_json_end_object(w);
+}
+
 static void write_clocks(npkit_plugin_render *p, npkit_json *w) {
   for (uint32_t id = 1; id < p->nctx; id++) {
+    if (p->ctx[id].abi != 0) write_profiler(p, w, id);
     const npkit_ev_plugin_clock *c = &p->ctx[id].clock;
     if (c->samples == 0) continue;
     npkit_json_next_line(w);
@@ -339,6 +376,10 @@ static void task_args(npkit_json *w, const npkit_pl_task *t) {
   npkit_json_key(w, "func");
   npkit_json_string(w, npkit_fn_short_name(t->fn));
   if (t->algo[0] != '\0') arg_str(w, "algorithm", t->algo, sizeof t->algo);
+  if (t->symmetric) { /* the algorithm is the tail of the kernel variant's name */
+    npkit_json_key(w, "symmetric");
+    npkit_json_bool(w, 1);
+  }
   if (t->proto[0] != '\0') arg_str(w, "protocol", t->proto, sizeof t->proto);
   if (!t->p2p) {
     npkit_json_key(w, "nccl_seq");
@@ -347,6 +388,12 @@ static void task_args(npkit_json *w, const npkit_pl_task *t) {
   if (t->api_seq != NPKIT_NO_SEQ) {
     npkit_json_key(w, "seq");
     npkit_json_uint(w, t->api_seq);
+  }
+  if (t->user_tag != 0) {
+    char tag[24];
+    snprintf(tag, sizeof tag, "0x%" PRIx64, t->user_tag);
+    npkit_json_key(w, "user_tag");
+    npkit_json_string(w, tag);
   }
   if (t->replay) {
     npkit_json_key(w, "graph_replay");
@@ -431,6 +478,39 @@ static void on_kernel_ch(npkit_plugin_render *p, npkit_json *w, const npkit_even
   npkit_plugin_channel_done(p, w, t);
 }
 
+/* A phase of a channel (NCCL 2.31+), on a track of its own below the channel's: its stamps are
+ * mapped as the channel's, but NCCL's phase stamps and the channel's are separate reads of the GPU
+ * clock, so the two need not nest exactly. */
+static void on_kernel_phase(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+  const npkit_ev_kernel_phase *k = &ev->u.kernel_phase;
+  npkit_pl_task *t = npkit_plugin_task_find(p, k->task);
+  char name[sizeof k->name + 1];
+  memcpy(name, k->name, sizeof k->name);
+  name[sizeof k->name] = '\0';
+  if (name[0] == '\0') snprintf(name, sizeof name, "phase %u", (unsigned)k->phase);
+  slice_begin(p, w, name, "nccl_kernel_phase", channel_tid(p, k->ctx, TRACK_PHASES + k->channel),
+              ev->start_ns, ev->end_ns);
+  arg_int(w, "channel", k->channel);
+  arg_int(w, "phase", k->phase);
+  if (t != NULL) task_args(w, t);
+  int gpu = (k->flags & NPKIT_PKCH_GPU_TIMER) != 0;
+  npkit_json_key(w, "gpu_timer");
+  npkit_json_bool(w, gpu);
+  if (gpu && (k->flags & NPKIT_PKCH_MAPPED) && k->map_error_ns >= 0) {
+    npkit_json_key(w, "map_error_us");
+    npkit_json_ts(w, k->map_error_ns);
+  }
+  if (gpu && k->gpu_stop >= k->gpu_start) {
+    npkit_json_key(w, "gpu_clock_span_ns");
+    npkit_json_uint(w, k->gpu_stop - k->gpu_start);
+  }
+  if (k->flags & NPKIT_PKCH_NO_STOP) {
+    npkit_json_key(w, "stop_missing");
+    npkit_json_bool(w, 1);
+  }
+  slice_end(w);
+}
+
 static void task_ref_args(npkit_plugin_render *p, npkit_json *w, uint64_t task) {
   npkit_pl_task *t = npkit_plugin_task_find(p, task);
   if (t != NULL) task_args(w, t);
@@ -497,6 +577,7 @@ static void on_proxy_ctrl(npkit_plugin_render *p, npkit_json *w, const npkit_eve
 static uint64_t child_task(const npkit_event *ev) {
   switch (ev->kind) {
   case NPKIT_EV_PLUGIN_KERNEL_CH: return ev->u.kernel_ch.task;
+  case NPKIT_EV_PLUGIN_KERNEL_PHASE: return ev->u.kernel_phase.task;
   case NPKIT_EV_PLUGIN_PROXY_OP: return ev->u.proxy_op.task;
   case NPKIT_EV_PLUGIN_PROXY_STEP: return ev->u.proxy_step.task;
   default: return 0;
@@ -506,6 +587,7 @@ static uint64_t child_task(const npkit_event *ev) {
 static void render_child(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
   switch (ev->kind) {
   case NPKIT_EV_PLUGIN_KERNEL_CH: on_kernel_ch(p, w, ev); break;
+  case NPKIT_EV_PLUGIN_KERNEL_PHASE: on_kernel_phase(p, w, ev); break;
   case NPKIT_EV_PLUGIN_PROXY_OP: on_proxy_op(p, w, ev); break;
   case NPKIT_EV_PLUGIN_PROXY_STEP: on_proxy_step(p, w, ev); break;
   default: break;
@@ -578,6 +660,7 @@ int npkit_plugin_render_event(npkit_plugin_render *p, npkit_json *w, const npkit
   case NPKIT_EV_PLUGIN_INIT: on_init(p, ev); break;
   case NPKIT_EV_PLUGIN_TASK: on_task(p, w, ev); break;
   case NPKIT_EV_PLUGIN_KERNEL_CH:
+  case NPKIT_EV_PLUGIN_KERNEL_PHASE:
   case NPKIT_EV_PLUGIN_PROXY_OP:
   case NPKIT_EV_PLUGIN_PROXY_STEP: on_child(p, w, ev); break;
   case NPKIT_EV_PLUGIN_PROXY_CTRL: on_proxy_ctrl(p, w, ev); break;

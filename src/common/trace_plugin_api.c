@@ -82,6 +82,7 @@ npkit_pl_api *npkit_pl_api_record(npkit_pl_api_table *t, const npkit_event *ev) 
   a->flags = r->flags;
   a->thread = ev->thread;
   a->call_no = (r->flags & NPKIT_PAPI_IN_CALL) ? r->call_no : 0;
+  a->user_tag = r->user_tag;
   a->have_record = 1;
   /* only a call's own CollApi is looked up by its call */
   if (a->call_no != 0 && r->type == NPKIT_PAPI_COLL) {

@@ -19,6 +19,7 @@ typedef struct npkit_pl_api {
   uint64_t call_pos;      /* that call while it is held for its task, NPKIT_PL_NO_POS */
   uint64_t call_seq;      /* its seq once read, NPKIT_NO_SEQ */
   uint64_t task;          /* the task that named it before its call was read, 0 */
+  uint64_t user_tag;      /* ABI v7: the call's user profiler tag, 0 */
   uint32_t thread;        /* the thread NCCL reported it on */
   uint32_t member, row;   /* npkit report: the call's instance member and table row, UINT32_MAX */
   uint16_t fn;            /* the call's function once read */

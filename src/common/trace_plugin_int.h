@@ -26,6 +26,7 @@ typedef struct npkit_pl_ctx {
   uint64_t nccl_id;
   char label[96];         /* "" until first needed */
   npkit_ev_plugin_clock clock; /* the latest GPU clock map record (samples 0: none) */
+  uint32_t abi, mask;     /* the profiler ABI NCCL loaded and the events asked for; abi 0: no INIT */
 } npkit_pl_ctx;
 
 typedef struct npkit_pl_comm {
@@ -65,11 +66,12 @@ typedef struct npkit_pl_task {
   uint32_t kch_gpu, kch_cpu;
   uint64_t call_pos;      /* the matched call while it is held, NPKIT_PL_NO_POS otherwise */
   uint64_t api_seq;       /* the matched call's seq, NPKIT_NO_SEQ if none */
+  uint64_t user_tag;      /* its CollApi/P2pApi's user tag (NCCL 2.31+), 0 */
   uint32_t ctx, comm1, kch_seen;
   int32_t root, datatype, hnext;
   uint16_t fn;
   int8_t f;
-  uint8_t nch, nwarps, p2p, expect_kch, claimed, indexed, gpu_written, replay;
+  uint8_t nch, nwarps, p2p, expect_kch, claimed, indexed, gpu_written, replay, symmetric;
   char algo[16], proto[8];
 } npkit_pl_task;
 

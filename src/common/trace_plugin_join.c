@@ -445,7 +445,10 @@ void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_ev
   t->nch = pt->nchannels;
   t->nwarps = pt->nwarps;
   t->expect_kch = (pt->flags & NPKIT_PTASK_KERNEL_CH) != 0;
+  t->symmetric = (pt->flags & NPKIT_PTASK_SYMMETRIC) != 0;
   t->api = pt->api;
+  const npkit_pl_api *api = pt->api != 0 ? npkit_pl_api_find(p->apis, pt->api) : NULL;
+  t->user_tag = api != NULL ? api->user_tag : 0; /* the API event comes first (at the call) */
   t->captured_seq = NPKIT_NO_SEQ;
   memcpy(t->algo, pt->algo, sizeof t->algo);
   memcpy(t->proto, pt->proto, sizeof t->proto);

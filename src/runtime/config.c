@@ -131,7 +131,7 @@ int npkit_config_parse_plugin_events(const char *text, uint32_t *events, char *b
   static const struct { const char *name; uint32_t bits; } items[] = {
       {"coll", NPKIT_PEV_COLL},   {"p2p", NPKIT_PEV_P2P},   {"kernel", NPKIT_PEV_KERNEL},
       {"proxy", NPKIT_PEV_PROXY}, {"step", NPKIT_PEV_STEP}, {"ctrl", NPKIT_PEV_CTRL},
-      {"all", NPKIT_PEV_ALL},     {"none", 0}};
+      {"phase", NPKIT_PEV_PHASE}, {"all", NPKIT_PEV_ALL},   {"none", 0}};
   uint32_t m = 0;
   const char *p = text;
   int any = 0;

@@ -52,7 +52,9 @@ typedef struct npkit_config {
 #define NPKIT_PEV_PROXY 0x8u  /* proxy (network) operations per channel and peer (proxy) */
 #define NPKIT_PEV_STEP 0x10u  /* each network transfer of a proxy operation (step) */
 #define NPKIT_PEV_CTRL 0x20u  /* proxy thread sleep/active/append states (ctrl) */
-#define NPKIT_PEV_ALL 0x3fu
+#define NPKIT_PEV_PHASE 0x40u /* NCCL 2.31+: each channel's initial sync, compute and final sync
+                                 on the GPU (phase); off by default, see README */
+#define NPKIT_PEV_ALL 0x7fu
 
 #define NPKIT_DEFAULT_TRACE_DIR "./npkit_trace"
 #define NPKIT_DEFAULT_BUF_MB 64

@@ -1,4 +1,4 @@
-/* The NCCL profiler plugin ABI, versions 1 to 6, in our own declarations.
+/* The NCCL profiler plugin ABI, versions 1 to 7, in our own declarations.
  *
  * NCCL 2.23 and later dlopen a profiler plugin and look up a table of function pointers by a
  * versioned symbol name.  The layouts below were written from NVIDIA/nccl's plugin headers
@@ -20,6 +20,21 @@
  *                                      KernelLaunch); Coll/P2p gain parentGroup
  *  v6   ncclProfiler_v6   2.29.2      copy-engine collective events appended to the union; the
  *                                      rest is v5's layout, state args are v5's
+ *  v7   ncclProfiler_v7   2.31.2      (src/include/plugin/profiler/profiler_v7.h at commit
+ *                                      889806836097): userTag (the call's ncclCollConfig_t
+ *                                      userProfilerTag, 0 = untagged) appended to CollApi, P2pApi,
+ *                                      Coll, P2p and CeColl; kernelVariant and isSymColl to Coll
+ *                                      (the symmetric-memory kernels); KernelPhase events (bit 15):
+ *                                      per channel, phases 0..2 "initial_sync", "compute",
+ *                                      "final_sync" on the GPU clock, parent the KernelCh, stop
+ *                                      through recordEventState(KernelPhaseStop = 31) with the stop
+ *                                      stamp in kernelCh.pTimer, all before the KernelCh's own stop.
+ *                                      Every v6 field keeps its offset; sizeof grows 112 -> 136.
+ *                                      2.31.2 probes v7 first; a v6 table there gets no phases
+ *                                      (profiler_v6.cc clears the bit after init).  Asking for
+ *                                      KernelPhase makes NCCL ask for KernelCh too.  KernelCh (and
+ *                                      KernelPhase) come from a profiler thread per communicator
+ *                                      from 2.31, no longer from the proxy thread.
  *
  * Facts this code relies on (all versions unless stated):
  *  - NCCL dlopens NCCL_PROFILER_PLUGIN as given (a path works), else libnccl-profiler-<v>.so;
@@ -78,6 +93,7 @@ enum {
   NPKIT_NCCL_EV_COLL_API = 1 << 9,       /* v5+ */
   NPKIT_NCCL_EV_P2P_API = 1 << 10,       /* v5+ */
   NPKIT_NCCL_EV_KERNEL_LAUNCH = 1 << 11, /* v5+ */
+  NPKIT_NCCL_EV_KERNEL_PHASE = 1 << 15,  /* v7+ (bits 12-14: v6's copy-engine events) */
 };
 
 /* ncclProfilerEventState_t values (one numbering for all versions). */
@@ -103,6 +119,7 @@ enum {
   NPKIT_NCCL_ST_KERNEL_CH_STOP = 22,   /* v4+: args.kernelCh.pTimer is the GPU stop time */
   NPKIT_NCCL_ST_GROUP_START_API_STOP = 23, /* v5+ */
   NPKIT_NCCL_ST_GROUP_END_API_START = 24,  /* v5+ */
+  NPKIT_NCCL_ST_KERNEL_PHASE_STOP = 31,    /* v7+: args.kernelCh.pTimer is the phase's GPU stop */
 };
 
 /* ncclDebugLogger_t: we never call it, only receive it. */
@@ -372,6 +389,57 @@ typedef struct npkit_abi_v5_descr {
   } u;
 } npkit_abi_v5_descr;
 
+/* ---- v7 (2.31.2): v5's members with their v7 tails, and the KernelPhase member ---- */
+
+typedef struct npkit_abi_v7_coll_api {
+  npkit_abi_v5_coll_api v5;
+  uint64_t user_tag;
+} npkit_abi_v7_coll_api;
+
+typedef struct npkit_abi_v7_p2p_api {
+  npkit_abi_v5_p2p_api v5;
+  uint64_t user_tag;
+} npkit_abi_v7_p2p_api;
+
+typedef struct npkit_abi_v7_coll {
+  npkit_abi_v5_coll v5;
+  const char *kernel_variant; /* symmetric kernels: "AllReduce_AGxLL_R"; else NULL */
+  uint8_t is_sym_coll;
+  uint64_t user_tag;
+} npkit_abi_v7_coll;
+
+typedef struct npkit_abi_v7_p2p {
+  npkit_abi_v5_p2p v5;
+  uint64_t user_tag;
+} npkit_abi_v7_p2p;
+
+typedef struct npkit_abi_v7_kernel_phase {
+  uint8_t channel;
+  uint8_t phase;              /* 0 initial_sync, 1 compute, 2 final_sync */
+  const char *name;
+  uint64_t ptimer;            /* the GPU's %globaltimer at the phase's start */
+} npkit_abi_v7_kernel_phase;
+
+typedef struct npkit_abi_v7_descr {
+  uint64_t type;
+  void *parent;
+  int rank;
+  union {
+    npkit_abi_v5_group_api group_api;
+    npkit_abi_v7_coll_api coll_api;
+    npkit_abi_v7_p2p_api p2p_api;
+    npkit_abi_v5_kernel_launch kernel_launch;
+    npkit_abi_v7_coll coll;
+    npkit_abi_v7_p2p p2p;
+    npkit_abi_proxy_op proxy_op;
+    npkit_abi_proxy_step proxy_step;
+    npkit_abi_kernel_ch kernel_ch;
+    npkit_abi_net_plugin net_plugin;
+    npkit_abi_v7_kernel_phase kernel_phase;
+    /* v6/v7's copy-engine members are never read; Coll is the largest member (112 bytes) */
+  } u;
+} npkit_abi_v7_descr;
+
 /* ---- the tables ---- */
 
 #define NPKIT_ABI_TABLE(ver, init_params, descr_t, args_t)                  \
@@ -395,6 +463,10 @@ NPKIT_ABI_TABLE(v5,
                 (void **ctx, uint64_t comm_id, int *mask, const char *comm_name, int nnodes,
                  int nranks, int rank, npkit_nccl_logger log),
                 npkit_abi_v5_descr, npkit_abi_v4_state_args)
+NPKIT_ABI_TABLE(v7,
+                (void **ctx, uint64_t comm_id, int *mask, const char *comm_name, int nnodes,
+                 int nranks, int rank, npkit_nccl_logger log),
+                npkit_abi_v7_descr, npkit_abi_v4_state_args)
 #undef NPKIT_ABI_TABLE
 /* v6's table has v5's signatures (its descriptor only grows at the end of the union). */
 typedef npkit_abi_table_v5 npkit_abi_table_v6;
@@ -470,6 +542,22 @@ NPKIT_ABI_AT(npkit_abi_kernel_ch, ptimer, 8);
 NPKIT_ABI_AT(npkit_abi_v1_state_args, proxy_op.steps, 8);
 NPKIT_ABI_AT(npkit_abi_table_v1, finalize, 40);
 NPKIT_ABI_AT(npkit_abi_table_v5, finalize, 40);
+NPKIT_ABI_AT(npkit_abi_table_v7, finalize, 40);
+/* v7, absolute offsets of profiler_v7.h at 2.31.2 (union at 24) */
+NPKIT_ABI_AT(npkit_abi_v7_descr, u, 24);
+_Static_assert(sizeof(npkit_abi_v7_descr) == 136, "ncclProfilerEventDescr_v7_t size");
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.coll_api.user_tag, 72);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.p2p_api.user_tag, 64);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.coll.v5.parent_group, 104);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.coll.kernel_variant, 112);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.coll.is_sym_coll, 120);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.coll.user_tag, 128);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.p2p.v5.parent_group, 64);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.p2p.user_tag, 72);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.kernel_phase.phase, 25);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.kernel_phase.name, 32);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.kernel_phase.ptimer, 40);
+NPKIT_ABI_AT(npkit_abi_v7_descr, u.kernel_ch.ptimer, 32);
 #undef NPKIT_ABI_AT
 
 #endif

@@ -198,6 +198,8 @@ int npkit_pp_nccl_mask(uint32_t events, unsigned abi) {
   if (events & NPKIT_PEV_STEP) m |= NPKIT_NCCL_EV_PROXY_STEP;
   if (events & NPKIT_PEV_CTRL) m |= NPKIT_NCCL_EV_PROXY_CTRL;
   if ((events & NPKIT_PEV_KERNEL) && abi >= 3) m |= NPKIT_NCCL_EV_KERNEL_CH;
+  /* phases come with their channels (NCCL 2.31.2 ncclProfilerEnforceMaskDeps) */
+  if ((events & NPKIT_PEV_PHASE) && abi >= 7) m |= NPKIT_NCCL_EV_KERNEL_PHASE | NPKIT_NCCL_EV_KERNEL_CH;
   /* Two calls per launch: a lower bound for the GPU clock map, and the correlation of kernels
    * launched from NCCL's own threads. */
   if (m != 0 && abi >= 5) m |= NPKIT_NCCL_EV_KERNEL_LAUNCH;
@@ -213,6 +215,7 @@ int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *c) {
   }
   pthread_once(&setup_once, setup);
   uint32_t events = npkit_cfg.plugin_events;
+  if (events & NPKIT_PEV_PHASE) events |= NPKIT_PEV_KERNEL; /* a phase is mapped with its channel */
   int m = npkit_pp_nccl_mask(events, c->abi);
   atomic_store(&events_on, events);
   atomic_store(&abi_loaded, c->abi);
@@ -277,6 +280,7 @@ static void start_task(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
   pt->nchannels = t->nchannels;
   pt->nwarps = t->nwarps;
   pt->flags = (uint16_t)(p2p ? NPKIT_PTASK_P2P : 0);
+  if (t->symmetric) pt->flags |= NPKIT_PTASK_SYMMETRIC;
   if ((atomic_load_explicit(&events_on, memory_order_relaxed) & NPKIT_PEV_KERNEL) &&
       atomic_load_explicit(&abi_loaded, memory_order_relaxed) >= 3)
     pt->flags |= NPKIT_PTASK_KERNEL_CH;
@@ -347,6 +351,23 @@ static void start_kernel_ch(uint32_t ctx, void **handle, const npkit_pp_descr *d
   }
 }
 
+/* A phase inherits its channel's task and context: its parent is the KernelCh, still running. */
+static void start_kernel_phase(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
+  npkit_pp_slot *s = take_slot(NPKIT_PPH_KERNEL_PHASE, handle);
+  if (s == NULL) return;
+  s->ctx = ctx;
+  const npkit_pp_slot *ch = npkit_pp_slot_get(d->parent, NPKIT_PPH_KERNEL_CH);
+  s->task = ch != NULL ? ch->task : 0;
+  s->u.kch.cpu_start = npkit_now_ns();
+  s->u.kch.channel = (uint8_t)d->u.kernel_phase.channel;
+  s->u.kch.phase = (uint8_t)d->u.kernel_phase.phase;
+  copy_name(s->u.kch.name, sizeof s->u.kch.name, d->u.kernel_phase.name);
+  if (d->u.kernel_phase.ptimer != 0) {
+    s->u.kch.gpu_start = d->u.kernel_phase.ptimer;
+    s->u.kch.has_gpu_start = 1;
+  }
+}
+
 int npkit_pp_start(void *ctx, void **handle, const npkit_pp_descr *d) {
   if (handle == NULL) return 0;
   *handle = NULL;
@@ -362,6 +383,7 @@ int npkit_pp_start(void *ctx, void **handle, const npkit_pp_descr *d) {
   case NPKIT_PP_PROXY_OP: start_proxy_op(id, handle, d); break;
   case NPKIT_PP_PROXY_STEP: start_proxy_step(id, handle, d); break;
   case NPKIT_PP_KERNEL_CH: start_kernel_ch(id, handle, d); break;
+  case NPKIT_PP_KERNEL_PHASE: start_kernel_phase(id, handle, d); break;
   case NPKIT_PP_PROXY_CTRL: {
     npkit_pp_slot *s = take_slot(NPKIT_PPH_PROXY_CTRL, handle);
     if (s != NULL) {
@@ -420,7 +442,9 @@ int npkit_pp_record_state(void *handle, int state, const npkit_pp_state *a) {
       s->u.op.trans_size = a->trans_size;
     break;
   case NPKIT_PPH_KERNEL_CH:
-    if (state == NPKIT_NCCL_ST_KERNEL_CH_STOP && a != NULL && a->has_ptimer && a->ptimer != 0) {
+  case NPKIT_PPH_KERNEL_PHASE:
+    if (state == (tag == NPKIT_PPH_KERNEL_CH ? NPKIT_NCCL_ST_KERNEL_CH_STOP : NPKIT_NCCL_ST_KERNEL_PHASE_STOP) &&
+        a != NULL && a->has_ptimer && a->ptimer != 0) {
       s->u.kch.gpu_stop = a->ptimer;
       s->u.kch.has_gpu_stop = 1;
     }
@@ -495,6 +519,34 @@ static int map_stamps(npkit_pp_slot *s, uint64_t now, uint64_t *start, uint64_t 
   return 1;
 }
 
+/* A phase, mapped as its channel is: with its task's estimate (map_stamps). */
+static void stop_kernel_phase(npkit_pp_slot *s, uint64_t now, uint32_t events) {
+  if (!(events & NPKIT_PEV_PHASE)) return;
+  uint64_t start = s->u.kch.cpu_start, end = now;
+  int64_t err = -1;
+  uint8_t flags = 0;
+  int stamped = s->u.kch.has_gpu_start && s->u.kch.has_gpu_stop && s->u.kch.gpu_stop >= s->u.kch.gpu_start;
+  if (stamped && map_stamps(s, now, &start, &end, &err))
+    flags |= NPKIT_PKCH_GPU_TIMER | NPKIT_PKCH_MAPPED;
+  else if (!stamped)
+    flags |= NPKIT_PKCH_NO_STOP;
+  npkit_event ev;
+  event_init(&ev, NPKIT_EV_PLUGIN_KERNEL_PHASE, start, end);
+  npkit_ev_kernel_phase *k = &ev.u.kernel_phase;
+  k->task = s->task;
+  k->cpu_start_ns = s->u.kch.cpu_start;
+  k->cpu_stop_ns = now;
+  k->ctx = s->ctx;
+  k->channel = s->u.kch.channel;
+  k->flags = flags;
+  k->phase = s->u.kch.phase;
+  k->gpu_start = s->u.kch.gpu_start;
+  k->gpu_stop = s->u.kch.gpu_stop;
+  k->map_error_ns = err;
+  memcpy(k->name, s->u.kch.name, sizeof k->name);
+  emit(&ev);
+}
+
 static void stop_kernel_ch(npkit_pp_slot *s, uint64_t now, uint32_t events) {
   if (!(events & NPKIT_PEV_KERNEL)) return;
   npkit_event ev;
@@ -540,6 +592,7 @@ int npkit_pp_stop(void *handle) {
   case NPKIT_PPH_PROXY_OP: stop_proxy_op(s, now, events); break;
   case NPKIT_PPH_PROXY_STEP: stop_proxy_step(s, now, events); break;
   case NPKIT_PPH_KERNEL_CH: stop_kernel_ch(s, now, events); break;
+  case NPKIT_PPH_KERNEL_PHASE: stop_kernel_phase(s, now, events); break;
   case NPKIT_PPH_PROXY_CTRL:
     if (events & NPKIT_PEV_CTRL) {
       npkit_event ev;

@@ -1,6 +1,6 @@
 /* NCCL's own events through its profiler plugin interface (NCCL 2.23+).
  *
- * The library exports the tables ncclProfiler_v1 ... ncclProfiler_v6 (profiler_plugin_abi.c):
+ * The library exports the tables ncclProfiler_v1 ... ncclProfiler_v7 (profiler_plugin_abi.c):
  * each version's adapter turns NCCL's descriptor into the version-independent npkit_pp_descr
  * below and calls this core, which turns events into records (event kinds NPKIT_EV_PLUGIN_* of
  * include/npkit/event_log.h) through the recorder.  A constructor (profiler_plugin_env.c) points
@@ -35,6 +35,7 @@ typedef enum npkit_pp_type {
   NPKIT_PP_PROXY_STEP,
   NPKIT_PP_PROXY_CTRL,
   NPKIT_PP_KERNEL_CH,
+  NPKIT_PP_KERNEL_PHASE, /* v7+: a phase of a kernel channel */
 } npkit_pp_type;
 
 typedef struct npkit_pp_task {
@@ -48,6 +49,7 @@ typedef struct npkit_pp_task {
   int root;              /* Coll: root; P2p: peer */
   uint8_t nchannels;
   uint8_t nwarps;
+  uint8_t symmetric;     /* v7+: isSymColl (a symmetric-memory kernel; algo is its variant's tail) */
 } npkit_pp_task;
 
 typedef struct npkit_pp_descr {
@@ -73,6 +75,12 @@ typedef struct npkit_pp_descr {
       uint64_t ptimer;
     } kernel_ch;
     struct {
+      int channel;
+      int phase;         /* 0 initial_sync, 1 compute, 2 final_sync */
+      const char *name;  /* NCCL's name of the phase; copied, not kept */
+      uint64_t ptimer;   /* GPU start stamp */
+    } kernel_phase;
+    struct {
       int kind;          /* NPKIT_PAPI_* */
       const char *func;  /* CollApi/P2pApi; copied, not kept */
       uint64_t count;
@@ -91,14 +99,14 @@ typedef struct npkit_pp_state {
   int has_trans_size;    /* step states of v4+ (trans_size: this step's bytes); proxy op states of
                             v1-v3 (trans_size: the op's cumulative bytes) */
   uint64_t trans_size;
-  int has_ptimer;        /* ncclProfilerKernelChStop of v4+ */
+  int has_ptimer;        /* ncclProfilerKernelChStop of v4+, ncclProfilerKernelPhaseStop of v7+ */
   uint64_t ptimer;
   int has_appended;      /* proxy control states */
   int appended;
 } npkit_pp_state;
 
 typedef struct npkit_pp_comm {
-  unsigned abi;          /* 1..6 */
+  unsigned abi;          /* 1..7 */
   uint64_t nccl_comm_id; /* 0 if not given */
   const char *name;      /* may be NULL */
   int nnodes, nranks, rank; /* -1 if not given */

@@ -1,4 +1,4 @@
-/* The tables NCCL looks up (ncclProfiler_v1 ... ncclProfiler_v6) and the adapters that turn each
+/* The tables NCCL looks up (ncclProfiler_v1 ... ncclProfiler_v7) and the adapters that turn each
  * version's descriptors and state arguments (profiler_abi.h) into the core's
  * (profiler_plugin.h).  Only layout knowledge lives here; what to record is the core's business. */
 #include <string.h>
@@ -40,6 +40,12 @@ static int init_v6(void **ctx, uint64_t comm_id, int *mask, const char *name, in
   return init_comm(ctx, mask, 6, comm_id, name, nnodes, nranks, rank);
 }
 
+static int init_v7(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,
+                   int nranks, int rank, npkit_nccl_logger log) {
+  (void)log;
+  return init_comm(ctx, mask, 7, comm_id, name, nnodes, nranks, rank);
+}
+
 /* ---- the union members whose layout changes between versions ----
  * Each gets a pointer to the descriptor's union (which points to every member of it). */
 
@@ -47,13 +53,13 @@ static void coll_v1(npkit_pp_descr *e, const void *u) {
   const npkit_abi_v1_coll *c = u;
   e->u.task = (npkit_pp_task){c->seq, c->count, c->comm_hash, npkit_pp_v1_func_name(c->func),
                               npkit_pp_v1_algo_name(c->algo), npkit_pp_v1_proto_name(c->proto),
-                              c->datatype, c->root, c->max_channels, c->nwarps};
+                              c->datatype, c->root, c->max_channels, c->nwarps, 0};
 }
 
 static void p2p_v1(npkit_pp_descr *e, const void *u) {
   const npkit_abi_v1_p2p *p = u;
   e->u.task = (npkit_pp_task){0, p->count, p->comm_hash, npkit_pp_v1_func_name(p->func), NULL,
-                              NULL, p->datatype, p->peer, 0, 0};
+                              NULL, p->datatype, p->peer, 0, 0, 0};
 }
 
 /* v2's Coll has trafficBytes between datatype and nMaxChannels, so it cannot share v3's layout. */
@@ -61,13 +67,13 @@ static void coll_v2(npkit_pp_descr *e, const void *u) {
   const npkit_abi_v2_coll *c = u;
   e->u.task = (npkit_pp_task){c->seq, c->count, c->comm_hash, c->func, c->algo, c->proto,
                               npkit_pp_datatype_from_name(c->datatype), c->root, c->max_channels,
-                              c->nwarps};
+                              c->nwarps, 0};
 }
 
 static void p2p_v2(npkit_pp_descr *e, const void *u) {
   const npkit_abi_v2_p2p *p = u;
   e->u.task = (npkit_pp_task){0, p->count, p->comm_hash, p->func, NULL, NULL,
-                              npkit_pp_datatype_from_name(p->datatype), p->peer, 0, 0};
+                              npkit_pp_datatype_from_name(p->datatype), p->peer, 0, 0, 0};
 }
 
 /* Also v5's and v6's: their Coll and P2p begin with v4's (npkit_abi_v5_coll.v4), and the
@@ -76,13 +82,13 @@ static void coll_v4(npkit_pp_descr *e, const void *u) {
   const npkit_abi_v4_coll *c = u;
   e->u.task = (npkit_pp_task){c->seq, c->count, 0, c->func, c->algo, c->proto,
                               npkit_pp_datatype_from_name(c->datatype), c->root, c->nchannels,
-                              c->nwarps};
+                              c->nwarps, 0};
 }
 
 static void p2p_v4(npkit_pp_descr *e, const void *u) {
   const npkit_abi_v4_p2p *p = u;
   e->u.task = (npkit_pp_task){0, p->count, 0, p->func, NULL, NULL,
-                              npkit_pp_datatype_from_name(p->datatype), p->peer, p->nchannels, 0};
+                              npkit_pp_datatype_from_name(p->datatype), p->peer, p->nchannels, 0, 0};
 }
 
 static void kernel_ch_v4(npkit_pp_descr *e, const void *u) {
@@ -142,19 +148,43 @@ static void api_v5(npkit_pp_descr *e, uint64_t type, const void *u) {
   }
 }
 
+/* v7: v5's members (which begin v7's) and what v7 appended to them. */
+static void coll_v7(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_v7_coll *c = u;
+  coll_v4(e, &c->v5.v4);
+  e->u.task.symmetric = c->is_sym_coll != 0;
+}
+
+static void api_v7(npkit_pp_descr *e, uint64_t type, const void *u) {
+  api_v5(e, type, u);
+  if (type == NPKIT_NCCL_EV_COLL_API) e->u.api.user_tag = ((const npkit_abi_v7_coll_api *)u)->user_tag;
+  if (type == NPKIT_NCCL_EV_P2P_API) e->u.api.user_tag = ((const npkit_abi_v7_p2p_api *)u)->user_tag;
+}
+
+static void kernel_phase_v7(npkit_pp_descr *e, const void *u) {
+  const npkit_abi_v7_kernel_phase *k = u;
+  e->u.kernel_phase.channel = k->channel;
+  e->u.kernel_phase.phase = k->phase;
+  e->u.kernel_phase.name = k->name;
+  e->u.kernel_phase.ptimer = k->ptimer;
+}
+
 /* A version's readers of those members; v5 and v6 use v4's. */
 typedef struct members {
   void (*coll)(npkit_pp_descr *e, const void *u);
   void (*p2p)(npkit_pp_descr *e, const void *u);
   void (*kernel_ch)(npkit_pp_descr *e, const void *u); /* NULL before v3: no such event */
   void (*api)(npkit_pp_descr *e, uint64_t type, const void *u); /* NULL before v5 */
+  void (*kernel_phase)(npkit_pp_descr *e, const void *u);       /* NULL before v7 */
 } members;
 
-static const members members_v1 = {coll_v1, p2p_v1, NULL, NULL};
-static const members members_v2 = {coll_v2, p2p_v2, NULL, NULL};
-static const members members_v3 = {coll_v3, p2p_v2, kernel_ch_v3, NULL};
-static const members members_v4 = {coll_v4, p2p_v4, kernel_ch_v4, NULL};
-static const members members_v5 = {coll_v4, p2p_v4, kernel_ch_v4, api_v5};
+static const members members_v1 = {coll_v1, p2p_v1, NULL, NULL, NULL};
+static const members members_v2 = {coll_v2, p2p_v2, NULL, NULL, NULL};
+static const members members_v3 = {coll_v3, p2p_v2, kernel_ch_v3, NULL, NULL};
+static const members members_v4 = {coll_v4, p2p_v4, kernel_ch_v4, NULL, NULL};
+static const members members_v5 = {coll_v4, p2p_v4, kernel_ch_v4, api_v5, NULL};
+/* a P2p task's v7 tag is not read: NCCL leaves it 0 for Send/Recv, the API event has the call's */
+static const members members_v7 = {coll_v7, p2p_v4, kernel_ch_v4, api_v7, kernel_phase_v7};
 
 /* ---- starting an event ---- */
 
@@ -197,6 +227,9 @@ static int start_descr(void *ctx, void **handle, const members *m, uint64_t type
   } else if (type == NPKIT_NCCL_EV_KERNEL_CH && m->kernel_ch != NULL) {
     e.type = NPKIT_PP_KERNEL_CH;
     m->kernel_ch(&e, u);
+  } else if (type == NPKIT_NCCL_EV_KERNEL_PHASE && m->kernel_phase != NULL) {
+    e.type = NPKIT_PP_KERNEL_PHASE;
+    m->kernel_phase(&e, u);
   } else if ((type == NPKIT_NCCL_EV_GROUP_API || type == NPKIT_NCCL_EV_COLL_API ||
               type == NPKIT_NCCL_EV_P2P_API || type == NPKIT_NCCL_EV_KERNEL_LAUNCH) && m->api != NULL) {
     e.type = NPKIT_PP_API;
@@ -231,6 +264,11 @@ static int start_v4(void *ctx, void **handle, npkit_abi_v4_descr *d) {
 static int start_v5(void *ctx, void **handle, npkit_abi_v5_descr *d) {
   if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
   return start_descr(ctx, handle, &members_v5, d->type, d->parent, d->rank, &d->u);
+}
+
+static int start_v7(void *ctx, void **handle, npkit_abi_v7_descr *d) {
+  if (d == NULL) return npkit_pp_start(ctx, handle, NULL);
+  return start_descr(ctx, handle, &members_v7, d->type, d->parent, d->rank, &d->u);
 }
 
 /* ---- state arguments ---- */
@@ -268,6 +306,7 @@ static int state_v4(void *handle, int state, npkit_abi_v4_state_args *a) {
       s.trans_size = a->proxy_step.trans_size;
       break;
     case NPKIT_NCCL_ST_KERNEL_CH_STOP:
+    case NPKIT_NCCL_ST_KERNEL_PHASE_STOP: /* v7: the same member (profiler_v7.h) */
       s.has_ptimer = 1;
       s.ptimer = a->kernel_ch.ptimer;
       break;
@@ -295,4 +334,6 @@ EXPORT npkit_abi_table_v4 ncclProfiler_v4 = {"npkit", init_v4, start_v4, npkit_p
 EXPORT npkit_abi_table_v5 ncclProfiler_v5 = {"npkit", init_v5, start_v5, npkit_pp_stop, state_v4,
                                              npkit_pp_finalize};
 EXPORT npkit_abi_table_v6 ncclProfiler_v6 = {"npkit", init_v6, start_v5, npkit_pp_stop, state_v4,
+                                             npkit_pp_finalize};
+EXPORT npkit_abi_table_v7 ncclProfiler_v7 = {"npkit", init_v7, start_v7, npkit_pp_stop, state_v4,
                                              npkit_pp_finalize};

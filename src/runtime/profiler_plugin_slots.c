@@ -79,7 +79,7 @@ npkit_pp_slot *npkit_pp_slot_alloc(uint32_t tag, void **handle) {
 
 npkit_pp_slot *npkit_pp_slot_get(const void *handle, uint32_t tag) {
   uint64_t v = (uint64_t)(uintptr_t)handle;
-  if ((v & 0xfu) != tag || tag < NPKIT_PPH_PROXY_OP || tag > NPKIT_PPH_PROXY_CTRL) return NULL;
+  if ((v & 0xfu) != tag || tag < NPKIT_PPH_PROXY_OP || tag > NPKIT_PPH_KERNEL_PHASE) return NULL;
   if ((v >> 28 & 0xfu) != 0) return NULL; /* bits no handle of ours sets */
   npkit_pp_slot *s = slot_at((uint32_t)(v >> 4) & ((1u << INDEX_BITS) - 1));
   if (s == NULL || s->tag != tag ||

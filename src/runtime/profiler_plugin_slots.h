@@ -25,6 +25,7 @@ enum {
   NPKIT_PPH_PROXY_STEP = 6, /* slot */
   NPKIT_PPH_KERNEL_CH = 7,  /* slot */
   NPKIT_PPH_PROXY_CTRL = 8, /* slot */
+  NPKIT_PPH_KERNEL_PHASE = 9, /* slot (its u.kch); the last slot tag */
   NPKIT_PPH_CTX = 12,       /* a context given to NCCL at init; bits 4-63: context id */
 };
 
@@ -52,9 +53,11 @@ typedef struct npkit_pp_slot {
       int32_t peer, step;
       uint8_t channel, is_send;
     } step;
-    struct {
+    struct {                    /* a kernel channel, or a phase of one */
       uint64_t gpu_start, gpu_stop, cpu_start;
       uint8_t channel, has_gpu_start, has_gpu_stop;
+      uint8_t phase;            /* phases only */
+      char name[16];
     } kch;
     struct {
       uint32_t state;

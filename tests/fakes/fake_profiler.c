@@ -1,9 +1,12 @@
 /* The profiler plugin side of the fake NCCL: loads a plugin and drives it the way NCCL 2.28.9
- * does (ABI v5), or as 2.27 (v4) or 2.26 (v3) do with FAKE_NCCL_PROFILER_ABI=4 or 3.
+ * does (ABI v5), or as 2.27 (v4) or 2.26 (v3) do with FAKE_NCCL_PROFILER_ABI=4 or 3.  Built as
+ * 2.31.2 (FAKE_NCCL_NEW) it takes ncclProfiler_v7 first (then v6 as 2.29/2.30 do, or with
+ * FAKE_NCCL_PROFILER_ABI=6), passes each call's user tag (nccl*Config) on CollApi/P2pApi and Coll
+ * events, and fires KernelPhase events when the plugin asks for them (run_kernel_phases).
  *
  *  - Loading, at the first communicator: dlopen of NCCL_PROFILER_PLUGIN as given, then of
  *    libnccl-profiler-<value>.so; libnccl-profiler.so when unset; "none" disables; STATIC_PLUGIN
- *    searches the program.  Then the newest table first: ncclProfiler_v5, v4, v3 (v2 and v1 are
+ *    searches the program.  Then the newest table first: (v7, v6,) ncclProfiler_v5, v4, v3 (v2 and v1 are
  *    not driven: the fake says so and runs without).  One reference per communicator; the library
  *    is dlclosed when the last one is finalized, as NCCL does.
  *  - init per communicator (commId = a hash of its segment name, nNodes = 1, or nranks with
@@ -66,135 +69,16 @@ void npkit_fake_prof_complete(void *launch, ncclResult_t res) {
 
 #else
 
-/* ---------------------------------------------------------------- the ABI as NCCL passes it */
-
-enum {
-  EV_GROUP = 1 << 0, EV_COLL = 1 << 1, EV_P2P = 1 << 2, EV_PROXY_OP = 1 << 3,
-  EV_PROXY_STEP = 1 << 4, EV_PROXY_CTRL = 1 << 5, EV_KERNEL_CH = 1 << 6, EV_NET_PLUGIN = 1 << 7,
-  EV_GROUP_API = 1 << 8, EV_COLL_API = 1 << 9, EV_P2P_API = 1 << 10, EV_KERNEL_LAUNCH = 1 << 11,
-};
-enum {
-  ST_SEND_TRANSMITTED = 2, ST_RECV_RECEIVED = 5, ST_SEND_GPU_WAIT = 8, ST_SEND_WAIT = 9,
-  ST_RECV_WAIT = 10, ST_RECV_FLUSH_WAIT = 11, ST_RECV_GPU_WAIT = 12, ST_CTRL_ACTIVE = 14,
-  ST_CTRL_APPEND = 17, ST_CTRL_APPEND_END = 18, ST_OP_IN_PROGRESS = 19, ST_SEND_PEER_WAIT = 20,
-  ST_KERNEL_CH_STOP = 22, ST_GROUP_START_API_STOP = 23, ST_GROUP_END_API_START = 24,
-};
-
-typedef struct {
-  pid_t pid;
-  uint8_t channel_id;
-  int peer, n_steps, chunk_size, is_send;
-} proxy_op_d;
-
-/* 2.28 (v5): 64-bit type, API-level events, parentGroup in tasks */
-typedef struct {
-  uint64_t type;
-  void *parent_obj;
-  int rank;
-  union {
-    struct { bool graph_captured; int group_depth; } group_api;
-    struct { const char *func; size_t count; const char *datatype; int root; void *stream;
-             bool graph_captured; } coll_api;
-    struct { const char *func; size_t count; const char *datatype; void *stream;
-             bool graph_captured; } p2p_api;
-    struct { void *stream; } kernel_launch;
-    struct { uint64_t seq_number; const char *func; const void *send_buff; void *recv_buff;
-             size_t count; int root; const char *datatype; uint8_t n_channels, n_warps;
-             const char *algo, *proto; void *parent_group; } coll;
-    struct { const char *func; void *buff; const char *datatype; size_t count; int peer;
-             uint8_t n_channels; void *parent_group; } p2p;
-    proxy_op_d proxy_op;
-    struct { int step; } proxy_step;
-    struct { uint8_t channel_id; uint64_t p_timer; } kernel_ch;
-  };
-} descr_v5;
-
-/* 2.27 (v4): 8-bit type, no API-level events, no parentGroup */
-typedef struct {
-  uint8_t type;
-  void *parent_obj;
-  int rank;
-  union {
-    struct { uint64_t seq_number; const char *func; const void *send_buff; void *recv_buff;
-             size_t count; int root; const char *datatype; uint8_t n_channels, n_warps;
-             const char *algo, *proto; } coll;
-    struct { const char *func; void *buff; const char *datatype; size_t count; int peer;
-             uint8_t n_channels; } p2p;
-    proxy_op_d proxy_op;
-    struct { int step; } proxy_step;
-    struct { uint8_t channel_id; uint64_t p_timer; } kernel_ch;
-  };
-} descr_v4;
-
-/* 2.26 (v3): tasks carry the communicator's name and hash; no GPU timer */
-typedef struct {
-  uint8_t type;
-  void *parent_obj;
-  int rank;
-  union {
-    struct { const char *name; uint64_t comm_hash, seq_number; const char *func;
-             const void *send_buff; void *recv_buff; size_t count; int root;
-             const char *datatype; uint8_t n_max_channels, n_warps; const char *algo,
-             *proto; } coll;
-    struct { const char *name; uint64_t comm_hash; const char *func; void *buff;
-             const char *datatype; size_t count; int peer; } p2p;
-    proxy_op_d proxy_op;
-    struct { int step; } proxy_step;
-    struct { uint8_t channel_id; } kernel_ch;
-  };
-} descr_v3;
-
-typedef union {
-  struct { size_t trans_size; } proxy_step;
-  struct { int appended_proxy_ops; } proxy_ctrl;
-  struct { uint64_t p_timer; } kernel_ch;
-} args_v4; /* also v5 */
-
-typedef union {
-  struct { size_t trans_size; int steps; } proxy_op;
-  struct { int appended_proxy_ops; } proxy_ctrl;
-} args_v3;
-
-typedef void (*logger_fn)(int, unsigned long, const char *, int, const char *, ...);
-typedef struct {
-  const char *name;
-  ncclResult_t (*init)(void **ctx, uint64_t comm_id, int *mask, const char *comm_name,
-                       int n_nodes, int n_ranks, int rank, logger_fn log);
-  ncclResult_t (*start_event)(void *ctx, void **handle, descr_v5 *d);
-  ncclResult_t (*stop_event)(void *handle);
-  ncclResult_t (*record_event_state)(void *handle, int state, args_v4 *a);
-  ncclResult_t (*finalize)(void *ctx);
-} table_v5;
-typedef struct {
-  const char *name;
-  ncclResult_t (*init)(void **ctx, int *mask, const char *comm_name, uint64_t comm_hash,
-                       int n_nodes, int n_ranks, int rank, logger_fn log);
-  ncclResult_t (*start_event)(void *ctx, void **handle, descr_v4 *d);
-  ncclResult_t (*stop_event)(void *handle);
-  ncclResult_t (*record_event_state)(void *handle, int state, args_v4 *a);
-  ncclResult_t (*finalize)(void *ctx);
-} table_v4;
-typedef struct {
-  const char *name;
-  ncclResult_t (*init)(void **ctx, int *mask);
-  ncclResult_t (*start_event)(void *ctx, void **handle, descr_v3 *d);
-  ncclResult_t (*stop_event)(void *handle);
-  ncclResult_t (*record_event_state)(void *handle, int state, args_v3 *a);
-  ncclResult_t (*finalize)(void *ctx);
-} table_v3;
-
-_Static_assert(offsetof(descr_v5, coll.parent_group) == 24 + 80, "v5 Coll layout");
-_Static_assert(offsetof(descr_v5, p2p.n_channels) == 24 + 36, "v5 P2p layout");
-_Static_assert(offsetof(descr_v4, kernel_ch.p_timer) == 24 + 8, "v4 KernelCh layout");
-_Static_assert(offsetof(descr_v3, coll.n_max_channels) == 24 + 72, "v3 Coll layout");
+#include "fake_profiler_abi.h"
 
 /* ---------------------------------------------------------------- loading */
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static int load_refs;
 static void *plugin_lib;
-static int plugin_abi; /* 3, 4 or 5 while loaded, 0 otherwise */
-static const table_v5 *t5;
+static int plugin_abi; /* 3 to 7 while loaded, 0 otherwise */
+static const table_v7 *t7;
+static const table_v5 *t5; /* also v6's: the same signatures */
 static const table_v4 *t4;
 static const table_v3 *t3;
 static int event_mask; /* NCCL's process-wide activation mask, written by init */
@@ -216,7 +100,8 @@ static int env_int(const char *name, int def, int lo, int hi) {
 
 static void read_cfg(void) {
   cfg.net = env_int("FAKE_NCCL_NET", 0, 0, 1);
-  cfg.max_abi = env_int("FAKE_NCCL_PROFILER_ABI", 5, 3, 5);
+  /* the newest table the NCCL played knows: 2.28.9 v5, 2.31.2 v7 (2.29/2.30: 6) */
+  cfg.max_abi = env_int("FAKE_NCCL_PROFILER_ABI", FAKE_NCCL_NEW ? 7 : 5, 3, FAKE_NCCL_NEW ? 7 : 5);
   cfg.nchannels = env_int("FAKE_NCCL_NCHANNELS", 4, 1, 64);
   my_pid = getpid();
 }
@@ -240,14 +125,19 @@ static int plugin_acquire(void) {
   if (plugin_abi == 0 && load_refs == 0) {
     plugin_lib = open_plugin();
     if (plugin_lib != NULL) {
-      if (cfg.max_abi >= 5 && (t5 = dlsym(plugin_lib, "ncclProfiler_v5")) != NULL)
+      /* 2.31.2 src/plugin/profiler.cc ncclProfilerPluginLoad: v7 first, then down to v1 */
+      if (cfg.max_abi >= 7 && (t7 = dlsym(plugin_lib, "ncclProfiler_v7")) != NULL)
+        plugin_abi = 7;
+      else if (cfg.max_abi >= 6 && (t5 = dlsym(plugin_lib, "ncclProfiler_v6")) != NULL)
+        plugin_abi = 6;
+      else if (cfg.max_abi >= 5 && (t5 = dlsym(plugin_lib, "ncclProfiler_v5")) != NULL)
         plugin_abi = 5;
       else if (cfg.max_abi >= 4 && (t4 = dlsym(plugin_lib, "ncclProfiler_v4")) != NULL)
         plugin_abi = 4;
       else if ((t3 = dlsym(plugin_lib, "ncclProfiler_v3")) != NULL)
         plugin_abi = 3;
       if (plugin_abi == 0) {
-        npkit_fake_debug_log("profiler plugin without a table this fake drives (v3-v5)");
+        npkit_fake_debug_log("profiler plugin without a table this fake drives (v3-v%d)", cfg.max_abi);
         dlclose(plugin_lib);
         plugin_lib = NULL;
       }
@@ -265,6 +155,7 @@ static void plugin_release(void) {
     dlclose(plugin_lib);
     plugin_lib = NULL;
     plugin_abi = 0;
+    t7 = NULL;
     t5 = NULL;
     t4 = NULL;
     t3 = NULL;
@@ -342,11 +233,22 @@ static const char *type_name(ncclDataType_t dt) {
   } while (0)
 
 /* Starts an event described in the v5 layout, translated for the loaded version. */
-static void *start_event(const struct npkit_fake_prof_comm *pc, descr_v5 *d) {
+static void *start_event(const struct npkit_fake_prof_comm *pc, descr_v7 *d) {
   void *h = NULL;
   if (pc == NULL || pc->abi == 0) return NULL;
-  if (pc->abi == 5) {
-    t5->start_event(pc->ctx, &h, d);
+  if (pc->abi == 7) {
+    t7->start_event(pc->ctx, &h, d);
+    return h;
+  }
+  if (d->type == EV_KERNEL_PHASE) return NULL; /* 2.31.2 profiler_v6.cc drops them for v6 */
+  if (pc->abi >= 5) {
+    /* v5/v6: the descriptor of their size, as 2.31.2's v6 adapter copies it (profiler_v6.cc);
+     * on the heap, so that a plugin reading past its end is caught by a sanitizer */
+    descr_v5 *o = malloc(sizeof *o);
+    if (o == NULL) return NULL;
+    memcpy(o, d, sizeof *o);
+    t5->start_event(pc->ctx, &h, o);
+    free(o);
     return h;
   }
   if (d->type > EV_NET_PLUGIN) return NULL; /* API-level events came with v5 */
@@ -375,7 +277,8 @@ static void *start_event(const struct npkit_fake_prof_comm *pc, descr_v5 *d) {
 
 static void stop_event(const struct npkit_fake_prof_comm *pc, void *h) {
   if (pc == NULL || h == NULL) return;
-  if (pc->abi == 5) t5->stop_event(h);
+  if (pc->abi == 7) t7->stop_event(h);
+  else if (pc->abi >= 5) t5->stop_event(h);
   else if (pc->abi == 4) t4->stop_event(h);
   else t3->stop_event(h);
 }
@@ -383,7 +286,11 @@ static void stop_event(const struct npkit_fake_prof_comm *pc, void *h) {
 /* A state in v4/v5 terms; v3 gets what it knew (steps: no arguments). */
 static void record_state(const struct npkit_fake_prof_comm *pc, void *h, int state, args_v4 *a) {
   if (pc == NULL || h == NULL) return;
-  if (pc->abi == 5) {
+  if (pc->abi == 7) {
+    t7->record_event_state(h, state, a);
+  } else if (state == ST_KERNEL_PHASE_STOP) {
+    /* dropped for older tables (2.31.2 profiler_v6.cc) */
+  } else if (pc->abi >= 5) {
     t5->record_event_state(h, state, a);
   } else if (pc->abi == 4) {
     t4->record_event_state(h, state, a);
@@ -435,7 +342,9 @@ void npkit_fake_prof_comm_init(ncclComm_t comm) {
   pc->comm_id = name_hash(comm->name);
   int nnodes = cfg.net ? comm->nranks : 1;
   ncclResult_t r;
-  if (abi == 5)
+  if (abi == 7)
+    r = t7->init(&pc->ctx, pc->comm_id, &event_mask, "", nnodes, comm->nranks, comm->rank, NULL);
+  else if (abi >= 5)
     r = t5->init(&pc->ctx, pc->comm_id, &event_mask, "", nnodes, comm->nranks, comm->rank, NULL);
   else if (abi == 4)
     r = t4->init(&pc->ctx, &event_mask, "", pc->comm_id, nnodes, comm->nranks, comm->rank, NULL);
@@ -446,6 +355,12 @@ void npkit_fake_prof_comm_init(ncclComm_t comm) {
     plugin_release();
     return;
   }
+  /* 2.31.2: a v6 table never gets KernelPhase (profiler_v6.cc clears it after init), and a
+   * mask with KernelPhase gets KernelCh too (profiler.cc ncclProfilerEnforceMaskDeps) */
+  int m = mask_now();
+  if (abi < 7) m &= ~EV_KERNEL_PHASE;
+  else if (m & EV_KERNEL_PHASE) m |= EV_KERNEL_CH;
+  __atomic_store_n(&event_mask, m, __ATOMIC_RELAXED);
   comm->prof = pc;
   /* NCCL's progress thread starts with the communicator's first connection that needs one, at
    * init (v2.28.9-1 src/proxy.cc proxyConnInit -> proxyProgressInit), not at the first call. */
@@ -458,7 +373,9 @@ void npkit_fake_prof_comm_fini(ncclComm_t comm) {
   drain_proxy(); /* NCCL stops the proxy before it finalizes the plugin */
   if (pc->abi == 3) /* 2.26 finalizes every context; 2.27+ only those that are not NULL */
     t3->finalize(pc->ctx);
-  else if (pc->ctx != NULL && pc->abi == 5)
+  else if (pc->ctx != NULL && pc->abi == 7)
+    t7->finalize(pc->ctx);
+  else if (pc->ctx != NULL && pc->abi >= 5)
     t5->finalize(pc->ctx);
   else if (pc->ctx != NULL)
     t4->finalize(pc->ctx);
@@ -478,7 +395,8 @@ void *npkit_fake_prof_take_group(void) {
   if (g == NULL) return NULL;
   group_api = NULL;
   pthread_mutex_lock(&load_lock);
-  if (plugin_abi == 5) t5->record_event_state(g, ST_GROUP_END_API_START, NULL);
+  if (plugin_abi == 7) t7->record_event_state(g, ST_GROUP_END_API_START, NULL);
+  else if (plugin_abi >= 5) t5->record_event_state(g, ST_GROUP_END_API_START, NULL);
   pthread_mutex_unlock(&load_lock);
   return g;
 }
@@ -487,7 +405,8 @@ void *npkit_fake_prof_take_group(void) {
 void npkit_fake_prof_group_done(void *g) {
   if (g == NULL) return;
   pthread_mutex_lock(&load_lock);
-  if (plugin_abi == 5) t5->stop_event(g);
+  if (plugin_abi == 7) t7->stop_event(g);
+  else if (plugin_abi >= 5) t5->stop_event(g);
   pthread_mutex_unlock(&load_lock);
 }
 
@@ -507,7 +426,7 @@ void npkit_fake_prof_call(npkit_fake_op *op) {
   if (!(mask & (EV_GROUP_API | EV_COLL_API | EV_P2P_API | EV_KERNEL_LAUNCH | EV_GROUP | EV_COLL |
                 EV_P2P | EV_PROXY_OP | EV_PROXY_STEP | EV_KERNEL_CH | EV_NET_PLUGIN)))
     return;
-  descr_v5 d;
+  descr_v7 d;
   if (group_api == NULL) {
     memset(&d, 0, sizeof d);
     d.type = EV_GROUP_API;
@@ -527,6 +446,7 @@ void npkit_fake_prof_call(npkit_fake_op *op) {
     d.p2p_api.datatype = type;
     d.p2p_api.stream = op->stream;
     d.p2p_api.graph_captured = op->captured;
+    d.p2p_api.user_tag = op->user_tag; /* AlltoAllConfig & co; 0 for Send/Recv (profiler.cc) */
   } else {
     d.type = EV_COLL_API;
     d.coll_api.func = kind_func(op->kind);
@@ -535,6 +455,7 @@ void npkit_fake_prof_call(npkit_fake_op *op) {
     d.coll_api.root = op->root < 0 ? 0 : op->root;
     d.coll_api.stream = op->stream;
     d.coll_api.graph_captured = op->captured;
+    d.coll_api.user_tag = op->user_tag; /* info->collConfig.userProfilerTag (2.31.2 profiler.cc) */
   }
   op->prof_api = start_event(pc, &d);
   stop_event(pc, op->prof_api);
@@ -752,10 +673,10 @@ static void *launch_tasks(npkit_fake_op *list, npkit_fake_kernels *kernels, void
     ncclComm_t comm = l->tasks[i].op->comm;
     int j = i;
     while (j < l->n && l->tasks[j].pc == pc) j++;
-    descr_v5 d;
+    descr_v7 d;
     /* the plan's kernel: KernelLaunch brackets its cuLaunchKernelEx (enqueue.cc:1575-1662) */
     void *kl = NULL;
-    if (pc->abi == 5 && (mask & EV_KERNEL_LAUNCH) && mode != MODE_REPLAY) {
+    if (pc->abi >= 5 && (mask & EV_KERNEL_LAUNCH) && mode != MODE_REPLAY) {
       memset(&d, 0, sizeof d);
       d.type = EV_KERNEL_LAUNCH;
       d.parent_obj = group_api_h;
@@ -803,6 +724,11 @@ static void *launch_tasks(npkit_fake_op *list, npkit_fake_kernels *kernels, void
         d.coll.algo = choose_algo(kind, t->bytes, t->op->comm->nranks);
         d.coll.proto = proto;
         d.coll.parent_group = group;
+        /* ct->profilerTag (2.31.2 profiler.cc ncclProfilerStartTaskEvents); the fake runs no
+         * symmetric kernels: kernelVariant NULL, isSymColl false.  P2p tasks keep 0: stricter
+         * than NCCL may be for the parts of an AlltoAllConfig, so the tag must come from the API
+         * event. */
+        d.coll.user_tag = t->op->user_tag;
       } else {
         if (!(mask & (EV_P2P | EV_PROXY_OP | EV_PROXY_STEP | EV_KERNEL_CH | EV_NET_PLUGIN)) ||
             (pc->abi == 3 && group == NULL))
@@ -846,6 +772,7 @@ typedef struct work {
   int kind;       /* 0 kernel channel start, 3 its stop, 1 network op, 2 proxy control */
   int channel, peer, is_send;
   int rank;
+  bool p2p;                 /* of a P2p task */
   uint64_t t_start, t_stop; /* host times the GPU wrote the stamps */
   size_t bytes;
   kch *k;
@@ -872,7 +799,7 @@ static void wait_until(uint64_t host_ns) {
 /* rank is 0 in KernelCh descriptors (prof.cc:590-603: only type, parent, channel and pTimer). */
 static void run_kernel_ch_start(const work *w) {
   wait_until(w->t_start);
-  descr_v5 d;
+  descr_v7 d;
   memset(&d, 0, sizeof d);
   d.type = EV_KERNEL_CH;
   d.parent_obj = w->parent;
@@ -881,8 +808,40 @@ static void run_kernel_ch_start(const work *w) {
   w->k->handle = start_event(w->pc, &d);
 }
 
+/* v7's KernelPhase events of a channel, fired before its KernelCh stop (2.31.2 profiler.cc
+ * profilerFireKernelPhaseEvents, from profilerProgressOps): the GPU stamps BEGIN, AFTER_OPEN (the
+ * initial sync done), BEFORE_CLOSE (the compute done) and END in RunWorkBatch::run
+ * (src/device/common.h); phase i covers stamps i..i+1, parent the KernelCh, stop with
+ * KernelPhaseStop and the end stamp in kernelCh.pTimer.  Here the syncs take 5 % each.  P2p tasks
+ * get none: their stamps come from the collective path only, and without AFTER_OPEN and
+ * BEFORE_CLOSE NCCL fires nothing. */
+static void run_kernel_phases(const work *w) {
+  static const char *const names[] = {"initial_sync", "compute", "final_sync"};
+  if (w->pc->abi < 7 || w->p2p || !(mask_now() & EV_KERNEL_PHASE) || w->k->handle == NULL) return;
+  uint64_t t0 = w->k->t_start, t3 = w->t_stop, sync = (t3 - t0) / 20;
+  uint64_t ts[4] = {t0, t0 + sync, t3 - sync, t3};
+  for (int i = 0; i < 3; i++) {
+    if (ts[i] == ts[i + 1]) continue; /* zero-length phases are skipped */
+    descr_v7 d;
+    memset(&d, 0, sizeof d);
+    d.type = EV_KERNEL_PHASE;
+    d.parent_obj = w->k->handle;
+    d.kernel_phase.channel_id = (uint8_t)w->channel;
+    d.kernel_phase.phase_id = (uint8_t)i;
+    d.kernel_phase.phase_name = names[i];
+    d.kernel_phase.p_timer = npkit_fake_gpu_timer(ts[i]);
+    void *h = start_event(w->pc, &d);
+    args_v4 a;
+    memset(&a, 0, sizeof a);
+    a.kernel_ch.p_timer = npkit_fake_gpu_timer(ts[i + 1]);
+    record_state(w->pc, h, ST_KERNEL_PHASE_STOP, &a);
+    stop_event(w->pc, h);
+  }
+}
+
 static void run_kernel_ch_stop(const work *w) {
   wait_until(w->t_stop);
+  run_kernel_phases(w);
   args_v4 a;
   memset(&a, 0, sizeof a);
   a.kernel_ch.p_timer = npkit_fake_gpu_timer(w->t_stop);
@@ -895,7 +854,7 @@ static void run_kernel_ch_stop(const work *w) {
 
 static void run_net_op(const work *w) {
   int nsteps = (int)((w->bytes + NET_CHUNK - 1) / NET_CHUNK);
-  descr_v5 d;
+  descr_v7 d;
   memset(&d, 0, sizeof d);
   d.type = EV_PROXY_OP;
   d.parent_obj = w->parent;
@@ -945,7 +904,7 @@ static void run_net_op(const work *w) {
 
 static void run_ctrl(struct npkit_fake_prof_comm *pc, int appended) {
   if (!(mask_now() & EV_PROXY_CTRL)) return;
-  descr_v5 d;
+  descr_v7 d;
   memset(&d, 0, sizeof d);
   d.type = EV_PROXY_CTRL;
   void *h = start_event(pc, &d);
@@ -1050,6 +1009,7 @@ static work *new_work(const task *t, int kind, int channel) {
   w->kind = kind;
   w->channel = channel;
   w->rank = t->op->comm->rank;
+  w->p2p = t->p2p;
   return w;
 }
 

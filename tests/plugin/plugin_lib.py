@@ -24,13 +24,13 @@ def need(name):
     return lib.need_file(lib.need_env(name), name)
 
 
-def run_calls(np, settings, args=(), preload=True, timeout=240, prog="NPKIT_PLUGIN_CALLS"):
+def run_calls(np, settings, args=(), preload=True, timeout=240, prog="NPKIT_PLUGIN_CALLS", nccl="fake"):
     """plugin_calls (or the program named by the variable prog) on np ranks under mpirun, with
-    the fake NCCL."""
+    the fake NCCL (nccl: "fake" plays 2.28.9, "new" 2.31.2)."""
     env = {k: v for k, v in os.environ.items() if k not in lib.LIBRARY_SETTINGS}
     env.pop("LD_PRELOAD", None)
     cmd = [lib.mpirun(), "-np", str(np), "--oversubscribe", "--bind-to", "none"]
-    for name, value in sorted(lib.job_env("fake", preload, settings).items()):
+    for name, value in sorted(lib.job_env(nccl, preload, settings).items()):
         cmd += ["-x", "%s=%s" % (name, value)]
     cmd += [need(prog)] + list(args)
     return lib._run(cmd, env, None, timeout)

@@ -1,7 +1,9 @@
 /* Unit tests of the per-version adapters (profiler_plugin_abi.c): descriptors and state
  * arguments are laid out as NCCL lays them out for each ABI version, handed to the exported
  * tables, and what reaches the core (stubbed here) is compared with values written down by hand.
- * Every version is covered, v6 included, which no NCCL the other tests run speaks. */
+ * Every version is covered, v6 included, which no NCCL the other tests run speaks.  v7's
+ * descriptors are built as raw bytes at the offsets of ncclProfilerEventDescr_v7_t (profiler_v7.h
+ * of NCCL 2.31.2, LP64), not from the library's own declaration. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +18,7 @@ extern npkit_abi_table_v3 ncclProfiler_v3;
 extern npkit_abi_table_v4 ncclProfiler_v4;
 extern npkit_abi_table_v5 ncclProfiler_v5;
 extern npkit_abi_table_v6 ncclProfiler_v6;
+extern npkit_abi_table_v7 ncclProfiler_v7;
 
 /* ---- the core, reduced to remembering its last call ---- */
 
@@ -322,6 +325,99 @@ static void test_other_types(void) {
   CHECK(last_descr.type == NPKIT_PP_IGNORED);
 }
 
+/* ---- v7: raw descriptors of 136 bytes ---- */
+
+static void put(unsigned char *d, size_t off, const void *v, size_t n) { memcpy(d + off, v, n); }
+static void put64(unsigned char *d, size_t off, uint64_t v) { put(d, off, &v, 8); }
+static void put32(unsigned char *d, size_t off, int32_t v) { put(d, off, &v, 4); }
+static void putp(unsigned char *d, size_t off, const void *p) { put(d, off, &p, sizeof p); }
+
+static void start_v7(unsigned char *d) {
+  ncclProfiler_v7.start_event(ctx, &handle, (npkit_abi_v7_descr *)(void *)d);
+}
+
+static void test_v7(void) {
+  _Alignas(8) unsigned char d[136];
+  CHECK(sizeof(npkit_abi_v7_descr) == sizeof d);
+  ncclProfiler_v7.init(&ctx, 0x77, &mask, "v7", 2, 8, 3, NULL);
+  CHECK(last_comm.abi == 7 && last_comm.nccl_comm_id == 0x77 && last_comm.rank == 3);
+
+  /* CollApi: func @24, count @32, datatype @40, root @48, stream @56, graphCaptured @64, userTag @72 */
+  memset(d, 0xee, sizeof d);
+  put64(d, 0, NPKIT_NCCL_EV_COLL_API);
+  putp(d, 8, &parent_obj);
+  putp(d, 24, "AllReduce");
+  put64(d, 32, 1000);
+  putp(d, 40, "ncclFloat32");
+  put32(d, 48, 0);
+  putp(d, 56, (void *)0x5000);
+  d[64] = 1;
+  put64(d, 72, 0x1234567890abcdefull);
+  start_v7(d);
+  CHECK(last_descr.type == NPKIT_PP_API && last_descr.u.api.kind == NPKIT_PAPI_COLL);
+  CHECK(streq(last_descr.u.api.func, "AllReduce") && last_descr.u.api.count == 1000);
+  CHECK(last_descr.u.api.stream == (void *)0x5000 && last_descr.u.api.graph_captured == 1);
+  CHECK(last_descr.u.api.user_tag == 0x1234567890abcdefull);
+
+  /* P2pApi: func @24, count @32, datatype @40, stream @48, graphCaptured @56, userTag @64 */
+  memset(d, 0xee, sizeof d);
+  put64(d, 0, NPKIT_NCCL_EV_P2P_API);
+  putp(d, 24, "Send");
+  put64(d, 32, 16);
+  putp(d, 40, "ncclInt8");
+  putp(d, 48, (void *)0x6000);
+  d[56] = 0;
+  put64(d, 64, 0x4004);
+  start_v7(d);
+  CHECK(last_descr.u.api.kind == NPKIT_PAPI_P2P && streq(last_descr.u.api.func, "Send"));
+  CHECK(last_descr.u.api.stream == (void *)0x6000 && last_descr.u.api.user_tag == 0x4004);
+
+  /* Coll: seq @24, func @32, count @56, root @64, datatype @72, nChannels @80, nWarps @81, algo
+   * @88, proto @96, parentGroup @104, kernelVariant @112, isSymColl @120, userTag @128 */
+  memset(d, 0, sizeof d);
+  put64(d, 0, NPKIT_NCCL_EV_COLL);
+  put64(d, 24, 41);
+  putp(d, 32, "AllReduce");
+  put64(d, 56, 4096);
+  put32(d, 64, 2);
+  putp(d, 72, "ncclBfloat16");
+  d[80] = 5;
+  d[81] = 16;
+  putp(d, 88, "AGxLL_R");
+  putp(d, 96, "");
+  putp(d, 112, "AllReduce_AGxLL_R");
+  d[120] = 1;
+  put64(d, 128, 0x99);
+  start_v7(d);
+  const npkit_pp_task *t = &last_descr.u.task;
+  CHECK(last_descr.type == NPKIT_PP_COLL && t->seq == 41 && t->count == 4096 && t->root == 2);
+  CHECK(streq(t->func, "AllReduce") && streq(t->algo, "AGxLL_R") && streq(t->proto, ""));
+  CHECK(t->datatype == 9 && t->nchannels == 5 && t->nwarps == 16 && t->symmetric == 1);
+
+  /* KernelPhase (1 << 15): channelId @24, phaseId @25, phaseName @32, pTimer @40 */
+  memset(d, 0, sizeof d);
+  put64(d, 0, 1ull << 15);
+  putp(d, 8, &parent_obj);
+  d[24] = 7;
+  d[25] = 2;
+  putp(d, 32, "final_sync");
+  put64(d, 40, 1770000000123456789ull);
+  start_v7(d);
+  CHECK(last_descr.type == NPKIT_PP_KERNEL_PHASE && last_descr.parent == &parent_obj);
+  CHECK(last_descr.u.kernel_phase.channel == 7 && last_descr.u.kernel_phase.phase == 2);
+  CHECK(streq(last_descr.u.kernel_phase.name, "final_sync"));
+  CHECK(last_descr.u.kernel_phase.ptimer == 1770000000123456789ull);
+  /* ... whose stop, ncclProfilerKernelPhaseStop (31), carries the stamp in kernelCh.pTimer */
+  npkit_abi_v4_state_args a = {.kernel_ch = {.ptimer = 1770000000123999999ull}};
+  ncclProfiler_v7.record_event_state(handle, 31, &a);
+  CHECK(last_state_value == 31 && last_state.has_ptimer && last_state.ptimer == 1770000000123999999ull);
+  /* the older tables know no phases: a v6 descriptor with bit 15 is ignored */
+  npkit_abi_v5_descr d5;
+  DESCR(d5, 1ull << 15);
+  ncclProfiler_v6.start_event(ctx, &handle, &d5);
+  CHECK(last_descr.type == NPKIT_PP_IGNORED);
+}
+
 /* ---- state arguments ---- */
 
 static int record_state(int abi, int state, void *args) {
@@ -388,7 +484,9 @@ int main(void) {
   test_kernel_ch();
   test_other_types();
   test_states();
+  test_v7();
   CHECK(ncclProfiler_v1.stop_event == npkit_pp_stop);
+  CHECK(ncclProfiler_v7.stop_event == npkit_pp_stop && ncclProfiler_v7.finalize == npkit_pp_finalize);
   CHECK(ncclProfiler_v6.finalize == npkit_pp_finalize);
   CHECK(streq(ncclProfiler_v1.name, "npkit") && streq(ncclProfiler_v6.name, "npkit"));
   return check_exit_code("test_plugin_adapters");
