@@ -93,6 +93,7 @@ static void start(void) {
   h.local_rank = ident.local_rank;
   h.nccl_header_version = NPKIT_NCCL_HEADER_VERSION;
   if (tsc) h.flags |= NPKIT_LOG_F_TSC_CLOCK;
+  if (npkit_cfg.write_json) h.flags |= NPKIT_LOG_F_JSON_AT_EXIT;
   snprintf(h.host, sizeof h.host, "%s", ident.host);
   snprintf(h.launcher, sizeof h.launcher, "%s", ident.source);
   snprintf(h.library_version, sizeof h.library_version, "%s", NPKIT_VERSION_STRING);

@@ -171,7 +171,7 @@ def main_scenario():
     hand = handcrafted()
     rand = [random_events(rng, 1500, 2 * 10**9), random_events(rng, 1500, 4 * 10**9)]
     lines = [spec_line("header", clock_base=B, pid=4242, rank=-1, world=-1, local_rank=1, host="node1",
-                       launcher="ompi", libver="0.1.0", nccl=22809)]
+                       launcher="ompi", libver="0.1.0", nccl=22809, version=2)]
     lines.append(comm_line(COMMS[1], device=-1))  # the device is learnt later
     for idx, (tid, name) in THREADS.items():
         lines.append(spec_line("thread", index=idx, os_tid=tid, name=name))
@@ -205,7 +205,7 @@ def main_scenario():
 
     check(trace["displayTimeUnit"] == "ns", "displayTimeUnit")
     want_other = {
-        "tool": "npkit-preload", "version": version, "log_version": 1, "writer_version": "0.1.0",
+        "tool": "npkit-preload", "version": version, "log_version": 2, "writer_version": "0.1.0",
         "nccl_header_version": 22809, "clock": "CLOCK_REALTIME", "clock_source": "clock_gettime",
         "base_ns": str(B), "host": "node1",
         "pid": 4242, "rank": 3, "world_size": 4, "local_rank": 1, "rank_source": "comm",
