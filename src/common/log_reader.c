@@ -877,6 +877,15 @@ char *npkit_reader_damage(const npkit_log_reader *r, char *buf, size_t len) {
   return buf;
 }
 
+char *npkit_reader_version_note(const npkit_log_reader *r, char *buf, size_t len) {
+  if (len == 0) return buf;
+  buf[0] = '\0';
+  if (r->newer_version)
+    snprintf(buf, len, "event-log format version %u is newer than this npkit's (%u): the parts it does not know are left out",
+             r->header.version, NPKIT_LOG_VERSION);
+  return buf;
+}
+
 /* ---- lookups ---- */
 
 const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id) {

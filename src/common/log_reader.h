@@ -149,6 +149,10 @@ int npkit_reader_next_block(const npkit_log_reader *r, uint64_t *pos, npkit_bloc
  * bytes"); "" when nothing is.  Returns buf. */
 char *npkit_reader_damage(const npkit_log_reader *r, char *buf, size_t len);
 
+/* For a log of a later version than NPKIT_LOG_VERSION: "event-log format version 3 is newer than
+ * this npkit's (2): the parts it does not know are left out"; "" otherwise.  Returns buf. */
+char *npkit_reader_version_note(const npkit_log_reader *r, char *buf, size_t len);
+
 /* Lookups by key; NULL if absent. */
 const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id);
 const npkit_thread_rec *npkit_reader_thread(const npkit_log_reader *r, uint32_t index);

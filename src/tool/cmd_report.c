@@ -96,7 +96,9 @@ int npkit_cmd_report(int argc, char **argv) {
     fprintf(stderr, "npkit report: %s\n", err);
     rc = NPKIT_EXIT_FAIL;
   } else {
-    for (size_t i = 0; json && i < rep.n_warnings; i++) fprintf(stderr, "npkit report: warning: %s\n", rep.warnings[i]);
+    /* on standard error in every mode: scripts read the text report too, people do not read
+     * the JSON; the text report also lists them */
+    for (size_t i = 0; i < rep.n_warnings; i++) fprintf(stderr, "npkit report: warning: %s\n", rep.warnings[i]);
     if (json) {
       if (npkit_report_json(&rep, 1, err, sizeof(err)) != 0) {
         fprintf(stderr, "npkit report: %s\n", err);

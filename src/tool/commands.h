@@ -1,5 +1,6 @@
 /* Subcommands of the `npkit` command.  Each gets its own arguments (argv[0] is the subcommand's
- * name) and returns the process exit status: 0 success, 1 failure, 2 usage error. */
+ * name) and returns the process exit status: 0 success, 1 failure, 2 usage error (and for
+ * `npkit info`, 3 to 5 below). */
 #ifndef NPKIT_TOOL_COMMANDS_H
 #define NPKIT_TOOL_COMMANDS_H
 
@@ -8,6 +9,10 @@
 #define NPKIT_EXIT_OK 0
 #define NPKIT_EXIT_FAIL 1
 #define NPKIT_EXIT_USAGE 2
+/* `npkit info`: what is wrong with a log that could be read (the worst applies) */
+#define NPKIT_EXIT_NOT_CLOSED 3 /* no END block: the process was killed, or still runs */
+#define NPKIT_EXIT_TRUNCATED 4  /* ends in an incomplete or corrupt block */
+#define NPKIT_EXIT_DAMAGED 5    /* corrupt blocks were skipped in the middle */
 
 int npkit_cmd_json(int argc, char **argv);
 int npkit_cmd_info(int argc, char **argv);

@@ -210,6 +210,7 @@ def main_scenario():
         "base_ns": str(B), "host": "node1",
         "pid": 4242, "rank": 3, "world_size": 4, "local_rank": 1, "rank_source": "comm",
         "events": len(all_events), "dropped": 8, "truncated": False, "closed_cleanly": True,
+        "skipped_blocks": 0, "skipped_bytes": 0,
         "comms": [
             {"comm_id": "0x1f2e3d4c5b6a7988", "local_id": 1, "rank": 3, "nranks": 4, "device": 3,
              "label": "comm 1f2e3d4c (rank 3/4)", "name": "world", "parent": 0, "created_by": "ncclCommInitRank"},
