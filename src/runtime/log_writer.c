@@ -139,9 +139,14 @@ uint64_t npkit_logw_blocks(const npkit_log_writer *w) { return w ? w->blocks : 0
 int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end) {
   if (w == NULL) return EBADF;
   if (end != NULL) npkit_logw_append(w, NPKIT_BLOCK_END, 1, end, sizeof *end);
+  pthread_mutex_lock(&w->lock);
   int e = atomic_load(&w->error);
-  if (close(w->fd) != 0 && e == 0) e = errno;
-  pthread_mutex_destroy(&w->lock);
-  free(w);
+  if (w->fd >= 0 && close(w->fd) != 0 && e == 0) e = errno;
+  w->fd = -1;
+  if (atomic_load(&w->error) == 0) atomic_store(&w->error, EBADF); /* later appends fail at once */
+  pthread_mutex_unlock(&w->lock);
+  /* Not freed: the sources keep the pointer, and threads of a job stopped by a signal go on
+   * running while the trace is finished; an append after the close must find a closed writer,
+   * not freed memory. */
   return e;
 }
