@@ -88,6 +88,7 @@ int npkit_cmd_report(int argc, char **argv) {
   int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
+  npkit_cli_render_missing("report", paths, n_paths);
 
   char err[512];
   npkit_report rep;

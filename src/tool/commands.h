@@ -58,6 +58,11 @@ int npkit_cli_parse(const npkit_cli_spec *spec, int argc, char **argv, char **ar
  * npkit_cli_parse, and NPKIT_EXIT_FAIL after a message when they cannot be listed. */
 int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char ***paths, size_t *n_paths);
 
+/* Renders the Chrome trace of each log whose process meant to write one at exit but was stopped
+ * before it did (no trace next to the log, and the process no longer runs), and says so on stderr
+ * (trace_repair.c).  For the commands that read a job's logs: report, merge. */
+void npkit_cli_render_missing(const char *cmd, char *const *paths, size_t n);
+
 /* "-h" or "--help". */
 int npkit_cli_is_help(const char *arg);
 /* Prints "npkit CMD: MESSAGE" and a pointer to the help on stderr; returns NPKIT_EXIT_USAGE. */
