@@ -50,6 +50,19 @@ int main(void) {
       size_t half = n / 3;
       bad += npkit_crc32c(npkit_crc32c(0, buf + off, half), buf + off + half, n - half) != want;
     }
+  /* lengths that take the instruction's three-lane paths (3 x 256 and 3 x 8192 bytes), with
+   * every kind of remainder */
+  static unsigned char big[100000];
+  for (size_t i = 0; i < sizeof big; i++) big[i] = (unsigned char)rand();
+  const size_t lens[] = {767, 768, 769, 775, 776, 1536, 2000, 24575, 24576, 24577, 24583, 49152, 50000, 99999};
+  for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+    for (size_t off = 0; off < 3; off++) {
+      uint32_t want = bit_by_bit(big + off, lens[k]);
+      bad += npkit_crc32c(0, big + off, lens[k]) != want;
+      bad += npkit_crc32c_table(0, big + off, lens[k]) != want;
+      if (npkit_crc32c_hw_available()) bad += npkit_crc32c_hw(0, big + off, lens[k]) != want;
+      bad += npkit_crc32c(npkit_crc32c(0, big + off, 100), big + off + 100, lens[k] - 100) != want;
+    }
   CHECK_EQ_U64(bad, 0);
   return check_exit_code("test_crc32c");
 }
