@@ -52,7 +52,7 @@ int main(void) {
     }
   /* lengths that take the instruction's three-lane paths (3 x 256 and 3 x 8192 bytes), with
    * every kind of remainder */
-  static unsigned char big[100000];
+  static unsigned char big[100000 + 8];
   for (size_t i = 0; i < sizeof big; i++) big[i] = (unsigned char)rand();
   const size_t lens[] = {767, 768, 769, 775, 776, 1536, 2000, 24575, 24576, 24577, 24583, 49152, 50000, 99999};
   for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
