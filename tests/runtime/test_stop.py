@@ -3,7 +3,8 @@
 - Under the real mpirun: a 2-rank job that keeps calling ncclAllReduce is stopped the way
   `timeout --foreground -s TERM T mpirun ...` stops it (SIGTERM to mpirun, which sends its ranks
   SIGCONT, SIGTERM one second later, SIGKILL one second after that, or as soon as a rank exits),
-  ten runs in a row: every rank's log is closed cleanly and its trace is complete, valid JSON.
+  ten runs in a row: every rank's log is closed cleanly and its trace is complete, valid JSON
+  (in the sanitizer builds: three smaller runs, two seconds between the signals).
 - A stop signal aimed at one thread of a process (tgkill): the library's writer, its CUPTI
   flusher (fake CUPTI), NCCL's proxy thread, an application thread, the main thread.
 - A Slurm-like stop: SIGTERM to every rank at once, SIGKILL after a grace period.
@@ -29,10 +30,20 @@ import signals_lib as sl  # noqa: E402
 
 STOP_JOB, VICTIM, LIB, TOOL, FAKES, MPIRUN, FAKE_CUPTI, LAUNCHER = sys.argv[1:9]
 SANITIZED = bool(os.environ.get("NPKIT_SANITIZE"))
-RUNS = 10
 # Calls per second are bounded by the fake NCCL's latency: tens of thousands of events per rank
-# when the signal comes, as in the jobs the stop must survive (fewer in the slower sanitizer builds).
-LATENCY_US = "100" if SANITIZED else "2"
+# when the signal comes, as in the jobs the stop must survive.  The sanitizer builds check the same
+# paths for races and bad accesses, not the time budget: rendering is some hundred times slower
+# under ThreadSanitizer, so they run fewer, smaller jobs with two seconds between the signals.
+RUNS = 3 if SANITIZED else 10
+LATENCY_US = "2000" if SANITIZED else "2"
+READY_AFTER = 300 if SANITIZED else 2000
+MCA = ["--mca", "odls_base_sigkill_timeout", "2"] if SANITIZED else []
+SANITIZER_REPORTS = ("ThreadSanitizer", "AddressSanitizer", "LeakSanitizer", "runtime error:")
+
+
+def assert_no_sanitizer_report(test, err, what):
+    for bad in SANITIZER_REPORTS:
+        test.assertNotIn(bad, err, "%s: %s" % (what, err[-4000:]))
 FINISHED = re.compile(r"finished on a stop signal: the log was closed after ([\d.]+) ms, "
                       r"the trace written after ([\d.]+) ms")
 
@@ -81,7 +92,7 @@ def check_rank(test, log, what):
 def mpirun_cmd(trace_dir, ready_dir, ready_after, **extra):
     env = dict(NPKIT_TRACE_DIR=trace_dir, LD_LIBRARY_PATH=FAKES, FAKE_NCCL_LAT_US=LATENCY_US,
                NPKIT_LOG_LEVEL="debug", **extra)
-    cmd = [MPIRUN, "-np", "2", "--oversubscribe", "--bind-to", "none"]
+    cmd = [MPIRUN, "-np", "2", "--oversubscribe", "--bind-to", "none"] + MCA
     pre = [LIB]
     if sl.sanitizer_runtime():
         pre.insert(0, sl.sanitizer_runtime())
@@ -92,7 +103,7 @@ def mpirun_cmd(trace_dir, ready_dir, ready_after, **extra):
     return cmd + [STOP_JOB, "--ready-dir", ready_dir, "--ready-after", str(ready_after)]
 
 
-def start_job(tmp, ready_after=2000, **extra):
+def start_job(tmp, ready_after=READY_AFTER, **extra):
     trace_dir, ready_dir = os.path.join(tmp, "trace"), os.path.join(tmp, "ready")
     os.makedirs(ready_dir)
     env = dict(os.environ)
@@ -115,6 +126,7 @@ class MpirunStop(unittest.TestCase):
                 proc.send_signal(signal.SIGTERM)  # what `timeout --foreground -s TERM` does
                 _, err = proc.communicate(timeout=60)
                 stop_s = time.time() - t0
+                assert_no_sanitizer_report(self, err, "run %d" % run)
                 logs = sorted(glob.glob(os.path.join(trace_dir, "*.npkit")))
                 self.assertEqual(len(logs), 2, err)
                 for log in logs:
@@ -142,7 +154,8 @@ class MpirunStop(unittest.TestCase):
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            proc.communicate(timeout=60)
+            _, err = proc.communicate(timeout=60)
+            assert_no_sanitizer_report(self, err, "Slurm-like stop")
             logs = sorted(glob.glob(os.path.join(trace_dir, "*.npkit")))
             self.assertEqual(len(logs), 2)
             for log in logs:
@@ -163,6 +176,7 @@ class ThreadTargets(unittest.TestCase):
             self.assertIsNotNone(tid, "no such thread among %r" % threads)
             sl.tgkill(proc.pid, tid, signal.SIGTERM)
             out, err = proc.communicate(timeout=60)
+            assert_no_sanitizer_report(self, err.decode(errors="replace"), threads[tid])
             self.assertEqual(proc.returncode, -signal.SIGTERM, err)
             self.assertEqual(out, b"")
             logs = glob.glob(os.path.join(trace_dir, "*.npkit"))
