@@ -148,7 +148,10 @@ class MpirunStop(unittest.TestCase):
             proc, trace_dir, pids = start_job(tmp)
             for pid in pids:
                 os.kill(pid, signal.SIGTERM)
-            time.sleep(3)  # the grace period
+            try:
+                proc.wait(timeout=5)  # the grace period: the job ends on its own within it
+            except subprocess.TimeoutExpired:
+                pass
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGKILL)
