@@ -22,8 +22,8 @@
 #include "recorder.h"
 #include "signals.h"
 #include "stack_capture.h"
-#include "stop_barrier.h"
 #include "stack_strtab.h"
+#include "stop_barrier.h"
 #include "trace_files.h"
 #include "trace_render.h"
 #include "window.h"
@@ -199,7 +199,6 @@ void npkit_note(int level, const char *fmt, ...) {
   npkit_logw_append(log_writer, NPKIT_BLOCK_NOTE, 1, &note, sizeof note.rec + (size_t)n);
 }
 
-
 static uint64_t mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -314,11 +313,11 @@ static void finish_on_signal(void) {
  * can finish it (no writer, a forked child). */
 static int request_signal_finish(void) {
   if (getpid() != owner_pid) return -1;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&finish_owner, &expected, 2)) return expected == 1 ? 0 : -1;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   atomic_store(&signal_at_ns, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-  int expected = 0;
-  if (!atomic_compare_exchange_strong(&finish_owner, &expected, 2)) return expected == 1 ? 0 : -1;
   if (npkit_recorder_request(finish_on_signal) != 0) {
     atomic_store(&finish_owner, 0);
     return -1;
