@@ -6,8 +6,18 @@
  *  - Everything is little endian, naturally aligned, and every payload is padded to 8 bytes.
  *  - Blocks are appended while the job runs, so a log cut short by SIGKILL or a crash is still
  *    readable up to its last complete block; a clean close ends with an NPKIT_BLOCK_END block.
+ *  - From version 2 on, a CHECK block follows every block: a reader skips a corrupt block to the
+ *    next intact one instead of losing the rest of the log (docs/trace-format.md).
  *  - Readers must skip block types they do not know (their size is in the header) and must use
  *    header_size / record_size from the file, so that later versions can append fields.
+ *
+ * Versions (npkit_log_header.version).  Each one only adds to the one before, so that a reader of
+ * an earlier version still reads a later log, without what it does not know:
+ *  1  npkit-preload 0.1 and 0.2.
+ *  2  every block is followed by a CHECK block holding the CRC32C of that block (header and
+ *     payload), so that a reader finds a corrupt block, skips to the next valid one and goes on;
+ *     the header flag NPKIT_LOG_F_JSON_AT_EXIT.  Readers of version 1 skip CHECK blocks as a
+ *     type they do not know.
  */
 #ifndef NPKIT_EVENT_LOG_H
 #define NPKIT_EVENT_LOG_H
@@ -19,7 +29,7 @@ extern "C" {
 #endif
 
 #define NPKIT_LOG_MAGIC "NPKITLOG" /* 8 bytes, no terminating NUL in the file */
-#define NPKIT_LOG_VERSION 1u
+#define NPKIT_LOG_VERSION 2u
 #define NPKIT_LOG_ENDIAN_TAG 0x01020304u
 #define NPKIT_BLOCK_MAGIC 0x424b504eu /* "NPKB" read as little endian */
 #define NPKIT_LOG_SUFFIX ".npkit"
@@ -54,6 +64,9 @@ typedef struct npkit_log_header {
 #define NPKIT_LOG_F_SIMULATED 0x2u /* NPKIT_SIMULATED was set: the job ran against stand-ins for NCCL
                                       and CUPTI (the test suite's fakes, as in scripts/demo.sh), so
                                       GPU activity and NCCL's events are simulated, not measured */
+#define NPKIT_LOG_F_JSON_AT_EXIT 0x4u /* since version 2: the process meant to render its Chrome
+                                         trace at exit (NPKIT_JSON=1), so a log without one next
+                                         to it lost it to a kill (docs/faults.md) */
 
 typedef enum npkit_block_type {
   NPKIT_BLOCK_EVENTS = 1,   /* payload: count × npkit_event (record_size each) */
@@ -65,6 +78,8 @@ typedef enum npkit_block_type {
   NPKIT_BLOCK_NOTE = 7,     /* payload: 1 × npkit_note_rec + text: warnings worth keeping in the trace */
   NPKIT_BLOCK_STACK = 8,    /* payload: count × (npkit_stack_rec + depth × uint32 frame string ids,
                                padded to 8): the call sites of NPKIT_STACK_DEPTH, written at exit */
+  NPKIT_BLOCK_CHECK = 14,   /* since version 2: payload 1 × npkit_check_rec, right after every
+                               other block: its checksum */
   NPKIT_BLOCK_END = 15,     /* payload: 1 × npkit_end_rec; written last on a clean close */
 } npkit_block_type;
 
@@ -75,6 +90,15 @@ typedef struct npkit_block_header {
   uint32_t count;   /* number of items in the payload */
   uint32_t size;    /* payload bytes that follow, a multiple of 8 */
 } npkit_block_header;
+
+/* NPKIT_BLOCK_CHECK (version 2): the block just before it is intact when its 16-byte header and
+ * its payload give this CRC32C (Castagnoli polynomial 0x1EDC6F41, reflected, initial value 0 and
+ * final value inverted as in iSCSI: "123456789" gives 0xE3069283).  A CHECK block covers no other
+ * CHECK block. */
+typedef struct npkit_check_rec {
+  uint32_t crc32c;
+  uint32_t reserved;  /* 0 */
+} npkit_check_rec;    /* 8 bytes */
 
 /* What an event is; decides which member of npkit_event.u is valid. */
 typedef enum npkit_event_kind {
@@ -591,6 +615,7 @@ typedef struct npkit_end_rec {
 #ifndef __cplusplus
 _Static_assert(sizeof(npkit_log_header) == 256, "log header layout");
 _Static_assert(sizeof(npkit_block_header) == 16, "block header layout");
+_Static_assert(sizeof(npkit_check_rec) == 8, "check record layout");
 _Static_assert(sizeof(npkit_event) == 128, "event layout");
 _Static_assert(sizeof(npkit_ev_gpu) == 104, "GPU event layout");
 _Static_assert(sizeof(npkit_ev_plugin_comm) == 104, "plugin comm event layout");

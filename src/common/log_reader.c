@@ -1,5 +1,7 @@
 #include "log_reader.h"
 
+#include "crc32c.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -170,6 +172,9 @@ typedef struct scan_state {
   keyed_table comms, threads, counters, strings;
   unsigned char *payload;  /* reusable buffer for one non-event block */
   size_t payload_cap;
+  uint64_t resync_budget;  /* bytes searches for an intact block may still checksum */
+  npkit_reader_skip *skips; /* handed to the reader at the end */
+  size_t n_skips, cap_skips;
 } scan_state;
 
 /* Why a block cannot be used; NULL if it can.  *stride gets the record size to step by. */
@@ -325,70 +330,252 @@ static void mark_truncated(npkit_log_reader *r, uint64_t off, const char *fmt, .
   va_end(ap);
 }
 
+/* ---- the walk over the blocks ----
+ * Every block is judged in turn: its header must make sense, its payload must fit in the file and,
+ * from version 2 on, a CHECK block with the CRC32C of header and payload must follow it; the
+ * blocks the scan keeps must parse.  A block that fails is skipped: the scan looks for the next
+ * block magic that begins an intact block and goes on from there.
+ * When none follows, the log ends at the bad block: it is truncated. */
+
+/* Bytes of payload read at a time to checksum a block. */
+#define CRC_CHUNK (256u << 10)
+/* Largest CHECK payload taken (version 2 writes 8 bytes; a later version may append fields). */
+#define MAX_CHECK_SIZE 256u
+/* Bytes of candidate blocks a search for the next intact block may checksum, beyond twice the
+ * file's size: a file full of fake block headers cannot make the scan quadratic. */
+#define RESYNC_EXTRA_BYTES (64u << 20)
+/* Skipped stretches kept; a log with more is taken as truncated at the next bad block. */
+#define MAX_SKIPS (1u << 20)
+
 static int is_known_type(unsigned type) {
   return (type >= NPKIT_BLOCK_EVENTS && type <= NPKIT_BLOCK_NOTE) || type == NPKIT_BLOCK_END;
+}
+
+static int grow_payload(scan_state *s, size_t n) {
+  if (n <= s->payload_cap) return 0;
+  size_t cap = n < 4096 ? 4096 : n;
+  unsigned char *p = realloc(s->payload, cap);
+  if (p == NULL) return -1;
+  s->payload = p;
+  s->payload_cap = cap;
+  return 0;
+}
+
+/* A block as its header and checksum describe it. */
+typedef struct block_at {
+  npkit_block_header bh;
+  uint64_t next;      /* where the block after it starts (after its CHECK block from version 2 on) */
+  uint32_t crc;       /* what its CHECK block says */
+  int has_crc;
+} block_at;
+
+/* Judges the header of the block at off (and finds its CHECK block).  Returns NULL, or why it
+ * cannot be used, in why; *incomplete is set when the block runs past the end of the file. */
+static const char *judge_header(const npkit_log_reader *r, uint64_t off, block_at *b, char *why, size_t wlen,
+                                int *incomplete, int *io) {
+  *incomplete = *io = 0;
+  memset(b, 0, sizeof(*b));
+  uint64_t left = r->file_size - off;
+  npkit_block_header *bh = &b->bh;
+  if (left < sizeof(*bh)) {
+    *incomplete = 1;
+    snprintf(why, wlen, "incomplete block header: %llu of %zu bytes", (unsigned long long)left, sizeof(*bh));
+    return why;
+  }
+  if (read_at(r->fd, bh, sizeof(*bh), off) != 0) goto io_error;
+  left -= sizeof(*bh);
+  const char *name = npkit_block_type_name(bh->type);
+  if (bh->magic != NPKIT_BLOCK_MAGIC) {
+    snprintf(why, wlen, "corrupt block: bad magic 0x%08x", bh->magic);
+    return why;
+  }
+  if (bh->size % 8 != 0) {
+    snprintf(why, wlen, "corrupt block: size %u is not a multiple of 8", bh->size);
+    return why;
+  }
+  if (bh->size > left) {
+    *incomplete = 1;
+    snprintf(why, wlen, "incomplete %s block: %llu of %u payload bytes", name, (unsigned long long)left, bh->size);
+    return why;
+  }
+  if (bh->type == NPKIT_BLOCK_EVENTS && (uint64_t)bh->count * r->record_size != bh->size) {
+    snprintf(why, wlen, "corrupt EVENTS block: %u records of %u bytes in %u bytes", bh->count, r->record_size,
+             bh->size);
+    return why;
+  }
+  if (is_known_type(bh->type) && bh->type != NPKIT_BLOCK_EVENTS && bh->size > NPKIT_READER_MAX_META_BLOCK) {
+    snprintf(why, wlen, "corrupt %s block: implausible size %u", name, bh->size);
+    return why;
+  }
+  b->next = off + sizeof(*bh) + bh->size;
+  if (!r->checksums || bh->type == NPKIT_BLOCK_CHECK) return NULL;
+  npkit_block_header ch;
+  npkit_check_rec rec;
+  left -= bh->size;
+  if (left < sizeof(ch) + sizeof(rec)) {
+    *incomplete = 1;
+    snprintf(why, wlen, "incomplete %s block: its checksum is missing", name);
+    return why;
+  }
+  if (read_at(r->fd, &ch, sizeof(ch), b->next) != 0) goto io_error;
+  if (ch.magic != NPKIT_BLOCK_MAGIC || ch.type != NPKIT_BLOCK_CHECK || ch.count != 1 || ch.size < sizeof(rec) ||
+      ch.size % 8 != 0 || ch.size > MAX_CHECK_SIZE) {
+    snprintf(why, wlen, "corrupt %s block: no checksum after it", name);
+    return why;
+  }
+  if (ch.size > left - sizeof(ch)) {
+    *incomplete = 1;
+    snprintf(why, wlen, "incomplete %s block: its checksum is cut", name);
+    return why;
+  }
+  if (read_at(r->fd, &rec, sizeof(rec), b->next + sizeof(ch)) != 0) goto io_error;
+  b->crc = rec.crc32c;
+  b->has_crc = 1;
+  b->next += sizeof(ch) + ch.size;
+  return NULL;
+io_error:
+  *io = 1;
+  return "read error";
+}
+
+/* Checksums the block at off.  With keep, its payload stays in s->payload (it must fit
+ * NPKIT_READER_MAX_META_BLOCK).  Returns 1 when it matches, 0 when not, -1 on a read error, -2
+ * when memory is short. */
+static int verify_block(const npkit_log_reader *r, scan_state *s, uint64_t off, const block_at *b, int keep) {
+  size_t chunk = keep ? b->bh.size : (b->bh.size < CRC_CHUNK ? b->bh.size : CRC_CHUNK);
+  if (grow_payload(s, chunk) != 0) return -2;
+  uint32_t crc = npkit_crc32c(0, &b->bh, sizeof(b->bh));
+  for (uint64_t done = 0; done < b->bh.size;) {
+    size_t k = b->bh.size - done < chunk ? (size_t)(b->bh.size - done) : chunk;
+    if (read_at(r->fd, s->payload, k, off + sizeof(b->bh) + done) != 0) return -1;
+    crc = npkit_crc32c(crc, s->payload, k);
+    done += k;
+  }
+  return crc == b->crc;
+}
+
+/* Whether the block at off is intact enough to go on from, after a corrupt one: from version 2
+ * on, its checksum matches; before, its header makes sense and the next block (or the end of the
+ * file) follows it.  CHECK blocks are no place to start (*is_check).  Returns 1, 0, or < 0 as
+ * verify_block. */
+static int intact_at(const npkit_log_reader *r, scan_state *s, uint64_t off, int *is_check) {
+  block_at b;
+  char why[128];
+  int incomplete, io;
+  const char *bad = judge_header(r, off, &b, why, sizeof(why), &incomplete, &io);
+  *is_check = r->checksums && b.bh.type == NPKIT_BLOCK_CHECK;
+  if (bad != NULL) return io ? -1 : 0;
+  if (*is_check) return 0;
+  if (r->checksums) {
+    if (s->resync_budget < b.bh.size) return 0;
+    s->resync_budget -= b.bh.size;
+    return verify_block(r, s, off, &b, 0);
+  }
+  if (b.next == r->file_size) return 1;
+  uint32_t magic;
+  if (r->file_size - b.next < sizeof(magic)) return 0;
+  if (read_at(r->fd, &magic, sizeof(magic), b.next) != 0) return -1;
+  return magic == NPKIT_BLOCK_MAGIC;
+}
+
+/* The offset of the next intact block from `from` on, or 0 if none.  Every byte offset is looked
+ * at: a writer keeps blocks 8-aligned, but damage need not keep them so.  *rejected counts the
+ * block headers found on the way that were not intact, CHECK blocks aside.  < 0 as verify_block. */
+static int64_t find_intact(const npkit_log_reader *r, scan_state *s, uint64_t from, uint64_t *rejected) {
+  static const uint32_t want = NPKIT_BLOCK_MAGIC;
+  unsigned char buf[64 << 10];
+  *rejected = 0;
+  for (uint64_t at = from; at + sizeof(npkit_block_header) <= r->file_size;) {
+    size_t k = r->file_size - at < sizeof(buf) ? (size_t)(r->file_size - at) : sizeof(buf);
+    if (read_at(r->fd, buf, k, at) != 0) return -1;
+    const unsigned char *p = buf, *end = buf + k;
+    while ((size_t)(end - p) >= sizeof(want) && (p = memmem(p, (size_t)(end - p), &want, sizeof(want))) != NULL) {
+      int is_check, ok = intact_at(r, s, at + (uint64_t)(p - buf), &is_check);
+      if (ok < 0) return ok;
+      if (ok) return (int64_t)(at + (uint64_t)(p - buf));
+      if (!is_check) (*rejected)++;
+      p++;
+    }
+    if (k < sizeof(buf)) break;
+    at += k - (sizeof(want) - 1); /* a magic across the chunk boundary is seen in the next chunk */
+  }
+  return 0;
+}
+
+static int add_skip(scan_state *s, uint64_t from, uint64_t to) {
+  if (s->n_skips == s->cap_skips) {
+    size_t cap = s->cap_skips ? 2 * s->cap_skips : 8;
+    npkit_reader_skip *p = realloc(s->skips, cap * sizeof(*p));
+    if (p == NULL) return -1;
+    s->skips = p;
+    s->cap_skips = cap;
+  }
+  s->skips[s->n_skips++] = (npkit_reader_skip){from, to};
+  return 0;
 }
 
 /* Walks the blocks.  Returns 0, or NPKIT_READER_EIO / ENOMEM with a message. */
 static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t errlen) {
   uint64_t off = r->header_size;
+  s->resync_budget = 2 * r->file_size + RESYNC_EXTRA_BYTES;
   while (off < r->file_size) {
-    npkit_block_header bh;
-    uint64_t left = r->file_size - off;
-    if (left < sizeof(bh)) {
-      mark_truncated(r, off, "incomplete block header: %llu of %zu bytes", (unsigned long long)left,
-                     sizeof(bh));
-      break;
-    }
-    if (read_at(r->fd, &bh, sizeof(bh), off) != 0) goto io_error;
-    left -= sizeof(bh);
-    if (bh.magic != NPKIT_BLOCK_MAGIC) {
-      mark_truncated(r, off, "corrupt block: bad magic 0x%08x", bh.magic);
-      break;
-    }
-    if (bh.size % 8 != 0) {
-      mark_truncated(r, off, "corrupt block: size %u is not a multiple of 8", bh.size);
-      break;
-    }
-    if (bh.size > left) {
-      mark_truncated(r, off, "incomplete %s block: %llu of %u payload bytes",
-                     npkit_block_type_name(bh.type), (unsigned long long)left, bh.size);
-      break;
-    }
-    if (bh.type == NPKIT_BLOCK_EVENTS) {
-      if ((uint64_t)bh.count * r->record_size != bh.size) {
-        mark_truncated(r, off, "corrupt EVENTS block: %u records of %u bytes in %u bytes", bh.count,
-                       r->record_size, bh.size);
-        break;
+    block_at b;
+    char why_buf[128];
+    int incomplete, io;
+    const char *why = judge_header(r, off, &b, why_buf, sizeof(why_buf), &incomplete, &io);
+    if (io) goto io_error;
+    const npkit_block_header *bh = &b.bh;
+    int meta = why == NULL && is_known_type(bh->type) && bh->type != NPKIT_BLOCK_EVENTS;
+    if (why == NULL && r->checksums && bh->type == NPKIT_BLOCK_CHECK) {
+      why = "corrupt block: a checksum without its block";
+    } else if (why == NULL && r->checksums) {
+      int ok = verify_block(r, s, off, &b, meta);
+      if (ok == -1) goto io_error;
+      if (ok == -2) goto oom;
+      if (!ok) {
+        snprintf(why_buf, sizeof(why_buf), "corrupt %s block: bad checksum", npkit_block_type_name(bh->type));
+        why = why_buf;
       }
-      r->n_events += bh.count;
-      r->n_event_blocks++;
-    } else if (!is_known_type(bh.type)) {
-      r->n_unknown_blocks++;
-    } else {
-      if (bh.size > NPKIT_READER_MAX_META_BLOCK) {
-        mark_truncated(r, off, "corrupt %s block: implausible size %u", npkit_block_type_name(bh.type),
-                       bh.size);
-        break;
-      }
-      if (bh.size > s->payload_cap) {
-        size_t cap = bh.size < 4096 ? 4096 : bh.size;
-        unsigned char *p = realloc(s->payload, cap);
-        if (p == NULL) goto oom;
-        s->payload = p;
-        s->payload_cap = cap;
-      }
-      if (bh.size > 0 && read_at(r->fd, s->payload, bh.size, off + sizeof(bh)) != 0) goto io_error;
+    } else if (meta) {
+      if (grow_payload(s, bh->size) != 0) goto oom;
+      if (bh->size > 0 && read_at(r->fd, s->payload, bh->size, off + sizeof(*bh)) != 0) goto io_error;
+    }
+    if (why == NULL && meta) {
       int nomem;
-      const char *why = parse_block(r, s, &bh, s->payload, &nomem);
+      const char *perr = parse_block(r, s, bh, s->payload, &nomem);
       if (nomem) goto oom;
-      if (why != NULL) {
-        mark_truncated(r, off, "corrupt %s block: %s", npkit_block_type_name(bh.type), why);
+      if (perr != NULL) {
+        snprintf(why_buf, sizeof(why_buf), "corrupt %s block: %s", npkit_block_type_name(bh->type), perr);
+        why = why_buf;
+      }
+    }
+    if (why != NULL) {
+      uint64_t rejected = 0;
+      int64_t next = s->n_skips >= MAX_SKIPS ? 0 : find_intact(r, s, off + 1, &rejected);
+      if (next == -1) goto io_error;
+      if (next == -2) goto oom;
+      if (next == 0) {
+        mark_truncated(r, off, "%s", why);
         break;
       }
+      if (add_skip(s, off, (uint64_t)next) != 0) goto oom;
+      if (r->skipped_blocks == 0) {
+        r->first_skip_at = off;
+        copy_cstr(r->skip_reason, sizeof(r->skip_reason), why, strlen(why));
+      }
+      r->skipped_blocks += 1 + rejected;
+      r->skipped_bytes += (uint64_t)next - off;
+      off = (uint64_t)next;
+      continue;
+    }
+    if (bh->type == NPKIT_BLOCK_EVENTS) {
+      r->n_events += bh->count;
+      r->n_event_blocks++;
+    } else if (!is_known_type(bh->type) && !(r->checksums && bh->type == NPKIT_BLOCK_CHECK)) {
+      r->n_unknown_blocks++;
     }
     r->n_blocks++;
-    off += sizeof(bh) + bh.size;
+    off = b.next;
   }
   r->data_end = off;
   return 0;
@@ -453,6 +640,8 @@ static int check_header(npkit_log_reader *r, char *err, size_t errlen) {
   h->library_version[sizeof(h->library_version) - 1] = '\0';
   r->header_size = h->header_size;
   r->record_size = h->record_size;
+  r->checksums = h->version >= 2;
+  r->newer_version = h->version > NPKIT_LOG_VERSION;
   return 0;
 }
 
@@ -493,6 +682,7 @@ static void scan_free(scan_state *s) {
   table_free(&s->counters);
   table_free(&s->strings);
   free(s->payload);
+  free(s->skips);
 }
 
 int npkit_reader_open_fd(int fd, const char *name, npkit_log_reader **out, char *err, size_t errlen) {
@@ -538,6 +728,9 @@ int npkit_reader_open_fd(int fd, const char *name, npkit_log_reader **out, char 
       rc = NPKIT_READER_ENOMEM;
     }
   }
+  r->skips = s.skips;
+  r->n_skips = s.n_skips;
+  s.skips = NULL;
   scan_free(&s);
   if (rc != 0) {
     npkit_reader_close(r);
@@ -579,6 +772,7 @@ void npkit_reader_close(npkit_log_reader *r) {
   free(r->threads);
   free(r->counters);
   free(r->cursor.buf);
+  free(r->skips);
   if (r->own_fd) close(r->fd);
   free(r);
 }
@@ -587,27 +781,59 @@ void npkit_reader_close(npkit_log_reader *r) {
 
 void npkit_reader_rewind(npkit_log_reader *r) {
   npkit_reader_cursor *c = &r->cursor;
-  c->next_block = r->header_size;
+  c->next_block = 0;
   c->next_record = 0;
   c->block_left = 0;
   c->n = c->pos = 0;
 }
 
+/* Where the walk goes on from p: past the skipped stretches that start there, if any (a stretch
+ * can end where the next begins: an intact-looking block that did not parse). */
+static uint64_t past_skips(const npkit_log_reader *r, uint64_t p) {
+  size_t lo = 0, hi = r->n_skips;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->skips[mid].from < p) lo = mid + 1; else hi = mid;
+  }
+  while (lo < r->n_skips && r->skips[lo].from == p) p = r->skips[lo++].to;
+  return p;
+}
+
+int npkit_reader_next_block(const npkit_log_reader *r, uint64_t *pos, npkit_block_header *bh, uint64_t *payload) {
+  uint64_t p = *pos != 0 ? *pos : r->header_size;
+  for (;;) {
+    p = past_skips(r, p);
+    if (p >= r->data_end) {
+      *pos = p;
+      return 0;
+    }
+    if (r->data_end - p < sizeof(*bh) || read_at(r->fd, bh, sizeof(*bh), p) != 0 || bh->magic != NPKIT_BLOCK_MAGIC ||
+        bh->size > r->data_end - p - sizeof(*bh))
+      return NPKIT_READER_EIO;
+    uint64_t at = p + sizeof(*bh);
+    p = at + bh->size;
+    if (r->checksums && bh->type == NPKIT_BLOCK_CHECK) continue;
+    *pos = p;
+    *payload = at;
+    return 1;
+  }
+}
+
 int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen) {
   npkit_reader_cursor *c = &r->cursor;
   if (c->pos == c->n) {
-    /* find the next EVENTS block with records, within the blocks the scan found complete */
+    /* find the next EVENTS block with records, within the blocks the scan found intact */
     while (c->block_left == 0) {
       npkit_block_header bh;
-      if (c->next_block >= r->data_end) return 0;
-      if (read_at(r->fd, &bh, sizeof(bh), c->next_block) != 0) goto changed;
-      if (bh.magic != NPKIT_BLOCK_MAGIC || c->next_block + sizeof(bh) + bh.size > r->data_end) goto changed;
+      uint64_t payload;
+      int k = npkit_reader_next_block(r, &c->next_block, &bh, &payload);
+      if (k == 0) return 0;
+      if (k < 0) goto changed;
       if (bh.type == NPKIT_BLOCK_EVENTS) {
         if ((uint64_t)bh.count * r->record_size != bh.size) goto changed;
         c->block_left = bh.count;
-        c->next_record = c->next_block + sizeof(bh);
+        c->next_record = payload;
       }
-      c->next_block += sizeof(bh) + bh.size;
     }
     if (c->buf == NULL) {
       c->buf = malloc(c->buf_records * r->record_size);
@@ -635,6 +861,29 @@ changed:
   set_err(err, errlen, "%s: the log changed while it was read (offset %llu)", r->path,
           (unsigned long long)c->next_block);
   return NPKIT_READER_EIO;
+}
+
+char *npkit_reader_damage(const npkit_log_reader *r, char *buf, size_t len) {
+  if (len == 0) return buf;
+  buf[0] = '\0';
+  size_t n = 0;
+  if (r->skipped_blocks > 0)
+    n = (size_t)snprintf(buf, len, "%llu corrupt block%s (%llu bytes) skipped, the first at offset %llu: %s",
+                         (unsigned long long)r->skipped_blocks, r->skipped_blocks == 1 ? "" : "s",
+                         (unsigned long long)r->skipped_bytes, (unsigned long long)r->first_skip_at, r->skip_reason);
+  if (r->truncated && n < len)
+    snprintf(buf + n, len - n, "%struncated at offset %llu: %s", n > 0 ? "; " : "", (unsigned long long)r->truncated_at,
+             r->truncation);
+  return buf;
+}
+
+char *npkit_reader_version_note(const npkit_log_reader *r, char *buf, size_t len) {
+  if (len == 0) return buf;
+  buf[0] = '\0';
+  if (r->newer_version)
+    snprintf(buf, len, "event-log format version %u is newer than this npkit's (%u): the parts it does not know are left out",
+             r->header.version, NPKIT_LOG_VERSION);
+  return buf;
 }
 
 /* ---- lookups ---- */

@@ -7,10 +7,13 @@
  * order, by an iterator that holds a small fixed buffer, so memory does not depend on the number of
  * events.
  *
- * A log cut short (a killed process, a full disk) is read up to its last complete block; the first
- * incomplete or corrupt block ends the log and is reported in `truncated`.  Every size and count in
- * the file is checked against the file's size before anything is allocated or read.  Errors are
- * returned with a message, never printed.
+ * A corrupt block (one whose checksum does not match, in logs of version 2 and later, or whose
+ * header or records make no sense) is skipped: the reader looks for the next block magic that
+ * starts an intact block and goes on from there, and counts what it skipped (`skipped_blocks`,
+ * `skipped_bytes`).  A log cut short (a killed process, a full disk) is read up to its last
+ * complete block: when no intact block follows a bad one, the log ends there and `truncated` says
+ * why.  Every size and count in the file is checked against the file's size before anything is
+ * allocated or read.  Errors are returned with a message, never printed.
  */
 #ifndef NPKIT_LOG_READER_H
 #define NPKIT_LOG_READER_H
@@ -48,8 +51,13 @@ typedef struct npkit_log_string {
   char *text;      /* NUL terminated copy */
 } npkit_log_string;
 
+/* A stretch of the file the scan skipped: from a corrupt block to the next intact one. */
+typedef struct npkit_reader_skip {
+  uint64_t from, to;
+} npkit_reader_skip;
+
 typedef struct npkit_reader_cursor {
-  uint64_t next_block;   /* offset of the next block header to look at */
+  uint64_t next_block;   /* position of the block walk (npkit_reader_next_block) */
   uint64_t next_record;  /* offset of the next record of the current EVENTS block */
   uint64_t block_left;   /* records of the current block not yet read into buf */
   unsigned char *buf;
@@ -98,6 +106,15 @@ typedef struct npkit_log_reader {
   char truncation[128];         /* why, e.g. "incomplete block: 100 of 2896 payload bytes" */
   uint64_t data_end;            /* end of the last complete block */
 
+  int checksums;                /* version 2 and later: every block is followed by its CHECK */
+  int newer_version;            /* the log's version is later than NPKIT_LOG_VERSION */
+  uint64_t skipped_blocks;      /* corrupt blocks skipped in the middle of the log */
+  uint64_t skipped_bytes;       /* bytes they and the garbage around them took */
+  uint64_t first_skip_at;       /* offset of the first one */
+  char skip_reason[128];        /* why the first one was skipped, e.g. "bad checksum" */
+  npkit_reader_skip *skips;     /* the skipped stretches, in file order */
+  size_t n_skips;
+
   /* private */
   int fd;
   int own_fd;
@@ -118,6 +135,23 @@ void npkit_reader_rewind(npkit_log_reader *r);
 /* Next event in file order: returns 1 and sets *ev (valid until the next call), 0 at the end, or
  * a npkit_reader_status < 0 with a message (the file shrank or changed after it was opened). */
 int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen);
+
+/* The blocks the scan found intact, in file order, for readers of block types it does not keep
+ * (STACK): set *pos to 0 to start; returns 1 with the block's header and the offset of its
+ * payload, 0 after the last block, or NPKIT_READER_EIO when the file no longer matches its scan.
+ * CHECK blocks and skipped stretches are passed over.  Reads with pread only: the event iterator
+ * is undisturbed. */
+int npkit_reader_next_block(const npkit_log_reader *r, uint64_t *pos, npkit_block_header *bh, uint64_t *payload);
+
+/* One sentence on what is wrong with the log, for messages and trace metadata: skipped blocks,
+ * then truncation ("2 corrupt blocks (4160 bytes) skipped, the first at offset 448: corrupt EVENTS
+ * block: bad checksum; truncated at offset 9000: incomplete EVENTS block: 100 of 131072 payload
+ * bytes"); "" when nothing is.  Returns buf. */
+char *npkit_reader_damage(const npkit_log_reader *r, char *buf, size_t len);
+
+/* For a log of a later version than NPKIT_LOG_VERSION: "event-log format version 3 is newer than
+ * this npkit's (2): the parts it does not know are left out"; "" otherwise.  Returns buf. */
+char *npkit_reader_version_note(const npkit_log_reader *r, char *buf, size_t len);
 
 /* Lookups by key; NULL if absent. */
 const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id);

@@ -1,5 +1,7 @@
 #include "merge_filter.h"
 
+#include "crc32c.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -136,6 +138,8 @@ typedef struct out_file {
   unsigned char *buf;
   size_t len;
   int err;  /* first errno */
+  int checksums; /* the copy keeps its source's version: from 2 on, every block gets its CHECK */
+  uint32_t crc;  /* of the block being written */
 } out_file;
 
 static void out_flush(out_file *o) {
@@ -161,9 +165,25 @@ static void out_put(out_file *o, const void *p, size_t n) {
   }
 }
 
+/* A block: its header, then its payload through out_payload, then out_check. */
 static void out_block(out_file *o, uint16_t type, uint32_t count, uint32_t size) {
   npkit_block_header bh = {NPKIT_BLOCK_MAGIC, type, 0, count, size};
   out_put(o, &bh, sizeof(bh));
+  o->crc = npkit_crc32c(0, &bh, sizeof(bh));
+}
+
+static void out_payload(out_file *o, const void *p, size_t n) {
+  out_put(o, p, n);
+  o->crc = npkit_crc32c(o->crc, p, n);
+}
+
+static void out_check(out_file *o) {
+  if (!o->checksums) return;
+  struct {
+    npkit_block_header bh;
+    npkit_check_rec rec;
+  } check = {{NPKIT_BLOCK_MAGIC, NPKIT_BLOCK_CHECK, 0, 1, sizeof(npkit_check_rec)}, {o->crc, 0}};
+  out_put(o, &check, sizeof(check));
 }
 
 /* NCCL calls, and GPU activity and plugin tasks attributed to a call, follow the operation
@@ -220,7 +240,8 @@ static int copy_events(const npkit_log_reader *r, out_file *o, const npkit_block
       memcpy(keep_buf + n * rs, in + i * rs, rs);
       if (++n == per) {
         out_block(o, NPKIT_BLOCK_EVENTS, (uint32_t)n, (uint32_t)(n * rs));
-        out_put(o, keep_buf, n * rs);
+        out_payload(o, keep_buf, n * rs);
+        out_check(o);
         *kept += n;
         n = 0;
       }
@@ -228,7 +249,8 @@ static int copy_events(const npkit_log_reader *r, out_file *o, const npkit_block
   }
   if (n > 0) {
     out_block(o, NPKIT_BLOCK_EVENTS, (uint32_t)n, (uint32_t)(n * rs));
-    out_put(o, keep_buf, n * rs);
+    out_payload(o, keep_buf, n * rs);
+    out_check(o);
     *kept += n;
   }
   return 0;
@@ -236,7 +258,7 @@ static int copy_events(const npkit_log_reader *r, out_file *o, const npkit_block
 
 int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, int64_t offset_ns, uint64_t base_ns,
                               int fd, uint64_t *kept, char *err, size_t errlen) {
-  out_file o = {.fd = fd};
+  out_file o = {.fd = fd, .checksums = r->checksums};
   size_t chunk = COPY_BLOCK_EVENTS * (size_t)r->record_size;
   unsigned char *in = malloc(chunk), *keep_buf = malloc(chunk);
   o.buf = malloc(OUT_BUF);
@@ -247,8 +269,8 @@ int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, 
     rc = -1;
     goto out;
   }
-  /* The header and every block other than EVENTS are copied as they are (block types this build
-   * does not know included); the reader already checked the structure up to data_end. */
+  /* The header and every intact block other than EVENTS are copied as they are (block types this
+   * build does not know included), each with a fresh checksum; corrupt blocks stay behind. */
   uint64_t at = 0;
   unsigned char raw[4096];
   while (at < r->header_size) {
@@ -257,27 +279,26 @@ int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, 
     out_put(&o, raw, k);
     at += k;
   }
-  while (at < r->data_end) {
-    npkit_block_header bh;
-    if (read_at(r->fd, &bh, sizeof(bh), at) != 0 || bh.magic != NPKIT_BLOCK_MAGIC ||
-        at + sizeof(bh) + bh.size > r->data_end)
-      goto changed;
-    uint64_t payload = at + sizeof(bh);
+  npkit_block_header bh;
+  uint64_t pos = 0, payload;
+  int k;
+  while ((k = npkit_reader_next_block(r, &pos, &bh, &payload)) == 1) {
     if (bh.type == NPKIT_BLOCK_EVENTS) {
       if ((uint64_t)bh.count * r->record_size != bh.size ||
           copy_events(r, &o, &bh, payload, in, keep_buf, f, offset_ns, base_ns, kept) != 0)
         goto changed;
-    } else {
-      out_put(&o, &bh, sizeof(bh));
-      for (uint64_t done = 0; done < bh.size;) {
-        size_t k = bh.size - done < sizeof(raw) ? (size_t)(bh.size - done) : sizeof(raw);
-        if (read_at(r->fd, raw, k, payload + done) != 0) goto changed;
-        out_put(&o, raw, k);
-        done += k;
-      }
+      continue;
     }
-    at = payload + bh.size;
+    out_block(&o, bh.type, bh.count, bh.size);
+    for (uint64_t done = 0; done < bh.size;) {
+      size_t n = bh.size - done < sizeof(raw) ? (size_t)(bh.size - done) : sizeof(raw);
+      if (read_at(r->fd, raw, n, payload + done) != 0) goto changed;
+      out_payload(&o, raw, n);
+      done += n;
+    }
+    out_check(&o);
   }
+  if (k < 0) goto changed;
   out_flush(&o);
   if (o.err != 0) {
     snprintf(err, errlen, "writing a filtered copy of %s: %s", r->path, strerror(o.err));

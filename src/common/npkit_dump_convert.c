@@ -35,6 +35,7 @@ typedef struct conv {
   int64_t prev_ns;
   uint8_t prev_flags;
   uint64_t buf_unaligned, buf_sync_cpu, buf_sync_gpu;
+  uint64_t buf_bad_sync; /* TIME_SYNC_CPU events whose value did not convert */
 
   uint64_t seq[NPKIT_DUMP_NUM_IDS];
   npkit_kind_stack stacks[NPKIT_DUMP_NUM_IDS];
@@ -159,6 +160,7 @@ static void gpu_event(conv *v, uint8_t id, uint32_t size, uint32_t rsvd, uint64_
     npkit_gpu_lanes_reset(&v->lanes);
     if (npkit_dump_cpu_ns(&v->clock, ts, &ns) != 0) {
       v->c->bad_times++;
+      v->buf_bad_sync++;
       v->have_cpu_base = v->have_gpu_base = 0; /* better unaligned than on a stale base */
       return;
     }
@@ -341,7 +343,7 @@ static void begin_buffer(conv *v, uint32_t rank, npkit_dump_source source, uint3
   v->source = (uint8_t)source;
   v->index = index;
   v->have_cpu_base = v->have_gpu_base = v->have_prev = 0;
-  v->buf_unaligned = v->buf_sync_cpu = v->buf_sync_gpu = 0;
+  v->buf_unaligned = v->buf_sync_cpu = v->buf_sync_gpu = v->buf_bad_sync = 0;
   memset(v->seq, 0, sizeof(v->seq));
   npkit_gpu_lanes_reset(&v->lanes);
 }
@@ -349,7 +351,21 @@ static void begin_buffer(conv *v, uint32_t rank, npkit_dump_source source, uint3
 static void end_buffer(conv *v) {
   if (v->source == NPKIT_SOURCE_GPU) {
     gpu_flush_open(v);
-    if (v->buf_unaligned > 0) v->dg.unaligned_buffers++;
+    /* why its events are unaligned: no TIME_SYNC_CPU at all (counted as a good one or not), one
+     * whose value does not convert, or events before the first good one */
+    if (v->buf_unaligned > 0 && v->buf_bad_sync > 0) {
+      v->dg.bad_sync_buffers++;
+      v->dg.bad_sync_events += v->buf_unaligned;
+      npkit_rank_set_add(&v->dg.bad_sync, v->rank);
+    } else if (v->buf_unaligned > 0 && v->buf_sync_cpu > 0) {
+      v->dg.late_sync_buffers++;
+      v->dg.late_sync_events += v->buf_unaligned;
+      npkit_rank_set_add(&v->dg.late_sync, v->rank);
+    } else if (v->buf_unaligned > 0) {
+      v->dg.unaligned_buffers++;
+      v->dg.unaligned_events += v->buf_unaligned;
+      npkit_rank_set_add(&v->dg.unaligned, v->rank);
+    }
     if (v->buf_sync_cpu > 0 && v->buf_sync_gpu == 0) {
       v->dg.no_sync_gpu_buffers++;
       npkit_rank_set_add(&v->dg.no_sync_gpu, v->rank);

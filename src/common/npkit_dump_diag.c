@@ -42,7 +42,6 @@ void npkit_dump_diags_note_rank(npkit_dump_diags *g, const npkit_dump_counters *
                                 uint32_t rank) {
   if (c->unknown_ids > before->unknown_ids) npkit_rank_set_add(&g->unknown, rank);
   if (c->invalid_events > before->invalid_events) npkit_rank_set_add(&g->invalid, rank);
-  if (c->unaligned_events > before->unaligned_events) npkit_rank_set_add(&g->unaligned, rank);
   if (c->unpaired_entries + c->unpaired_exits > before->unpaired_entries + before->unpaired_exits)
     npkit_rank_set_add(&g->unpaired, rank);
   if (c->out_of_order > before->out_of_order) npkit_rank_set_add(&g->out_of_order, rank);
@@ -68,18 +67,32 @@ void npkit_dump_diags_report(npkit_dump_diags *g, const npkit_dump_counters *sta
   if (g->absent_ranks > 0)
     say(emit, ctx, NPKIT_DIAG_WARNING, "%llu selected rank(s) are not in the dump: %s",
         (unsigned long long)g->absent_ranks, rank_set_text(&g->absent));
+#define UNALIGNED_TAIL                                                                                    \
+  "so GPU clock ticks cannot be put on the host clock. Their %llu events were placed relative to the rank's " \
+  "first GPU event and marked unaligned: they cannot be compared with CPU events or with other ranks"
   if (g->unaligned_buffers > 0) {
     int table_has_sync = npkit_dump_table_find(table, "TIME_SYNC_CPU") >= 0;
-    say(emit, ctx, NPKIT_DIAG_WARNING,
-        "%llu GPU buffer(s) (ranks %s) have no TIME_SYNC_CPU event before their events: %s, so GPU clock ticks "
-        "cannot be put on the host clock. Their %llu events were placed relative to the rank's first GPU event "
-        "and marked unaligned: they cannot be compared with CPU events or with other ranks",
+    say(emit, ctx, NPKIT_DIAG_WARNING, "%llu GPU buffer(s) (ranks %s) hold no TIME_SYNC_CPU event: %s, " UNALIGNED_TAIL,
         (unsigned long long)g->unaligned_buffers, rank_set_text(&g->unaligned),
         table_has_sync ? "the NCCL build lacks -DENABLE_NPKIT_EVENT_TIME_SYNC_CPU and "
                          "-DENABLE_NPKIT_EVENT_TIME_SYNC_GPU (add both to NPKIT_FLAGS)"
                        : "the event table defines no TIME_SYNC_CPU event",
-        (unsigned long long)(c->unaligned_events - start->unaligned_events));
+        (unsigned long long)g->unaligned_events);
   }
+  /* The build has the flags when a TIME_SYNC_CPU is there: what went wrong is its value, or where
+   * the buffer's events start. */
+  if (g->bad_sync_buffers > 0)
+    say(emit, ctx, NPKIT_DIAG_WARNING,
+        "%llu GPU buffer(s) (ranks %s) have TIME_SYNC_CPU events whose host clock value does not convert to "
+        "nanoseconds with the rank's cpu_clock_period files (corrupt event files, or clock values from another "
+        "clock), " UNALIGNED_TAIL,
+        (unsigned long long)g->bad_sync_buffers, rank_set_text(&g->bad_sync), (unsigned long long)g->bad_sync_events);
+  if (g->late_sync_buffers > 0)
+    say(emit, ctx, NPKIT_DIAG_WARNING,
+        "%llu GPU buffer(s) (ranks %s) have events before their first TIME_SYNC_CPU event (the buffer does not "
+        "start at a kernel's beginning), " UNALIGNED_TAIL,
+        (unsigned long long)g->late_sync_buffers, rank_set_text(&g->late_sync), (unsigned long long)g->late_sync_events);
+#undef UNALIGNED_TAIL
   if (g->no_sync_gpu_buffers > 0)
     say(emit, ctx, NPKIT_DIAG_WARNING,
         "%llu GPU buffer(s) (ranks %s) have TIME_SYNC_CPU but no TIME_SYNC_GPU events (NCCL built without "

@@ -19,9 +19,13 @@ typedef struct npkit_rank_set {
 
 typedef struct npkit_dump_diags {
   npkit_rank_set unknown, invalid, unaligned, no_sync_gpu, unpaired, out_of_order, bad_times, truncated, overflow,
-      absent;
+      absent, bad_sync, late_sync;
   uint64_t unknown_bits[4];     /* ids seen that the table does not define */
-  uint64_t unaligned_buffers;   /* GPU buffers with events before any TIME_SYNC_CPU */
+  /* GPU buffers with unaligned events (no usable TIME_SYNC_CPU before them), by cause, with the
+   * events each cause left unaligned: */
+  uint64_t unaligned_buffers, unaligned_events;   /* no TIME_SYNC_CPU in the buffer at all */
+  uint64_t bad_sync_buffers, bad_sync_events;     /* TIME_SYNC_CPU whose value does not convert */
+  uint64_t late_sync_buffers, late_sync_events;   /* events before the buffer's first TIME_SYNC_CPU */
   uint64_t no_sync_gpu_buffers; /* GPU buffers with TIME_SYNC_CPU but no TIME_SYNC_GPU */
   uint64_t absent_ranks;        /* selected ranks not in the dump */
   char truncated_example[192];  /* the first truncated file */

@@ -151,7 +151,7 @@ static void read_clocks(int dfd, npkit_dump_rank *r) {
 
 /* Fills d->ranks from the sorted files and the clock-file ranks. */
 static int build_ranks(npkit_dump *d, scan *s, int dfd) {
-  qsort(s->clocks, s->n_clocks, sizeof(*s->clocks), cmp_u32);
+  if (s->n_clocks > 1) qsort(s->clocks, s->n_clocks, sizeof(*s->clocks), cmp_u32); /* NULL when none */
   size_t cap = s->n_clocks + 1;
   for (size_t i = 0; i < d->n_files; i++)
     if (i == 0 || d->files[i].rank != d->files[i - 1].rank) cap++;

@@ -239,6 +239,17 @@ static int data_quality(npkit_report *rep) {
                "Raise the event buffer and run again: NPKIT_EVENT_BUF_SIZE is in MB (default 64), e.g. "
                "NPKIT_EVENT_BUF_SIZE=256.");
     }
+    if (l->skipped_blocks > 0) {
+      ADD(&rep->findings, NPKIT_FIND_TRUNCATED, NAN);
+      f->log = (int32_t)i;
+      snprintf(f->title, sizeof(f->title), "The log of %s is damaged", lab);
+      snprintf(f->evidence, sizeof(f->evidence),
+               "%s: %" PRIu64 " corrupt block%s (%" PRIu64 " bytes) could not be read and were skipped; the report "
+               "covers the rest.", l->path, l->skipped_blocks, l->skipped_blocks == 1 ? "" : "s", l->skipped_bytes);
+      snprintf(f->next_step, sizeof(f->next_step),
+               "Check the storage the logs were written to (a failing disk, a network file system that lost writes); "
+               "numbers of this rank miss the events of the skipped blocks.");
+    }
     if (l->truncated || !l->closed_cleanly) {
       ADD(&rep->findings, NPKIT_FIND_TRUNCATED, NAN);
       f->log = (int32_t)i;

@@ -83,6 +83,9 @@ static void ranks(npkit_report *rep, npkit_json *w) {
     kv_uint(w, "gpu_events", l->gpu_events);
     kv_bool(w, "truncated", l->truncated);
     kv_bool(w, "closed_cleanly", l->closed_cleanly);
+    kv_uint(w, "log_version", l->log_version);
+    kv_uint(w, "skipped_blocks", l->skipped_blocks);
+    kv_uint(w, "skipped_bytes", l->skipped_bytes);
     kv_int(w, "clock_offset_ns", rep->hosts[l->host].align.offset_ns);
     npkit_json_key(w, "lost_events");
     npkit_json_begin_array(w);

@@ -55,6 +55,8 @@ typedef struct npkit_rep_log {
   int truncated, closed_cleanly;
   int simulated;                /* recorded with NPKIT_SIMULATED (fake NCCL and CUPTI) */
   char truncation[160];
+  uint32_t log_version;         /* the format version the log says it has */
+  uint64_t skipped_blocks, skipped_bytes; /* corrupt blocks the reader skipped (log_reader.h) */
   npkit_rep_loss loss[NPKIT_REPORT_MAX_SOURCES];
   uint32_t n_loss;
   uint64_t api_calls, data_calls, failed_calls, untimed_calls, other_events;

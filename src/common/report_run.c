@@ -62,6 +62,9 @@ static void read_identity(const npkit_log_reader *r, log_id *id) {
   l->truncated = r->truncated;
   l->closed_cleanly = r->has_end;
   l->simulated = (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0;
+  l->log_version = r->header.version;
+  l->skipped_blocks = r->skipped_blocks;
+  l->skipped_bytes = r->skipped_bytes;
   if (r->truncated)
     snprintf(l->truncation, sizeof(l->truncation), "%s at offset %" PRIu64, r->truncation, r->truncated_at);
   snprintf(id->host, sizeof(id->host), "%s", r->header.host);
@@ -123,6 +126,17 @@ static int identify(npkit_report *rep, char *const *paths, size_t n, char *err, 
     }
     read_identity(r, &ids[k]);
     rep->input_bytes += r->file_size;
+    char note[400];
+    if (r->skipped_blocks > 0 &&
+        npkit_report_warn(rep, "%s: %s; the rest was read", paths[i], npkit_reader_damage(r, note, sizeof(note))) != 0) {
+      npkit_reader_close(r);
+      goto oom;
+    }
+    if (r->newer_version &&
+        npkit_report_warn(rep, "%s: %s", paths[i], npkit_reader_version_note(r, note, sizeof(note))) != 0) {
+      npkit_reader_close(r);
+      goto oom;
+    }
     npkit_reader_close(r);
     if ((ids[k].log.path = strdup(paths[i])) == NULL) goto oom;
     k++;

@@ -44,6 +44,20 @@ static void keep_top(npkit_straggler *s, const npkit_strag_instance *in) {
   s->top[i] = *in;
 }
 
+/* Arrival of entry i on the reference clock, relative to entry 0.  Timestamps come from files and
+ * may be absurd: the difference wraps as unsigned (no overflow), and adding the host's offset
+ * saturates instead of overflowing. */
+static int64_t arrival(const npkit_strag_ctx *ctx, const npkit_inst_entry *e, size_t i) {
+  uint32_t h = ctx->log_host[ctx->member_log[e[i].member]];
+  int64_t a = (int64_t)(e[i].start_ns - e[0].start_ns), r;
+  if (__builtin_add_overflow(a, ctx->host_offset_ns[h], &r)) return ctx->host_offset_ns[h] > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+/* A spread as an integer for the quantiles; 2^64 itself (INT64_MAX - INT64_MIN rounded) does not
+ * convert. */
+static uint64_t spread_u64(double spread) { return spread >= 0x1p64 ? UINT64_MAX : (uint64_t)spread; }
+
 int npkit_straggler_add(npkit_straggler *s, const npkit_strag_ctx *ctx, uint32_t comm, uint64_t seq,
                         const npkit_inst_entry *e, size_t n) {
   if (n < 2) return 0;
@@ -60,7 +74,7 @@ int npkit_straggler_add(npkit_straggler *s, const npkit_strag_ctx *ctx, uint32_t
   int cross = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t h = ctx->log_host[ctx->member_log[e[i].member]];
-    int64_t a = (int64_t)(e[i].start_ns - e[0].start_ns) + ctx->host_offset_ns[h];
+    int64_t a = arrival(ctx, e, i);
     if (h != host0) cross = 1;
     if (ctx->host_uncertainty_ns != NULL && ctx->host_uncertainty_ns[h] > unc) unc = ctx->host_uncertainty_ns[h];
     if (i == 0 || a < amin) {
@@ -72,18 +86,18 @@ int npkit_straggler_add(npkit_straggler *s, const npkit_strag_ctx *ctx, uint32_t
       last = i;
     }
   }
-  double spread = (double)(amax - amin);
+  double spread = (double)amax - (double)amin; /* the difference may not fit an int64_t */
   int over = spread > s->threshold_ns;
   if (!cross) unc = 0;
   s->instances++;
   if (cross) s->cross_host++;
   if (e[0].gpu) s->gpu++;
   if (unc > s->max_uncertainty_ns) s->max_uncertainty_ns = unc;
-  if (npkit_quantile_add(&s->spread, (uint64_t)spread) != 0) return -1;
+  if (npkit_quantile_add(&s->spread, spread_u64(spread)) != 0) return -1;
   if (comm < s->n_comms) {
     npkit_strag_comm *c = &s->comms[comm];
     c->instances++;
-    if (npkit_quantile_add(&c->spread, (uint64_t)spread) != 0) return -1;
+    if (npkit_quantile_add(&c->spread, spread_u64(spread)) != 0) return -1;
     if (over) {
       c->over++;
       c->over_ns += spread;
@@ -96,12 +110,11 @@ int npkit_straggler_add(npkit_straggler *s, const npkit_strag_ctx *ctx, uint32_t
   for (size_t i = 0; i < n; i++) {
     uint32_t log = ctx->member_log[e[i].member];
     if (log >= s->n_ranks) continue;
-    uint32_t h = ctx->log_host[log];
-    int64_t a = (int64_t)(e[i].start_ns - e[0].start_ns) + ctx->host_offset_ns[h];
+    int64_t a = arrival(ctx, e, i);
     npkit_strag_rank *r = &s->ranks[log];
     r->instances++;
-    r->lag_ns += (double)(a - amin);
-    r->waited_ns += (double)(amax - a);
+    r->lag_ns += (double)a - (double)amin;
+    r->waited_ns += (double)amax - (double)a;
     if (i == last && spread > 0) { /* a tie has no last rank */
       r->last++;
       if (over) {
@@ -113,7 +126,7 @@ int npkit_straggler_add(npkit_straggler *s, const npkit_strag_ctx *ctx, uint32_t
   npkit_strag_instance in = {
     .comm = comm, .seq = seq, .fn = e[0].fn, .gpu = e[0].gpu, .ranks = (uint32_t)n,
     .last_log = ctx->member_log[e[last].member], .first_log = ctx->member_log[e[first].member],
-    .first_arrival_ns = (uint64_t)((int64_t)e[0].start_ns + amin), .spread_ns = spread, .uncertainty_ns = unc,
+    .first_arrival_ns = e[0].start_ns + (uint64_t)amin, /* unsigned: wraps, never overflows */ .spread_ns = spread, .uncertainty_ns = unc,
   };
   if (spread > 0) keep_top(s, &in);
   return 0;

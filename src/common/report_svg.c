@@ -90,7 +90,8 @@ void npkit_svg_lines(FILE *o, const char *id, const char *title, const char *x_l
   double span = xmax - xmin, every = span > 10 ? ceil(span / 10) : 1;
   for (double e = ceil(xmin); e <= xmax; e += every) {
     char lab[32];
-    if (x_bytes) npkit_report_bytes((uint64_t)ldexp(1.0, (int)e), lab, sizeof(lab));
+    /* 2^64 (a size of 2^64-1 bytes rounds up there) does not convert to an integer */
+    if (x_bytes) npkit_report_bytes(e >= 64 ? UINT64_MAX : (uint64_t)ldexp(1.0, (int)e), lab, sizeof(lab));
     else snprintf(lab, sizeof(lab), "%.4g", e);
     fprintf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"axis\"/>"
                "<text x=\"%.1f\" y=\"%.1f\" class=\"xtick\">%s</text>\n",

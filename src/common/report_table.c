@@ -168,7 +168,7 @@ void npkit_table_finish(npkit_table *t) {
       if (r->nranks > 0) r->busbw_gbs = r->algbw_gbs * npkit_busbw_factor(r->key.fn, r->nranks);
     }
   }
-  qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows);
+  if (t->n > 1) qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows); /* rows is NULL when empty */
   free(t->slots); /* the order changed: lookups are over */
   t->slots = NULL;
   t->n_slots = 0;

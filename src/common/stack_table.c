@@ -90,18 +90,17 @@ int npkit_stack_table_load(const npkit_log_reader *r, npkit_stack_table *t, char
   /* The reader counts the block types it skips, STACK among them: a log without any has no stacks,
    * and most logs are spared the second walk over their block headers. */
   if (r->n_unknown_blocks == 0) return 0;
-  /* r->fd: the reader's descriptor, read with pread only, so its own iteration is undisturbed */
-  for (uint64_t off = r->header_size; off + sizeof(npkit_block_header) <= r->data_end;) {
-    npkit_block_header bh;
-    if (read_at(r->fd, &bh, sizeof bh, off) != 0) goto io_error;
-    if (bh.magic != NPKIT_BLOCK_MAGIC || bh.size > r->data_end - off - sizeof bh) break;
+  npkit_block_header bh;
+  uint64_t pos = 0, payload;
+  int k;
+  while ((k = npkit_reader_next_block(r, &pos, &bh, &payload)) == 1) {
     if (bh.type == NPKIT_BLOCK_STACK && bh.size > 0 && bh.size <= NPKIT_READER_MAX_META_BLOCK) {
       if (grow((void **)&buf, &buf_cap, bh.size, 1) != 0) goto oom;
-      if (read_at(r->fd, buf, bh.size, off + sizeof bh) != 0) goto io_error;
+      if (read_at(r->fd, buf, bh.size, payload) != 0) goto io_error;
       if (parse_stacks(&l, buf, bh.size, bh.count) != 0) goto oom;
     }
-    off += sizeof bh + bh.size;
   }
+  if (k < 0) goto io_error;
   if (l.n > 0) {
     qsort(l.stacks, l.n, sizeof *l.stacks, cmp_raw);
     t->stacks = calloc(l.n, sizeof *t->stacks);

@@ -98,6 +98,15 @@ void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t bas
   }
   npkit_json_key(w, "closed_cleanly");
   npkit_json_bool(w, r->has_end);
+  npkit_json_key(w, "skipped_blocks");
+  npkit_json_uint(w, r->skipped_blocks);
+  npkit_json_key(w, "skipped_bytes");
+  npkit_json_uint(w, r->skipped_bytes);
+  if (r->skipped_blocks > 0) {
+    char damage[400];
+    npkit_json_key(w, "damage");
+    npkit_json_string(w, npkit_reader_damage(r, damage, sizeof(damage)));
+  }
   npkit_json_key(w, "comms");
   npkit_json_begin_array(w);
   for (size_t i = 0; i < r->n_comms; i++) {
@@ -366,6 +375,9 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
   stats->dropped = r->dropped;
   stats->truncated = r->truncated;
   stats->closed_cleanly = r->has_end;
+  stats->skipped_blocks = r->skipped_blocks;
+  npkit_reader_damage(r, stats->damage, sizeof(stats->damage));
+  npkit_reader_version_note(r, stats->version_note, sizeof(stats->version_note));
   memset(&c, 0, sizeof(c));
   c.stats = stats;
   if (npkit_api_fmt_init(&c.fmt, r, pid, base, offset) != 0) {

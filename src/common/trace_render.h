@@ -29,6 +29,9 @@ typedef struct npkit_render_stats {
   uint64_t dropped;   /* events the recorder lost, from the log's counters */
   int truncated;      /* the log ended in an incomplete or corrupt block */
   int closed_cleanly; /* the log has its END block */
+  uint64_t skipped_blocks; /* corrupt blocks skipped in the middle of the log */
+  char damage[400];   /* npkit_reader_damage(), "" for an intact log */
+  char version_note[160]; /* npkit_reader_version_note(), "" unless the log is of a later version */
 } npkit_render_stats;
 
 typedef struct npkit_render_opts {

@@ -18,6 +18,7 @@
 #include "gpu_corr.h"
 #include "lifecycle.h"
 #include "nccl_names.h"
+#include "signals.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -112,9 +113,7 @@ static struct timespec deadline_after(uint64_t ms) {
 
 static void *flusher_main(void *arg) {
   (void)arg;
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, NULL); /* the job's signals are not ours to receive */
+  npkit_signals_mask_thread(); /* the job's signals are not ours to receive, but its stop signals */
   pthread_mutex_lock(&flush_lock);
   /* Early drains do not move the next periodic flush: it comes every period however often CUPTI
    * runs short of buffers. */

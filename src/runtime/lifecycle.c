@@ -2,10 +2,13 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -20,6 +23,8 @@
 #include "signals.h"
 #include "stack_capture.h"
 #include "stack_strtab.h"
+#include "stop_barrier.h"
+#include "trace_files.h"
 #include "trace_render.h"
 #include "window.h"
 
@@ -31,12 +36,17 @@ _Atomic int npkit_state = NPKIT_STATE_NEW;
 npkit_config npkit_cfg;
 
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t finish_lock = PTHREAD_MUTEX_INITIALIZER;
 static npkit_identity ident;
 static npkit_log_writer *log_writer;
 static char log_path[1024];
 static pid_t owner_pid;
 static _Atomic int identity_from_comm_done;
+/* Who finishes: 0 nobody yet, 1 the exit path (npkit_finish), 2 a stop signal (on the writer). */
+static _Atomic int finish_owner;
+static sem_t signal_finish_done;  /* posted when a signal's finish is over */
+static _Atomic uint64_t signal_at_ns; /* CLOCK_MONOTONIC when the stop signal came */
+
+static int request_signal_finish(void);
 
 #define FINISH_HOOKS 8
 static void (*_Atomic finish_hooks[FINISH_HOOKS])(void);
@@ -97,6 +107,7 @@ static void start(void) {
   h.nccl_header_version = NPKIT_NCCL_HEADER_VERSION;
   if (tsc) h.flags |= NPKIT_LOG_F_TSC_CLOCK;
   if (npkit_cfg.simulated) h.flags |= NPKIT_LOG_F_SIMULATED;
+  if (npkit_cfg.write_json) h.flags |= NPKIT_LOG_F_JSON_AT_EXIT;
   snprintf(h.host, sizeof h.host, "%s", ident.host);
   snprintf(h.launcher, sizeof h.launcher, "%s", ident.source);
   snprintf(h.library_version, sizeof h.library_version, "%s", NPKIT_VERSION_STRING);
@@ -111,6 +122,9 @@ static void start(void) {
     atomic_store(&npkit_state, NPKIT_STATE_OFF);
     return;
   }
+  /* Before the writer starts: it unblocks the stop signals only where the handler is ours. */
+  sem_init(&signal_finish_done, 0, 0);
+  if (npkit_cfg.signals) npkit_signals_install(request_signal_finish);
   int rc = npkit_recorder_start(npkit_cfg.event_buf_mb << 20, npkit_cfg.flush_ms, log_writer,
                                 log_failed, err, sizeof err);
   if (rc < 0) {
@@ -142,7 +156,6 @@ static void start(void) {
    * handlers: ours run first at exit, while CUDA is still usable. */
   atexit(at_exit);
   atomic_store(&npkit_state, NPKIT_STATE_ON);
-  if (npkit_cfg.signals) npkit_signals_install(npkit_finish);
   npkit_debug("recording to %s", log_path);
 }
 
@@ -207,12 +220,16 @@ static void run_finish_hooks(void) {
   }
 }
 
-void npkit_finish(void) {
-  pthread_mutex_lock(&finish_lock);
-  if (log_writer == NULL || getpid() != owner_pid) {
-    pthread_mutex_unlock(&finish_lock);
-    return;
-  }
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The finish proper: the log first (GPU activity, NPKit dumps, the last events, the END block),
+ * so that it is closed cleanly as early as possible, then the Chrome trace rendered from it. */
+static void finish_trace(void) {
+  if (log_writer == NULL || getpid() != owner_pid) return;
   run_finish_hooks();
   /* GPU activity first: CUPTI's last buffers go to the log while it is still open. */
   npkit_gpu_counts gpu;
@@ -237,18 +254,12 @@ void npkit_finish(void) {
   int healthy = npkit_logw_error(log_writer) == 0;
   if (!healthy && was_on) fail_log("cannot write");
   npkit_logw_close(log_writer, &end);
-  log_writer = NULL;
-  pthread_mutex_unlock(&finish_lock);
+  uint64_t closed_ns = mono_ns();
 
   if (!healthy) return;
   char json_path[1200] = "";
   if (npkit_cfg.write_json) {
-    if (ident.rank >= 0)
-      snprintf(json_path, sizeof json_path, "%s/npkit_rank%d_%s_%d.json", npkit_cfg.trace_dir,
-               ident.rank, ident.host, ident.pid);
-    else
-      snprintf(json_path, sizeof json_path, "%s/npkit_%s_%d.json", npkit_cfg.trace_dir,
-               ident.host, ident.pid);
+    npkit_trace_json_path(json_path, sizeof json_path, npkit_cfg.trace_dir, ident.rank, ident.host, ident.pid);
     npkit_render_stats stats;
     char err[512];
     memset(&stats, 0, sizeof stats);
@@ -260,6 +271,10 @@ void npkit_finish(void) {
   } else {
     snprintf(json_path, sizeof json_path, "%s", log_path);
   }
+  uint64_t at = atomic_load(&signal_at_ns);
+  if (at != 0)
+    npkit_debug("finished on a stop signal: the log was closed after %.1f ms, the trace written after %.1f ms",
+                (double)(closed_ns - at) / 1e6, (double)(mono_ns() - at) / 1e6);
   char gpu_part[160];
   npkit_gpu_summary(&gpu, gpu_part, sizeof gpu_part);
   if (ident.rank >= 0)
@@ -275,4 +290,59 @@ void npkit_finish(void) {
     npkit_warn("%llu events were dropped because the event pool was full; raise "
                "NPKIT_EVENT_BUF_SIZE (now %llu MB)",
                (unsigned long long)pool_dropped, (unsigned long long)npkit_cfg.event_buf_mb);
+}
+
+void npkit_finish(void) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&finish_owner, &expected, 1)) {
+    /* A stop signal's finish runs on the writer: the process must not end under it (exit()
+     * returning from here ends it), so wait for it; its deadline bounds the wait. */
+    if (expected == 2) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_sec += NPKIT_SIGNAL_DEADLINE_MS / 1000 + 1;
+      while (sem_timedwait(&signal_finish_done, &ts) != 0 && errno == EINTR) {
+      }
+    }
+    return;
+  }
+  finish_trace();
+  npkit_signals_redeliver(); /* stop signals that came while the process was exiting */
+}
+
+/* A stop signal's finish, on the writer thread (npkit_recorder_request). */
+static void finish_on_signal(void) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL); /* the signal delivered again afterwards is the job's */
+  npkit_signals_deadline(NPKIT_SIGNAL_DEADLINE_MS);
+  uint64_t deadline = atomic_load(&signal_at_ns) + (uint64_t)NPKIT_SIGNAL_DEADLINE_MS * 1000000ull;
+  int together = npkit_stop_barrier_arrive(ident.job, ident.local_rank, ident.local_size) == 0;
+  npkit_recorder_flush(); /* what the threads recorded is on disk before anything slow */
+  finish_trace();
+  if (together) {
+    uint64_t t0 = mono_ns();
+    int late = npkit_stop_barrier_leave(deadline);
+    npkit_debug("waited %.1f ms for the other ranks of this host to finish their traces%s", (double)(mono_ns() - t0) / 1e6,
+                late > 0 ? "; some had not by the deadline" : "");
+  }
+  sem_post(&signal_finish_done);
+  npkit_signals_redeliver();
+}
+
+/* From the stop-signal handler (async-signal-safe): the writer thread is to finish.  0 when the
+ * trace will be finished (by the writer, or by the exit path already under way), -1 when nobody
+ * can finish it (no writer, a forked child). */
+static int request_signal_finish(void) {
+  if (getpid() != owner_pid) return -1;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&finish_owner, &expected, 2)) return expected == 1 ? 0 : -1;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  atomic_store(&signal_at_ns, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+  if (npkit_recorder_request(finish_on_signal) != 0) {
+    atomic_store(&finish_owner, 0);
+    return -1;
+  }
+  return 0;
 }

@@ -11,9 +11,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "crc32c.h"
+
 struct npkit_log_writer {
   pthread_mutex_t lock;
   int fd;
+  int checksums;       /* version 2 and later: a CHECK block after every block */
   _Atomic int error;   /* first errno; sticky */
   uint64_t blocks;
 };
@@ -84,6 +87,7 @@ npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *head
   }
   pthread_mutex_init(&w->lock, NULL);
   w->fd = fd;
+  w->checksums = header->version >= 2;
   struct iovec iov = {(void *)header, sizeof *header};
   int e = write_all(fd, &iov, 1);
   if (e != 0) {
@@ -101,11 +105,27 @@ int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count
   if (w == NULL || atomic_load_explicit(&w->error, memory_order_relaxed) != 0) return -1;
   static const uint8_t zeros[8];
   size_t pad = (8 - (size & 7)) & 7;
-  npkit_block_header bh = {NPKIT_BLOCK_MAGIC, (uint16_t)type, 0, count, (uint32_t)(size + pad)};
   if (size + pad > UINT32_MAX) return -1;
-  struct iovec iov[3] = {{&bh, sizeof bh}, {(void *)payload, size}, {(void *)zeros, pad}};
+  npkit_block_header bh = {NPKIT_BLOCK_MAGIC, (uint16_t)type, 0, count, (uint32_t)(size + pad)};
+  /* The block and its checksum go out in one writev, so that they stay next to each other. */
+  struct {
+    npkit_block_header bh;
+    npkit_check_rec rec;
+  } check = {{NPKIT_BLOCK_MAGIC, NPKIT_BLOCK_CHECK, 0, 1, sizeof(npkit_check_rec)}, {0, 0}};
+  struct iovec iov[4];
+  int n = 0;
+  iov[n++] = (struct iovec){&bh, sizeof bh};
+  if (size > 0) iov[n++] = (struct iovec){(void *)payload, size};
+  if (pad > 0) iov[n++] = (struct iovec){(void *)zeros, pad};
+  if (w->checksums) {
+    /* computed outside the lock: blocks of several threads are checksummed in parallel */
+    uint32_t crc = npkit_crc32c(0, &bh, sizeof bh);
+    crc = npkit_crc32c(crc, payload, size);
+    check.rec.crc32c = npkit_crc32c(crc, zeros, pad);
+    iov[n++] = (struct iovec){&check, sizeof check};
+  }
   pthread_mutex_lock(&w->lock);
-  int e = atomic_load(&w->error) != 0 ? -1 : write_all(w->fd, iov, pad ? 3 : 2);
+  int e = atomic_load(&w->error) != 0 ? -1 : write_all(w->fd, iov, n);
   if (e > 0) atomic_store(&w->error, e);
   if (e == 0) w->blocks++;
   pthread_mutex_unlock(&w->lock);
@@ -119,9 +139,14 @@ uint64_t npkit_logw_blocks(const npkit_log_writer *w) { return w ? w->blocks : 0
 int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end) {
   if (w == NULL) return EBADF;
   if (end != NULL) npkit_logw_append(w, NPKIT_BLOCK_END, 1, end, sizeof *end);
+  pthread_mutex_lock(&w->lock);
   int e = atomic_load(&w->error);
-  if (close(w->fd) != 0 && e == 0) e = errno;
-  pthread_mutex_destroy(&w->lock);
-  free(w);
+  if (w->fd >= 0 && close(w->fd) != 0 && e == 0) e = errno;
+  w->fd = -1;
+  if (atomic_load(&w->error) == 0) atomic_store(&w->error, EBADF); /* later appends fail at once */
+  pthread_mutex_unlock(&w->lock);
+  /* Not freed: the sources keep the pointer, and threads of a job stopped by a signal go on
+   * running while the trace is finished; an append after the close must find a closed writer,
+   * not freed memory. */
   return e;
 }

@@ -21,7 +21,8 @@ int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count
 /* The first error, as errno, or 0. */
 int npkit_logw_error(const npkit_log_writer *w);
 uint64_t npkit_logw_blocks(const npkit_log_writer *w);
-/* Writes the END block (if healthy), closes and frees.  Returns 0 or the first errno. */
+/* Writes the END block (if healthy) and closes the file; later appends return -1 (the writer stays
+ * allocated, so that late appends of other threads are harmless).  Returns 0 or the first errno. */
 int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end);
 
 /* mkdir -p; 0 or an errno. */

@@ -1,6 +1,7 @@
 #include "recorder.h"
 
 #include "clock.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,13 +25,13 @@ struct npkit_recorder {
   void (*on_failure)(void);
   pthread_t writer;
   int writer_running;
-  /* Semaphores, not a condition variable: sem_post is async-signal-safe, so a signal handler can
+  /* A semaphore, not a condition variable: sem_post is async-signal-safe, so a signal handler can
    * hand the final flush to the writer thread (see npkit_recorder_request). */
   sem_t wake;
-  sem_t request_done;
   _Atomic int stop;
+  _Atomic int alive;           /* the writer thread runs its loop */
   _Atomic int request_pending;
-  void (*on_request)(void);
+  void (*_Atomic on_request)(void);
   uint64_t last_counter_sum; /* writer only */
   pthread_key_t key;
 };
@@ -158,11 +159,20 @@ static uint64_t writer_period_ms(const npkit_recorder *r, unsigned pass) {
   return ms;
 }
 
+/* The writer's last act: a request that came while it was leaving is run all the same (the
+ * requester saw it alive), so that no request is ever left unanswered. */
+static void *writer_exit(npkit_recorder *r) {
+  atomic_store(&r->alive, 0);
+  if (atomic_exchange(&r->request_pending, 0)) {
+    void (*fn)(void) = atomic_load(&r->on_request);
+    if (fn != NULL) fn();
+  }
+  return NULL;
+}
+
 static void *writer_main(void *arg) {
   npkit_recorder *r = arg;
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, NULL); /* the job's signals are not ours to receive */
+  npkit_signals_mask_thread();
   for (unsigned pass = 0; !atomic_load(&r->stop); pass++) {
     uint64_t period_ms = writer_period_ms(r, pass);
     struct timespec ts;
@@ -175,9 +185,10 @@ static void *writer_main(void *arg) {
     if (atomic_load(&r->stop)) break;
     if (atomic_exchange(&r->request_pending, 0)) {
       /* The final flush asked for by a signal handler runs here, on a thread that holds no lock
-       * of the interrupted code. */
-      if (r->on_request != NULL) r->on_request();
-      sem_post(&r->request_done);
+       * of the interrupted code (which goes on running meanwhile). */
+      void (*fn)(void) = atomic_load(&r->on_request);
+      atomic_store(&r->alive, 0);
+      if (fn != NULL) fn();
       return NULL;
     }
     npkit_clock_check(writer_period_ms(r, pass + 1) * 1000000ull);
@@ -185,27 +196,29 @@ static void *writer_main(void *arg) {
     write_counters(r, 0);
     if (npkit_logw_error(r->log) != 0) {
       if (r->on_failure != NULL) r->on_failure();
-      return NULL;
+      return writer_exit(r);
     }
   }
-  return NULL;
+  return writer_exit(r);
 }
 
-int npkit_recorder_request(void (*fn)(void), unsigned timeout_ms) {
+int npkit_recorder_request(void (*fn)(void)) {
   npkit_recorder *r = npkit_rec;
-  if (r == NULL || !r->writer_running || atomic_load(&r->stop)) return -1;
-  r->on_request = fn;
+  if (r == NULL || !atomic_load(&r->alive) || atomic_load(&r->stop)) return -1;
+  atomic_store(&r->on_request, fn);
   atomic_store(&r->request_pending, 1);
   sem_post(&r->wake);
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)timeout_ms * 1000000ull;
-  ts.tv_sec += (time_t)(ns / 1000000000ull);
-  ts.tv_nsec = (long)(ns % 1000000000ull);
-  int rc;
-  while ((rc = sem_timedwait(&r->request_done, &ts)) != 0 && errno == EINTR) {
-  }
-  return rc == 0 ? 0 : -1;
+  /* The writer may have left in between (a failed write): then the request is ours again, unless
+   * its exit took it (writer_exit runs it). */
+  if (!atomic_load(&r->alive) && atomic_exchange(&r->request_pending, 0)) return -1;
+  return 0;
+}
+
+void npkit_recorder_flush(void) {
+  npkit_recorder *r = npkit_rec;
+  if (r == NULL) return;
+  drain_all(r);
+  write_counters(r, 1);
 }
 
 int npkit_recorder_on_writer(void) {
@@ -278,12 +291,13 @@ int npkit_recorder_start(uint64_t pool_bytes, uint64_t flush_ms, npkit_log_write
   npkit_rec_data = data;
   for (uint32_t i = r->nchunks; i-- > 0;) free_push(r, i);
   sem_init(&r->wake, 0, 0);
-  sem_init(&r->request_done, 0, 0);
   pthread_key_create(&r->key, thread_retire);
   npkit_rec = r;
+  atomic_store(&r->alive, 1);
   int e = pthread_create(&r->writer, NULL, writer_main, r);
   if (e != 0) {
     /* Still usable: everything is written at exit instead of streamed. */
+    atomic_store(&r->alive, 0);
     snprintf(err, errlen, "cannot start the writer thread (%s); the log is written at exit only",
              strerror(e));
     return 1;

@@ -97,9 +97,13 @@ static inline void npkit_record(npkit_thread *t, const npkit_event *ev) {
 /* Stops the writer, appends everything recorded so far and the final counters.  Fills the totals
  * of `end`.  Events recorded after this are not written. */
 void npkit_recorder_stop(npkit_end_rec *end);
-/* From a signal handler: has the writer thread run fn (the final flush) and waits for it up to
- * timeout_ms.  Only async-signal-safe calls on the calling side.  0 when fn ran, -1 otherwise. */
-int npkit_recorder_request(void (*fn)(void), unsigned timeout_ms);
+/* From a signal handler: has the writer thread run fn (the final flush) and leave; returns at once,
+ * 0 when the writer will run fn, -1 when there is no writer to run it.  Only async-signal-safe
+ * calls. */
+int npkit_recorder_request(void (*fn)(void));
+/* On the writer thread (inside the fn of a request): appends everything recorded so far and the
+ * counters, as a writer pass does. */
+void npkit_recorder_flush(void);
 /* 1 on the writer thread. */
 int npkit_recorder_on_writer(void);
 /* Totals so far (all threads). */

@@ -25,7 +25,14 @@ typedef struct event_counts {
 static void help(void) {
   printf("Usage: npkit info LOG\n"
          "Prints a summary of the event log LOG: header, identity, communicators, threads,\n"
-         "calls per NCCL function, dropped events, and whether the log is complete.\n");
+         "calls per NCCL function, dropped events, and whether the log is complete.\n\n"
+         "Exit status (the worst that applies):\n"
+         "  0  the log is complete: closed cleanly, every block intact\n"
+         "  1  it cannot be read (not an npkit log, unreadable)\n"
+         "  2  usage error\n"
+         "  3  not closed cleanly (no END block: the process was killed, or still runs)\n"
+         "  4  truncated: it ends in an incomplete or corrupt block\n"
+         "  5  damaged: corrupt blocks were skipped (the rest was read)\n");
 }
 
 static void print_nccl_version(uint32_t code) {
@@ -74,8 +81,9 @@ static int count_events(npkit_log_reader *r, event_counts *c, char *err, size_t 
 static void print_header(const npkit_log_reader *r) {
   const npkit_log_header *h = &r->header;
   printf("log            %s (%" PRIu64 " bytes)\n", r->path, r->file_size);
-  printf("format         version %u, header %u bytes, event record %u bytes%s\n", h->version, r->header_size,
-         r->record_size, h->version > NPKIT_LOG_VERSION ? " (newer than this npkit: new parts are skipped)" : "");
+  printf("format         version %u%s, header %u bytes, event record %u bytes%s\n", h->version,
+         r->checksums ? " (blocks checksummed)" : "", r->header_size, r->record_size,
+         r->newer_version ? " (newer than this npkit: new parts are skipped)" : "");
   printf("written by     npkit-preload %s, nccl.h ", h->library_version[0] ? h->library_version : "?");
   print_nccl_version(h->nccl_header_version);
   printf("\n");
@@ -109,6 +117,11 @@ static void print_state(const npkit_log_reader *r) {
   printf("blocks         %" PRIu64 " (%" PRIu64 " of events", r->n_blocks, r->n_event_blocks);
   if (r->n_unknown_blocks) printf(", %" PRIu64 " of unknown types skipped", r->n_unknown_blocks);
   printf(")\n");
+  if (r->skipped_blocks)
+    printf("damage         %" PRIu64 " corrupt block%s skipped (%" PRIu64 " bytes), the first at offset %" PRIu64
+           ": %s; read on after %s\n",
+           r->skipped_blocks, r->skipped_blocks == 1 ? "" : "s", r->skipped_bytes, r->first_skip_at, r->skip_reason,
+           r->skipped_blocks == 1 ? "it" : "them");
   if (r->truncated)
     printf("state          TRUNCATED at offset %" PRIu64 ": %s; read up to there\n", r->truncated_at, r->truncation);
   else if (r->has_end)
@@ -208,10 +221,17 @@ int npkit_cmd_info(int argc, char **argv) {
   print_threads(r);
   print_calls(&counts);
   print_notes(r);
+  char note[400];
+  if (r->skipped_blocks) fprintf(stderr, "npkit info: warning: %s: %s\n", log, npkit_reader_damage(r, note, sizeof(note)));
+  if (r->newer_version) fprintf(stderr, "npkit info: note: %s: %s\n", log, npkit_reader_version_note(r, note, sizeof(note)));
+  int status = r->skipped_blocks ? NPKIT_EXIT_DAMAGED
+               : r->truncated    ? NPKIT_EXIT_TRUNCATED
+               : !r->has_end     ? NPKIT_EXIT_NOT_CLOSED
+                                 : NPKIT_EXIT_OK;
   npkit_reader_close(r);
   if (k < 0) {
     fprintf(stderr, "npkit info: %s\n", err);
     return NPKIT_EXIT_FAIL;
   }
-  return NPKIT_EXIT_OK;
+  return status;
 }

@@ -69,6 +69,9 @@ int npkit_cmd_json(int argc, char **argv) {
     else if (!st.closed_cleanly)
       fprintf(stderr, "npkit json: note: %s was not closed cleanly (the process may still run, or was killed)\n", log);
   }
+  /* damage and format are said even with -q: the trace is not what the log was */
+  if (st.skipped_blocks > 0) fprintf(stderr, "npkit json: warning: %s: %s; the rest was rendered\n", log, st.damage);
+  if (st.version_note[0]) fprintf(stderr, "npkit json: note: %s: %s\n", log, st.version_note);
   free(def);
   return NPKIT_EXIT_OK;
 }

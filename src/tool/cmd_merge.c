@@ -209,6 +209,7 @@ int npkit_cmd_merge(int argc, char **argv) {
   int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
+  npkit_cli_render_missing("merge", paths, n_paths);
 
   int to_stdout = strcmp(output, "-") == 0, gz = !to_stdout && has_suffix(output, ".gz");
   char *tmp = NULL, *dir = to_stdout ? NULL : folder_of(output);

@@ -88,6 +88,7 @@ int npkit_cmd_report(int argc, char **argv) {
   int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
+  npkit_cli_render_missing("report", paths, n_paths);
 
   char err[512];
   npkit_report rep;
@@ -96,7 +97,9 @@ int npkit_cmd_report(int argc, char **argv) {
     fprintf(stderr, "npkit report: %s\n", err);
     rc = NPKIT_EXIT_FAIL;
   } else {
-    for (size_t i = 0; json && i < rep.n_warnings; i++) fprintf(stderr, "npkit report: warning: %s\n", rep.warnings[i]);
+    /* on standard error in every mode: scripts read the text report too, people do not read
+     * the JSON; the text report also lists them */
+    for (size_t i = 0; i < rep.n_warnings; i++) fprintf(stderr, "npkit report: warning: %s\n", rep.warnings[i]);
     if (json) {
       if (npkit_report_json(&rep, 1, err, sizeof(err)) != 0) {
         fprintf(stderr, "npkit report: %s\n", err);

@@ -1,5 +1,6 @@
 /* Subcommands of the `npkit` command.  Each gets its own arguments (argv[0] is the subcommand's
- * name) and returns the process exit status: 0 success, 1 failure, 2 usage error. */
+ * name) and returns the process exit status: 0 success, 1 failure, 2 usage error (and for
+ * `npkit info`, 3 to 5 below). */
 #ifndef NPKIT_TOOL_COMMANDS_H
 #define NPKIT_TOOL_COMMANDS_H
 
@@ -8,6 +9,10 @@
 #define NPKIT_EXIT_OK 0
 #define NPKIT_EXIT_FAIL 1
 #define NPKIT_EXIT_USAGE 2
+/* `npkit info`: what is wrong with a log that could be read (the worst applies) */
+#define NPKIT_EXIT_NOT_CLOSED 3 /* no END block: the process was killed, or still runs */
+#define NPKIT_EXIT_TRUNCATED 4  /* ends in an incomplete or corrupt block */
+#define NPKIT_EXIT_DAMAGED 5    /* corrupt blocks were skipped in the middle */
 
 int npkit_cmd_json(int argc, char **argv);
 int npkit_cmd_info(int argc, char **argv);
@@ -52,6 +57,11 @@ int npkit_cli_parse(const npkit_cli_spec *spec, int argc, char **argv, char **ar
  * named (npkit_report_inputs), go to *paths, for npkit_report_free_inputs.  Returns as
  * npkit_cli_parse, and NPKIT_EXIT_FAIL after a message when they cannot be listed. */
 int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char ***paths, size_t *n_paths);
+
+/* Renders the Chrome trace of each log whose process meant to write one at exit but was stopped
+ * before it did (no trace next to the log, and the process no longer runs), and says so on stderr
+ * (trace_repair.c).  For the commands that read a job's logs: report, merge. */
+void npkit_cli_render_missing(const char *cmd, char *const *paths, size_t n);
 
 /* "-h" or "--help". */
 int npkit_cli_is_help(const char *arg);

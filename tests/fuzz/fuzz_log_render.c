@@ -1,7 +1,10 @@
-/* libFuzzer target: any bytes as an event log.  Opening, iterating and rendering must never crash,
- * leak or hang; a log that opens must yield exactly the events its scan counted, and the rendered
- * trace must be valid JSON. */
+/* libFuzzer target: any bytes as an event log.  Opening, iterating, rendering, the report (text,
+ * JSON, HTML, call sites and marks) and the merge must never crash, leak, hang or meet undefined
+ * behaviour; a log that opens must yield exactly the events its scan counted, its skipped
+ * stretches must add up, and the rendered trace, the report's JSON and the merged trace must be
+ * valid JSON. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,6 +12,10 @@
 #include "json_check.h"
 #include "json_writer.h"
 #include "log_reader.h"
+#include "merge_trace.h"
+#include "report_extras.h"
+#include "report_model.h"
+#include "report_render.h"
 #include "trace_render.h"
 
 static int mem_fd(const void *data, size_t size) {
@@ -24,6 +31,58 @@ static int mem_fd(const void *data, size_t size) {
   return fd;
 }
 
+/* The whole content of fd, which must be valid JSON. */
+static void check_json_fd(int fd) {
+  off_t len = lseek(fd, 0, SEEK_END);
+  char *text = malloc((size_t)len + 1);
+  if (text == NULL || pread(fd, text, (size_t)len, 0) != len) abort();
+  if (npkit_json_check(text, (size_t)len) != 0) abort();
+  free(text);
+}
+
+/* The log as the commands that take paths see it: npkit report in every form, and npkit merge. */
+static void report_and_merge(int in) {
+  char path[64], err[512];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", in);
+  char *paths[1] = {path};
+  npkit_report rep;
+  npkit_report_options o;
+  npkit_report_defaults(&o);
+  if (npkit_report_run(&rep, paths, 1, &o, err, sizeof(err)) == 0) {
+    FILE *sink = fopen("/dev/null", "w");
+    int out = memfd_create("npkit-fuzz-report", MFD_CLOEXEC);
+    if (sink == NULL || out < 0) abort();
+    npkit_report_text(&rep, sink);
+    npkit_report_html(&rep, sink);
+    npkit_report_extras_print(paths, 1, sink, err, sizeof(err));
+    if (npkit_report_json(&rep, out, err, sizeof(err)) == 0) check_json_fd(out);
+    fclose(sink);
+    close(out);
+  }
+  npkit_report_free(&rep);
+  npkit_merge_options mo;
+  npkit_merge_defaults(&mo);
+  npkit_merge_stats st = {0};
+  int out = memfd_create("npkit-fuzz-merge", MFD_CLOEXEC);
+  if (out < 0) abort();
+  if (npkit_merge_write(paths, 1, &mo, out, &st, err, sizeof(err)) == 0) check_json_fd(out);
+  npkit_merge_stats_free(&st);
+  close(out);
+}
+
+/* The skipped stretches lie inside the data, in order, and add up to what the reader says. */
+static void check_skips(const npkit_log_reader *r) {
+  uint64_t bytes = 0, last = r->header_size;
+  if (r->data_end > r->file_size) abort();
+  for (size_t i = 0; i < r->n_skips; i++) {
+    const npkit_reader_skip *k = &r->skips[i];
+    if (k->from < last || k->to <= k->from || k->to > r->data_end) abort();
+    bytes += k->to - k->from;
+    last = k->to;
+  }
+  if (bytes != r->skipped_bytes || (r->n_skips == 0) != (r->skipped_blocks == 0)) abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* the libFuzzer entry point */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -35,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
 
+  check_skips(r);
   /* the iterator agrees with the scan */
   const npkit_event *ev;
   uint64_t n = 0;
@@ -59,13 +119,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* every event is accounted for by exactly one renderer module, or as skipped */
   if (st.events + st.skipped + st.plugin + st.gpu + st.marks + st.npkit != r->n_events) abort();
 
-  off_t len = lseek(out, 0, SEEK_END);
-  char *text = malloc((size_t)len + 1);
-  if (text == NULL || pread(out, text, (size_t)len, 0) != len) abort();
-  if (npkit_json_check(text, (size_t)len) != 0) abort();
-  free(text);
+  check_json_fd(out);
   close(out);
   npkit_reader_close(r);
+  report_and_merge(in);
   close(in);
   return 0;
 }

@@ -474,7 +474,36 @@ def load_traces(trace_dir, expect=None):
 LOG_HEADER = struct.Struct("<8sIIIIQQiiiiII64s16s16s96s")
 BLOCK_HEADER = struct.Struct("<IHHII")
 BLOCK_MAGIC = 0x424B504E
-BLOCK_EVENTS, BLOCK_COMM, BLOCK_END = 1, 2, 15
+BLOCK_EVENTS, BLOCK_COMM, BLOCK_CHECK, BLOCK_END = 1, 2, 14, 15
+CHECK_REC = struct.Struct("<II")
+
+
+def _crc32c_table():
+    t = []
+    for b in range(256):
+        c = b
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+        t.append(c)
+    return t
+
+
+_CRC32C = _crc32c_table()
+
+
+def crc32c(data, crc=0):
+    """CRC32C (Castagnoli) as the event log's CHECK blocks hold it, computed independently of the C
+    code: reflected polynomial 0x82F63B78, register inverted before and after."""
+    c = crc ^ 0xFFFFFFFF
+    for b in data:
+        c = (c >> 8) ^ _CRC32C[(c ^ b) & 0xFF]
+    return c ^ 0xFFFFFFFF
+
+
+def log_format_version():
+    """NPKIT_LOG_VERSION of include/npkit/event_log.h."""
+    text = open(os.path.join(source_dir(), "include", "npkit", "event_log.h")).read()
+    return int(re.search(r"#define NPKIT_LOG_VERSION (\d+)u", text).group(1))
 EVENT_HEAD = struct.Struct("<QQHHI")
 API_BODY = struct.Struct("<QQQQQQIiiiiI")
 COMM_REC = struct.Struct("<IIQQiiiHHQ32s")
@@ -497,6 +526,7 @@ class LogFile:
         self.events = []   # (func, start_ns, end_ns, thread, api tuple)
         self.kinds = []    # the event kind of each of them
         self.comms = []    # (local_id, comm_id, rank, nranks)
+        self.checked = 0   # blocks whose CHECK block (version 2 on) holds their CRC32C
         off = self.header_size
         while off + BLOCK_HEADER.size <= len(data):
             magic, btype, _flags, count, size = BLOCK_HEADER.unpack_from(data, off)
@@ -505,6 +535,19 @@ class LogFile:
             payload = off + BLOCK_HEADER.size
             if payload + size > len(data):
                 break  # cut short: readers stop at the last complete block
+            if btype == BLOCK_CHECK and self.version >= 2:
+                raise AssertionError("%s: a CHECK block without its block at offset %d" % (path, off))
+            if self.version >= 2:
+                c = payload + size
+                if c + BLOCK_HEADER.size + CHECK_REC.size > len(data):
+                    break  # the block's checksum was not written: cut short
+                cmagic, ctype, _f, ccount, csize = BLOCK_HEADER.unpack_from(data, c)
+                if (cmagic, ctype, ccount, csize) != (BLOCK_MAGIC, BLOCK_CHECK, 1, CHECK_REC.size):
+                    raise AssertionError("%s: block at offset %d has no CHECK block after it" % (path, off))
+                want, _ = CHECK_REC.unpack_from(data, c + BLOCK_HEADER.size)
+                if crc32c(data[off:payload + size]) != want:
+                    raise AssertionError("%s: block at offset %d: checksum does not match" % (path, off))
+                self.checked += 1
             self.blocks.append((btype, count, size))
             if btype == BLOCK_EVENTS:
                 for i in range(count):
@@ -518,6 +561,8 @@ class LogFile:
                     rec = COMM_REC.unpack_from(data, payload + i * COMM_REC.size)
                     self.comms.append((rec[0], rec[2], rec[4], rec[5]))
             off = payload + size
+            if self.version >= 2:
+                off += BLOCK_HEADER.size + CHECK_REC.size
         self.trailing = len(data) - off
 
 

@@ -45,7 +45,7 @@ class TraceFormat(unittest.TestCase):
             o = t.other
             self.assertEqual(o["tool"], "npkit-preload")
             self.assertRegex(o["version"], r"^\d+\.\d+\.\d+$")
-            self.assertEqual(o["log_version"], 1)
+            self.assertEqual(o["log_version"], lib.log_format_version())
             self.assertEqual(o["clock"], "CLOCK_REALTIME")
             self.assertRegex(o["base_ns"], r"^\d+$")
             self.assertEqual(t.doc["displayTimeUnit"], "ns")
@@ -119,7 +119,9 @@ class TraceFormat(unittest.TestCase):
         for r, t in self.traces.items():
             log = lib.LogFile(lib.log_for_trace(t.path))
             self.assertEqual(log.magic, b"NPKITLOG")
-            self.assertEqual((log.version, log.header_size), (1, 256))
+            self.assertEqual((log.version, log.header_size), (lib.log_format_version(), 256))
+            # every block carries its CRC32C, checked here independently of the C code
+            self.assertEqual(log.checked, len(log.blocks))
             # later versions may append fields; the reader relies on the first ones only
             self.assertGreaterEqual(log.record_size, lib.EVENT_HEAD.size + lib.API_BODY.size)
             self.assertEqual(log.endian, 0x01020304)

@@ -455,6 +455,9 @@ def test_hostile():
     d.write(path, all_files=False)
     p = run([path], expect_rc=1)
     check('do not convert to 64-bit nanoseconds' in p.stderr, p.stderr)
+    # the buffer has its TIME_SYNC_CPU: the message names its value, not missing build flags
+    check('have TIME_SYNC_CPU events whose host clock value does not convert' in p.stderr
+          and 'ENABLE_NPKIT_EVENT_TIME_SYNC' not in p.stderr, 'cause of the unaligned events:\n' + p.stderr)
 
 
 def test_memory_bound():

@@ -56,7 +56,10 @@ int main(int argc, char **argv) {
   pthread_t th[16];
   if (threads > 16) threads = 16;
   if (threads > 0 && ncclCommInitAll(extra, threads, NULL) != ncclSuccess) return 1;
-  for (int t = 0; t < threads; t++) pthread_create(&th[t], NULL, busy, &extra[t]);
+  for (int t = 0; t < threads; t++) {
+    pthread_create(&th[t], NULL, busy, &extra[t]);
+    pthread_setname_np(th[t], "victim-busy"); /* for the tests that signal one kind of thread */
+  }
   while (threads > 0 && atomic_load(&busy_calls) < 1000) usleep(1000);
   FILE *f = fopen(ready, "w");
   if (f == NULL) return 1;

@@ -11,35 +11,18 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import signals_lib as sl  # noqa: E402
+
 VICTIM, LIB, TOOL, FAKES = sys.argv[1:5]
-
-
-def preload_env(trace_dir, **extra):
-    env = dict(os.environ)
-    env.update(NPKIT_TRACE_DIR=trace_dir, LD_LIBRARY_PATH=FAKES, FAKE_NCCL_LAT_US="0")
-    pre = [LIB]
-    san = os.environ.get("NPKIT_SANITIZE", "")
-    if san:
-        rt = subprocess.run(["cc", f"-print-file-name=lib{'asan' if san == 'address' else 'tsan'}.so"],
-                            capture_output=True, text=True).stdout.strip()
-        pre.insert(0, rt)
-        env["ASAN_OPTIONS"] = "detect_leaks=0"
-    env["LD_PRELOAD"] = ":".join(pre)
-    env.update(extra)
-    return env
 
 
 def start(tmp, *args, **extra):
     ready = os.path.join(tmp, "ready")
     trace_dir = os.path.join(tmp, "trace")
-    proc = subprocess.Popen([VICTIM, "--ready", ready, *args], env=preload_env(trace_dir, **extra),
+    proc = subprocess.Popen([VICTIM, "--ready", ready, *args], env=sl.preload_env(LIB, trace_dir, FAKES, **extra),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    while not os.path.exists(ready):
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            raise AssertionError(f"victim did not get ready: {proc.communicate()}")
-        time.sleep(0.02)
+    sl.wait_for([ready], proc, "the victim")
     return proc, trace_dir
 
 

@@ -5,11 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc32c.h"
+
 struct npkit_lb {
   FILE *fp;
   uint64_t offset;
   uint32_t record_size;
   int failed;
+  int checksums;  /* version 2 and later, unless turned off: a CHECK block after every block */
+  uint32_t crc;   /* of the block being written */
   npkit_lb_block *blocks;
   size_t n_blocks, cap_blocks;
 };
@@ -35,6 +39,7 @@ void npkit_lb_defaults(npkit_lb_options *o) {
 static void put(npkit_lb *b, const void *p, size_t n) {
   if (n > 0 && fwrite(p, 1, n, b->fp) != n) b->failed = 1;
   b->offset += n;
+  if (n > 0) b->crc = npkit_crc32c(b->crc, p, n);
 }
 
 static void put_zeros(npkit_lb *b, size_t n) {
@@ -61,6 +66,7 @@ npkit_lb *npkit_lb_create(const char *path, const npkit_lb_options *o) {
   }
   setvbuf(b->fp, NULL, _IOFBF, 1 << 20);
   b->record_size = o->record_size;
+  b->checksums = o->version >= 2;
   npkit_log_header h;
   memset(&h, 0, sizeof(h));
   memcpy(h.magic, NPKIT_LOG_MAGIC, 8);
@@ -116,8 +122,24 @@ static void begin_block(npkit_lb *b, uint16_t type, uint32_t count, uint32_t siz
     blk->end = b->offset + sizeof(npkit_block_header) + size;
   }
   npkit_block_header bh = {NPKIT_BLOCK_MAGIC, type, 0, count, size};
+  b->crc = 0;
   put(b, &bh, sizeof(bh));
 }
+
+/* After the payload: the block's CHECK block, which then belongs to the block (its `end`). */
+static int end_block(npkit_lb *b) {
+  if (b->checksums) {
+    struct {
+      npkit_block_header bh;
+      npkit_check_rec rec;
+    } check = {{NPKIT_BLOCK_MAGIC, NPKIT_BLOCK_CHECK, 0, 1, sizeof(npkit_check_rec)}, {b->crc, 0}};
+    put(b, &check, sizeof(check));
+    if (b->n_blocks > 0) b->blocks[b->n_blocks - 1].end = b->offset;
+  }
+  return b->failed ? -1 : 0;
+}
+
+void npkit_lb_set_checksums(npkit_lb *b, int on) { b->checksums = on; }
 
 static uint32_t pad8(uint64_t n) { return (uint32_t)((8 - n % 8) % 8); }
 
@@ -127,7 +149,7 @@ int npkit_lb_raw_block(npkit_lb *b, uint16_t type, uint32_t count, const void *p
     put(b, payload, size);
   else
     put_zeros(b, size);
-  return b->failed ? -1 : 0;
+  return end_block(b);
 }
 
 int npkit_lb_events(npkit_lb *b, const npkit_event *ev, size_t n) {
@@ -140,7 +162,7 @@ int npkit_lb_events(npkit_lb *b, const npkit_event *ev, size_t n) {
       put_zeros(b, b->record_size - sizeof(*ev));
     }
   }
-  return b->failed ? -1 : 0;
+  return end_block(b);
 }
 
 static int records(npkit_lb *b, uint16_t type, const void *recs, size_t size, size_t n) {
@@ -169,7 +191,7 @@ int npkit_lb_strings(npkit_lb *b, const uint32_t *ids, const char *const *texts,
     put(b, texts[i], lengths[i]);
     put_zeros(b, pad8(lengths[i]));
   }
-  return b->failed ? -1 : 0;
+  return end_block(b);
 }
 
 int npkit_lb_note(npkit_lb *b, uint64_t time_ns, uint32_t level, const char *text, size_t len) {
@@ -178,7 +200,7 @@ int npkit_lb_note(npkit_lb *b, uint64_t time_ns, uint32_t level, const char *tex
   put(b, &rec, sizeof(rec));
   put(b, text, len);
   put_zeros(b, pad8(len));
-  return b->failed ? -1 : 0;
+  return end_block(b);
 }
 
 npkit_event npkit_lb_api_event(unsigned fn, uint32_t thread, uint64_t start_ns, uint64_t end_ns) {

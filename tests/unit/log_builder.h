@@ -18,13 +18,14 @@ typedef struct npkit_lb_options {
   int32_t pid, rank, world_size, local_rank;
   uint32_t nccl_header_version;
   const char *host, *launcher, *library_version;
-  uint32_t version;      /* written as is */
+  uint32_t version;      /* written as is; 1: no CHECK blocks (the format of npkit-preload 0.1, 0.2) */
   uint32_t header_size;  /* > 256: zero padding after the known header (a later writer) */
   uint32_t record_size;  /* > 96: zero padding after each event */
   uint32_t endian;
 } npkit_lb_options;
 
-/* A block as written: its type, the offset of its header and the offset just after its payload. */
+/* A block as written: its type, the offset of its header and the offset just after its payload
+ * (after its CHECK block, which belongs to it, in logs of version 2 and later). */
 typedef struct npkit_lb_block {
   uint16_t type;
   uint64_t offset, end;
@@ -32,8 +33,8 @@ typedef struct npkit_lb_block {
 
 typedef struct npkit_lb npkit_lb;
 
-/* Version 1 defaults: base 1764671234567890123 ns, pid 4242, rank 3 of 4 (local 1), host "node1",
- * launcher "ompi", NCCL 2.28.9. */
+/* Defaults: the current version (blocks with their CHECK blocks), base 1764671234567890123 ns,
+ * pid 4242, rank 3 of 4 (local 1), host "node1", launcher "ompi", NCCL 2.28.9. */
 void npkit_lb_defaults(npkit_lb_options *o);
 
 /* NULL on error (errno set). */
@@ -53,6 +54,10 @@ int npkit_lb_end(npkit_lb *b, const npkit_end_rec *e);
 /* Any block: the header says count and size; payload (size bytes, may be NULL for zeros) follows
  * unpadded, so a size that is not a multiple of 8 is written as such. */
 int npkit_lb_raw_block(npkit_lb *b, uint16_t type, uint32_t count, const void *payload, uint32_t size);
+
+/* Logs of version 2 and later get a CHECK block after every block; off: the blocks that follow
+ * get none (damage for tests). */
+void npkit_lb_set_checksums(npkit_lb *b, int on);
 
 /* Where the next block will start. */
 uint64_t npkit_lb_offset(const npkit_lb *b);

@@ -21,7 +21,8 @@ run_tool("-h", check_rc=0)
 check(run_tool(check_rc=2).stderr.startswith(b"Usage: npkit"), "no command: usage on stderr")
 v = run_tool("--version", check_rc=0).stdout.decode()
 project_version = re.search(r"project\(\w+ VERSION ([\d.]+)", open(os.path.join(SOURCE_DIR, "CMakeLists.txt")).read()).group(1)
-check(v == "npkit %s (event log version 1)\n" % project_version, "version %r" % v)
+log_version = re.search(r"#define NPKIT_LOG_VERSION (\d+)u", open(os.path.join(SOURCE_DIR, "include/npkit/event_log.h")).read()).group(1)
+check(v == "npkit %s (event log version %s)\n" % (project_version, log_version), "version %r" % v)
 for sub in ("json", "info", "api"):
     check(run_tool(sub, "--help", check_rc=0).stdout.startswith(b"Usage: npkit " + sub.encode()), sub + " --help")
 
@@ -108,7 +109,8 @@ check(field("host") == "gpu-node-7, pid 777", "host line")
 check(field("rank") == "2 of 8, local rank 2 (from slurm)", "rank line: %r" % field("rank"))
 check(field("state") == "closed cleanly", "state")
 check(field("events") == "35 (recorded 35, dropped 4)", "events line")
-check(field("format") == "version 1, header 256 bytes, event record %d bytes" % header_sizes(log)[1], "format line")
+check(field("format") == "version %s (blocks checksummed), header 256 bytes, event record %d bytes"
+      % (log_version, header_sizes(log)[1]), "format line")
 check("nccl.h 2.28.9 (22809)" in field("written by"), "nccl version")
 check(field("clock base") == "%d ns = 2025-12-02 10:27:14.567890123 UTC" % B, "clock base %r" % field("clock base"))
 check(field("communicators") == "1", "communicators")
@@ -122,8 +124,8 @@ check(re.search(r"^clock source\s+clock_gettime\(CLOCK_REALTIME\)$", info, re.M)
 # truncated log
 data = open(log, "rb").read()
 cut = os.path.join(WORK, "cut.npkit")
-open(cut, "wb").write(data[:len(data) - 16])
-info = run_tool("info", cut, check_rc=0).stdout.decode()
+open(cut, "wb").write(data[:len(data) - 24 - 16])  # the END block's CHECK block and 16 of its bytes
+info = run_tool("info", cut, check_rc=4).stdout.decode()  # 4: truncated
 m = re.search(r"^state\s+TRUNCATED at offset \d+: incomplete END block: (\d+) of (\d+) payload bytes", info, re.M)
 check(m and int(m.group(1)) == int(m.group(2)) - 16, "truncated state:\n" + info)
 print("test_cli: OK")

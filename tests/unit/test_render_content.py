@@ -190,7 +190,7 @@ def main_scenario():
     hand = handcrafted()
     rand = [random_events(rng, 1500, 2 * 10**9), random_events(rng, 1500, 4 * 10**9)]
     lines = [spec_line("header", clock_base=B, pid=4242, rank=-1, world=-1, local_rank=1, host="node1",
-                       launcher="ompi", libver="0.1.0", nccl=22809)]
+                       launcher="ompi", libver="0.1.0", nccl=22809, version=2)]
     lines.append(comm_line(COMMS[1], device=-1))  # the device is learnt later
     for idx, (tid, name) in THREADS.items():
         lines.append(spec_line("thread", index=idx, os_tid=tid, name=name))
@@ -224,11 +224,12 @@ def main_scenario():
 
     check(trace["displayTimeUnit"] == "ns", "displayTimeUnit")
     want_other = {
-        "tool": "npkit-preload", "version": version, "log_version": 1, "writer_version": "0.1.0",
+        "tool": "npkit-preload", "version": version, "log_version": 2, "writer_version": "0.1.0",
         "nccl_header_version": 22809, "clock": "CLOCK_REALTIME", "clock_source": "clock_gettime", "simulated": False,
         "base_ns": str(B), "host": "node1",
         "pid": 4242, "rank": 3, "world_size": 4, "local_rank": 1, "rank_source": "comm",
         "events": len(all_events), "dropped": 8, "truncated": False, "closed_cleanly": True,
+        "skipped_blocks": 0, "skipped_bytes": 0,
         "comms": [
             {"comm_id": "0x1f2e3d4c5b6a7988", "local_id": 1, "rank": 3, "nranks": 4, "device": 3,
              "label": "comm 1f2e3d4c (rank 3/4)", "name": "world", "parent": 0, "created_by": "ncclCommInitRank"},

@@ -1,0 +1,50 @@
+/* stop_job: an MPI job that keeps calling ncclAllReduce until it is stopped from outside (mpirun's
+ * kill sequence, a Slurm-like SIGTERM then SIGKILL), the way a training job is stopped at its time
+ * limit.  Rank 0 creates the unique id, MPI broadcasts it.  After --ready-after calls each rank
+ * creates READY_DIR/ready.<rank> (and writes its pid into it) so that the test knows the job
+ * runs.  A failed call (a peer gone) ends the rank with status 1, as a job's error handling would.
+ * Prints nothing on stdout. */
+#include <mpi.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+  const char *ready_dir = NULL;
+  long ready_after = 1000;
+  MPI_Init(&argc, &argv);
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--ready-dir") && i + 1 < argc) ready_dir = argv[++i];
+    else if (!strcmp(argv[i], "--ready-after") && i + 1 < argc) ready_after = atol(argv[++i]);
+    else {
+      fprintf(stderr, "usage: stop_job --ready-dir DIR [--ready-after N]\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  int rank, nranks;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  ncclUniqueId id;
+  if (rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t comm;
+  if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess) {
+    fprintf(stderr, "stop_job: ncclCommInitRank failed\n");
+    return 1;
+  }
+  float buf[64] = {0};
+  for (long calls = 1;; calls++) {
+    if (ncclAllReduce(buf, buf, 64, ncclFloat32, ncclSum, comm, 0) != ncclSuccess) return 1;
+    if (calls == ready_after && ready_dir != NULL) {
+      char path[4096], tmp[4200];
+      snprintf(path, sizeof path, "%s/ready.%d", ready_dir, rank);
+      snprintf(tmp, sizeof tmp, "%s.tmp", path);
+      FILE *f = fopen(tmp, "w");
+      if (f == NULL) return 1;
+      fprintf(f, "%d\n", (int)getpid());
+      if (fclose(f) != 0 || rename(tmp, path) != 0) return 1; /* whole, or not there */
+    }
+  }
+}
