@@ -473,6 +473,7 @@ int npkit_report_html(npkit_report *rep, FILE *o) {
   findings(rep, o);
   timeline(rep, o);
   table(rep, o);
+  npkit_report_html_tags(rep, o);
   int rc = curves(rep, o);
   if (rc == 0) rc = stragglers(rep, o);
   if (rc == 0) rc = gpu(rep, o);

@@ -201,6 +201,45 @@ static void table(npkit_report *rep, npkit_json *w) {
     npkit_json_key(w, "protocol");
     if (r->proto[0]) npkit_json_string(w, r->proto);
     else npkit_json_null(w);
+    npkit_json_key(w, "user_tag");
+    if (r->key.tag != 0) {
+      char tag[24];
+      npkit_tag_string(r->key.tag, tag, sizeof tag);
+      npkit_json_string(w, tag);
+    } else {
+      npkit_json_null(w);
+    }
+    npkit_json_end_object(w);
+  }
+  npkit_json_end_array(w);
+}
+
+static void user_tags(npkit_report *rep, npkit_json *w) {
+  npkit_json_key(w, "user_tags");
+  npkit_json_begin_array(w);
+  for (size_t i = 0; i < rep->n_tags; i++) {
+    const npkit_tag_sum *t = &rep->tags[i];
+    char tag[24];
+    npkit_json_next_line(w);
+    npkit_json_begin_object(w);
+    npkit_json_key(w, "user_tag");
+    if (t->tag != 0) {
+      npkit_tag_string(t->tag, tag, sizeof tag);
+      npkit_json_string(w, tag);
+    } else {
+      npkit_json_null(w);
+    }
+    npkit_json_key(w, "ops");
+    npkit_json_begin_array(w);
+    for (uint32_t k = 0; k < t->n_ops; k++) npkit_json_string(w, npkit_fn_short_name(t->ops[k]));
+    npkit_json_end_array(w);
+    kv_uint(w, "more_ops", t->more_ops);
+    kv_uint(w, "calls", t->calls);
+    kv_uint(w, "timed_calls", t->timed);
+    kv_uint(w, "bytes", t->bytes);
+    kv_str(w, "time_source", npkit_time_source_name(t->source));
+    kv_us(w, "time_us", t->time_ns);
+    kv_dbl(w, "share", t->share);
     npkit_json_end_object(w);
   }
   npkit_json_end_array(w);
@@ -439,6 +478,7 @@ int npkit_report_json(npkit_report *rep, int fd, char *err, size_t errlen) {
   alignment(rep, &w);
   comms(rep, &w);
   table(rep, &w);
+  user_tags(rep, &w);
   curves(rep, &w);
   stragglers(rep, &w);
   gpu(rep, &w);

@@ -22,6 +22,7 @@
 #include "report_instances.h"
 #include "report_straggler.h"
 #include "report_table.h"
+#include "report_tags.h"
 #include "stats_quantile.h"
 
 #define NPKIT_REPORT_DEFAULT_THRESHOLD_NS 5000.0
@@ -111,6 +112,8 @@ typedef struct npkit_report {
 
   npkit_straggler strag;
   npkit_curves curves;
+  npkit_tag_sum *tags;          /* the rows by user tag (report_tags.h), NULL when untagged */
+  size_t n_tags;
   uint32_t gpu_ranks;           /* logs with GPU activity */
   npkit_findings findings;
 

@@ -380,6 +380,7 @@ static int analyse(npkit_report *rep, char *err, size_t errlen) {
   int rc = npkit_curves_build(&rep->curves, &rep->table, logged, rep->n_comms);
   free(logged);
   if (rc != 0) goto oom;
+  if (npkit_tags_summarize(&rep->table, &rep->tags, &rep->n_tags) < 0) goto oom;
   for (size_t i = 0; i < rep->n_logs; i++) rep->gpu_ranks += rep->logs[i].has_gpu != 0;
   if (npkit_report_diagnose(rep) != 0) goto oom;
   return 0;
@@ -421,6 +422,9 @@ void npkit_report_free(npkit_report *rep) {
   free(rep->members);
   npkit_inst_free(rep->inst);
   npkit_table_free(&rep->table);
+  free(rep->tags);
+  rep->tags = NULL;
+  rep->n_tags = 0;
   npkit_quantile_free(&rep->host_end_spread);
   npkit_straggler_free(&rep->strag);
   npkit_curves_free(&rep->curves);

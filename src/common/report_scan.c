@@ -86,6 +86,7 @@ static int api_event(scan_state *s, const npkit_event *ev, char *err, size_t err
     npkit_table_key k = {
       .fn = fn, .comm = comm == NPKIT_SCAN_NONE ? NPKIT_TABLE_NO_COMM : comm, .bytes = a->bytes,
       .count = a->count, .datatype = a->datatype, .redop = a->redop, .root = rooted(fn) ? a->peer : -1,
+      .tag = (a->flags & NPKIT_API_CONFIG) ? a->user_tag : 0,
     };
     npkit_table_row *row = npkit_table_row_for(&s->rep->table, &k, nranks);
     if (row == NULL) return oom(s, err, errlen);

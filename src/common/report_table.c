@@ -25,7 +25,7 @@ void npkit_table_free(npkit_table *t) {
 
 static int key_eq(const npkit_table_key *a, const npkit_table_key *b) {
   return a->fn == b->fn && a->comm == b->comm && a->bytes == b->bytes && a->count == b->count &&
-         a->datatype == b->datatype && a->redop == b->redop && a->root == b->root;
+         a->datatype == b->datatype && a->redop == b->redop && a->root == b->root && a->tag == b->tag;
 }
 
 static size_t key_hash(const npkit_table_key *k, size_t n_slots) {
@@ -33,6 +33,7 @@ static size_t key_hash(const npkit_table_key *k, size_t n_slots) {
   h ^= ((uint64_t)k->fn << 40 | (uint64_t)k->comm) * 0xc2b2ae3d27d4eb4full;
   h ^= (uint64_t)(uint32_t)k->datatype << 48 ^ (uint64_t)(uint32_t)k->redop << 24 ^ (uint64_t)(uint32_t)k->root;
   h ^= k->count * 0x165667b19e3779f9ull;
+  h ^= k->tag * 0xff51afd7ed558ccdull;
   h ^= h >> 31;
   return (size_t)(h * 0x9e3779b97f4a7c15ull >> 17) & (n_slots - 1);
 }
@@ -140,7 +141,8 @@ static int cmp_rows(const void *a, const void *b) {
   if (p->datatype != q->datatype) return p->datatype < q->datatype ? -1 : 1;
   if (p->redop != q->redop) return p->redop < q->redop ? -1 : 1;
   if (p->root != q->root) return p->root < q->root ? -1 : 1;
-  return (p->count > q->count) - (p->count < q->count);
+  if (p->count != q->count) return p->count < q->count ? -1 : 1;
+  return (p->tag > q->tag) - (p->tag < q->tag);
 }
 
 void npkit_table_finish(npkit_table *t) {

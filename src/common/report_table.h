@@ -1,6 +1,7 @@
 /*
  * The nccl-tests table: one row per operation × message size × communicator (and datatype, reduction
- * and root, which nccl-tests also shows), with calls, time (mean, p50, p99), algbw and busbw.
+ * and root, which nccl-tests also shows, and the user tag of nccl*Config calls), with calls, time
+ * (mean, p50, p99), algbw and busbw.
  *
  * Each call adds one sample per rank.  A row keeps GPU and CPU samples apart and reports GPU time
  * when it has any (kernel or channel activity), else the API call's CPU time, and says which.
@@ -29,6 +30,7 @@ typedef struct npkit_table_key {
   uint64_t bytes;       /* S of nccl-tests */
   uint64_t count;
   int32_t datatype, redop, root; /* -1 when they do not apply */
+  uint64_t tag;         /* the calls' user profiler tag (nccl*Config, NCCL 2.31), 0: untagged */
 } npkit_table_key;
 
 typedef struct npkit_table_row {

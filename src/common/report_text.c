@@ -139,6 +139,28 @@ static void table(npkit_report *rep, FILE *o) {
              "  or non-blocking: the call only queues the work). Bandwidths in GB/s (1e9 B/s).\n");
 }
 
+/* Only when some calls carry a user tag (nccl*Config, NCCL 2.31). */
+static void user_tags(npkit_report *rep, FILE *o) {
+  if (rep->n_tags == 0) return;
+  char tag[24], ops[96], sz[32], t[32];
+  section(o, "By user tag (userProfilerTag of nccl*Config calls; time summed over calls and ranks)");
+  fprintf(o, "  %-20s %-34s %9s %9s %10s %12s %6s %4s\n", "tag", "operations", "calls", "timed", "bytes", "time",
+          "share", "src");
+  for (size_t i = 0; i < rep->n_tags; i++) {
+    const npkit_tag_sum *s = &rep->tags[i];
+    npkit_tag_string(s->tag, tag, sizeof tag);
+    npkit_tag_ops_string(s, ops, sizeof ops);
+    npkit_report_bytes(s->bytes, sz, sizeof sz);
+    npkit_report_duration(s->time_ns, t, sizeof t);
+    if (isnan(s->share))
+      fprintf(o, "  %-20s %-34.34s %9" PRIu64 " %9" PRIu64 " %10s %12s %6s %4s\n", tag, ops, s->calls, s->timed, sz, t,
+              "-", npkit_time_source_name(s->source));
+    else
+      fprintf(o, "  %-20s %-34.34s %9" PRIu64 " %9" PRIu64 " %10s %12s %5.1f%% %4s\n", tag, ops, s->calls, s->timed, sz,
+              t, 100.0 * s->share, npkit_time_source_name(s->source));
+  }
+}
+
 static void curves(npkit_report *rep, FILE *o) {
   char cl[96], sz[32], t[32], e[32];
   section(o, "Bandwidth versus size");
@@ -285,6 +307,7 @@ int npkit_report_text(npkit_report *rep, FILE *o) {
   findings(rep, o);
   alignment(rep, o);
   table(rep, o);
+  user_tags(rep, o);
   curves(rep, o);
   stragglers(rep, o);
   gpu(rep, o);

@@ -10,8 +10,12 @@ on 3 ranks calls the nccl*Config collectives with user profiler tags next to pla
    (initial_sync, compute, final_sync) on a track below the channel's, contiguous, mapped as the
    channel is, and of the lengths the fake's GPU gave them; P2p channels get none;
  - a v6 table under the same NCCL (FAKE_NCCL_PROFILER_ABI=6, as 2.29/2.30 load it) gets no phases
-   and no tags from NCCL, while the calls keep theirs."""
+   and no tags from NCCL, while the calls keep theirs;
+ - `npkit report` sums the calls by tag: calls, bytes, time (the GPU time of each call's task, or
+   the call's CPU time for the AlltoAll, whose P2p tasks it does not time) and share, checked
+   against sums taken here from the traces."""
 
+import json
 import unittest
 from decimal import Decimal
 
@@ -128,6 +132,48 @@ class V7(lib.TempDirTestCase):
                 for i, share in ((0, 0.05), (2, 0.05)):
                     self.assertLessEqual(abs(ns(mine[i]["dur"]) - span * share), 2 + span * 1e-4, (c, mine))
             self.assertEqual(by_channel, {}, "phases without their channel")
+
+    def test_report_by_tag(self):
+        trace_dir = self.path("trace")
+        traces = self.job({})
+        run = lib.run_tool(["report", "--json", trace_dir])
+        self.assertEqual(run.rc, 0, run.describe())
+        rep = json.loads(run.stdout)
+        want = {}
+        for t in traces.values():
+            gpu = {}
+            for e in pl.by_cat(t, "nccl_gpu"):
+                if "seq" in e["args"]:
+                    gpu[(e["args"]["func"], e["args"]["seq"])] = ns(e["args"]["gpu_time_us"])
+            for e in t.api():
+                a = e["args"]
+                if a["class"] not in ("coll", "p2p") or a.get("result") != "ncclSuccess":
+                    continue
+                w = want.setdefault(a.get("user_tag"), {"calls": 0, "bytes": 0, "time": 0, "ops": set()})
+                op = e["name"][4:].replace("Config", "")
+                w["calls"] += 1
+                w["bytes"] += a["bytes"]
+                w["ops"].add(op)
+                if "group" in a and op in ("Send", "Recv"):
+                    continue  # in a group and untimed by NCCL's tasks: no time
+                if op == "AlltoAll":
+                    w["time"] += ns(e["dur"])  # P2p tasks are not the call's: its CPU time
+                else:
+                    w["time"] += gpu[(op, a["seq"])]
+        got = {u["user_tag"]: u for u in rep["user_tags"]}
+        self.assertEqual(sorted(got, key=str), sorted(want, key=str))
+        total = sum(w["time"] for w in want.values())
+        for tag, w in want.items():
+            u = got[tag]
+            self.assertEqual((u["calls"], u["bytes"], set(u["ops"])), (w["calls"], w["bytes"], w["ops"]), tag)
+            self.assertLessEqual(abs(ns(u["time_us"]) - w["time"]), w["calls"], (tag, u, w))
+            self.assertAlmostEqual(u["share"], w["time"] / total, delta=1e-3)
+            self.assertEqual(u["time_source"], "cpu" if tag == T4 else "gpu", tag)
+        self.assertIsNone(rep["user_tags"][-1]["user_tag"])  # the untagged last
+        # the table's rows carry the tag too
+        rows = {(r["op"], r["user_tag"]) for r in rep["collectives"]}
+        self.assertIn(("AllReduce", T1), rows)
+        self.assertIn(("AllReduce", None), rows)
 
     def test_v6_table_under_2_31(self):
         traces = self.job({"NPKIT_PLUGIN_EVENTS": "coll,p2p,kernel,phase", "FAKE_NCCL_PROFILER_ABI": "6"})

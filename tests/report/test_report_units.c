@@ -12,6 +12,7 @@
 #include "report_curve.h"
 #include "report_gpu.h"
 #include "report_instances.h"
+#include "report_tags.h"
 #include "report_model.h"
 #include "report_straggler.h"
 #include "report_table.h"
@@ -292,7 +293,7 @@ static void test_straggler(void) {
 }
 
 static void add_row(npkit_table *t, uint64_t bytes, double time_ns, int samples) {
-  npkit_table_key k = {NPKIT_FN_AllReduce, 0, bytes, bytes / 4, 7, 0, -1};
+  npkit_table_key k = {NPKIT_FN_AllReduce, 0, bytes, bytes / 4, 7, 0, -1, 0};
   npkit_table_row *r = npkit_table_row_for(t, &k, 8);
   for (int i = 0; i < samples; i++) {
     r->calls++;
@@ -451,7 +452,60 @@ static void test_parsers(void) {
   CHECK_STR(b, "1.00 ms");
 }
 
+/* Rows by user tag: sums of calls, bytes and time (mean x timed calls), shares of the total, the
+ * largest time first and the untagged last, and operations beyond NPKIT_TAG_OPS counted. */
+static void tag_row(npkit_table *t, uint32_t fn, uint64_t tag, uint64_t bytes, uint64_t time_ns, int calls, int timed) {
+  npkit_table_key k = {fn, 0, bytes, bytes / 4, 7, -1, -1, tag};
+  npkit_table_row *r = npkit_table_row_for(t, &k, 4);
+  for (int i = 0; i < calls; i++) {
+    r->calls++;
+    if (i < timed) npkit_quantile_add(&r->gpu, time_ns);
+  }
+}
+
+static void test_tags(void) {
+  npkit_table t;
+  npkit_table_init(&t);
+  tag_row(&t, NPKIT_FN_AllReduce, 0, 1024, 1000, 4, 4);
+  npkit_table_finish(&t);
+  npkit_tag_sum *v;
+  size_t n;
+  CHECK(npkit_tags_summarize(&t, &v, &n) == 0 && v == NULL && n == 0); /* nothing tagged */
+  npkit_table_free(&t);
+
+  npkit_table_init(&t);
+  tag_row(&t, NPKIT_FN_AllReduce, 0x10, 4096, 2000, 3, 3);    /* 6000 ns */
+  tag_row(&t, NPKIT_FN_AllReduce, 0x10, 8192, 5000, 2, 1);    /* 5000 ns, one untimed call */
+  tag_row(&t, NPKIT_FN_AllGather, 0x20, 1024, 30000, 1, 1);   /* 30000 ns */
+  tag_row(&t, NPKIT_FN_Broadcast, 0, 512, 1000, 9, 9);        /* 9000 ns, untagged */
+  static const uint32_t many[] = {NPKIT_FN_AllReduce, NPKIT_FN_Broadcast, NPKIT_FN_Reduce, NPKIT_FN_AllGather,
+                                  NPKIT_FN_ReduceScatter, NPKIT_FN_AlltoAll};
+  for (int i = 0; i < 6; i++) tag_row(&t, many[i], 0x30, 64, 100, 1, 1); /* 600 ns, six operations */
+  npkit_table_finish(&t);
+  CHECK(npkit_tags_summarize(&t, &v, &n) == 4 && n == 4);
+  double total = 6000 + 5000 + 30000 + 9000 + 600;
+  CHECK(v[0].tag == 0x20 && v[1].tag == 0x10 && v[2].tag == 0x30 && v[3].tag == 0);
+  CHECK_EQ_U64(v[1].calls, 5);
+  CHECK_EQ_U64(v[1].timed, 4);
+  CHECK_EQ_U64(v[1].bytes, 3 * 4096 + 2 * 8192);
+  CHECK_NEAR(v[1].time_ns, 11000, 1e-6);
+  CHECK_NEAR(v[1].share, 11000 / total, 1e-12);
+  CHECK(v[1].n_ops == 1 && v[1].ops[0] == NPKIT_FN_AllReduce && v[1].source == NPKIT_TIME_GPU);
+  CHECK(v[2].n_ops == NPKIT_TAG_OPS && v[2].more_ops == 6 - NPKIT_TAG_OPS);
+  CHECK_NEAR(v[3].share, 9000 / total, 1e-12);
+  char text[96];
+  npkit_tag_string(v[1].tag, text, sizeof text);
+  CHECK(strcmp(text, "0x10") == 0);
+  npkit_tag_string(0, text, sizeof text);
+  CHECK(strcmp(text, "untagged") == 0);
+  npkit_tag_ops_string(&v[2], text, sizeof text);
+  CHECK(strcmp(text, "AllReduce, Broadcast, Reduce, AllGather, +2") == 0);
+  free(v);
+  npkit_table_free(&t);
+}
+
 int main(void) {
+  test_tags();
   test_quantile();
   test_robust();
   test_align();
