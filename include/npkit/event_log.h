@@ -144,6 +144,9 @@ typedef enum npkit_event_kind {
 #define NPKIT_API_MISSING 0x20u   /* the loaded NCCL lacks the function; result is from npkit */
 #define NPKIT_API_CONFIG 0x40u    /* called as the nccl*Config variant of the collective in func
                                      (NCCL 2.31+): user_tag is the call's profiler tag */
+#define NPKIT_API_FROM_PLUGIN 0x80u /* no wrapper saw the call (NCCL called through pointers of the
+                                       application's own): taken from NCCL's CollApi/P2pApi event
+                                       (NCCL 2.28+); redop and the p2p peer are unknown */
 
 typedef struct npkit_ev_api {
   uint64_t count;     /* element count as passed to NCCL */
@@ -370,6 +373,8 @@ typedef struct npkit_ev_plugin_stats {
                                       graph; its tasks run at each replay */
 #define NPKIT_PAPI_IN_CALL 0x2u    /* a wrapped call was running on the thread (call_no names it,
                                       0 when that call was not stored) */
+#define NPKIT_PAPI_SYNTH 0x8u      /* with IN_CALL: the call was made from this event (no wrapper
+                                      saw it, NPKIT_API_FROM_PLUGIN) */
 #define NPKIT_PAPI_PUSHED 0x4u     /* KernelLaunch on a thread of NCCL's own: the library pushed
                                       the launching call's correlation id around it */
 

@@ -242,6 +242,7 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
     *p++ = '"';
   }
   if (a->flags & NPKIT_API_MISSING) NPKIT_PUT(p, ",\"missing\":true");
+  if (a->flags & NPKIT_API_FROM_PLUGIN) NPKIT_PUT(p, ",\"from_nccl_events\":true");
   if (extra_len > 0) p = npkit_fmt_lit(p, extra, extra_len);
   if (sk != NULL) p = npkit_fmt_lit(p, sk->args.text, sk->args.len);
   NPKIT_PUT(p, "}");

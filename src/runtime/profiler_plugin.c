@@ -15,6 +15,7 @@
 #include "profiler_plugin_api.h"
 #include "profiler_plugin_emit.h"
 #include "profiler_plugin_slots.h"
+#include "plugin_calls.h"
 #include "recorder.h"
 
 static _Atomic uint32_t next_ctx = 1;
@@ -225,6 +226,7 @@ int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *c) {
   }
   uint32_t id = atomic_fetch_add(&next_ctx, 1);
   if (ctx != NULL) *ctx = npkit_pph_make(NPKIT_PPH_CTX, id);
+  npkit_pcalls_ctx(id, c);
 
   npkit_event ev;
   uint64_t now = npkit_now_ns();

@@ -7,6 +7,7 @@
 #include "cupti_hook.h"
 #include "gpu_corr.h"
 #include "nccl_names.h"
+#include "plugin_calls.h"
 #include "profiler_abi.h"
 #include "profiler_plugin_emit.h"
 #include "profiler_plugin_slots.h"
@@ -113,8 +114,24 @@ void npkit_pp_api_stop(void *handle) {
     return;
   }
   if (atomic_exchange_explicit(&e->pushed, 0, memory_order_relaxed)) npkit_gpu_pop_launch();
+  uint64_t now = npkit_now_ns();
+  uint8_t flags = atomic_load_explicit(&e->flags, memory_order_relaxed);
+  /* A call no wrapper saw (NCCL called through pointers of its own): this event becomes it. */
+  npkit_call call;
+  int synth = 0;
+  if ((e->type == NPKIT_PAPI_COLL || e->type == NPKIT_PAPI_P2P) && !(flags & NPKIT_PAPI_IN_CALL)) {
+    const api_entry *g = entry(e->parent);
+    npkit_pcall p = {e->ctx, e->fn, e->type, e->datatype, e->root, e->count, e->stream, e->user_tag,
+                     g != NULL && g->depth > 1 ? (e->parent | 1ull << 40) : 0, e->start_ns, now};
+    uint64_t call_no = npkit_pcalls_begin(&p, &call);
+    if (call_no != 0) {
+      synth = 1;
+      e->call_no = call_no;
+      flags |= NPKIT_PAPI_IN_CALL | NPKIT_PAPI_SYNTH;
+    }
+  }
   npkit_event ev;
-  npkit_pp_event_init(&ev, NPKIT_EV_PLUGIN_API, e->start_ns, npkit_now_ns());
+  npkit_pp_event_init(&ev, NPKIT_EV_PLUGIN_API, e->start_ns, now);
   ev.func = e->fn;
   npkit_ev_plugin_api *a = &ev.u.plugin_api;
   a->api = id;
@@ -128,7 +145,8 @@ void npkit_pp_api_stop(void *handle) {
   a->datatype = e->datatype;
   a->group_depth = e->depth;
   a->type = e->type;
-  a->flags = atomic_load_explicit(&e->flags, memory_order_relaxed);
+  a->flags = flags;
   memcpy(a->func, e->func, sizeof a->func);
   npkit_pp_emit(&ev);
+  if (synth) npkit_pcalls_end(&call); /* after its API record, as a wrapped call comes after */
 }

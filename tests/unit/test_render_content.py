@@ -95,6 +95,8 @@ def handcrafted():
         ev("ncclTeamWorld", 1, 931000, 931100, comm=1),
         ev("ncclGetErrorString", 1, 932000, 932100),
         ev("ncclPutSignal", 1, 933000, 933100, comm=1, count=4, datatype=7, bytes=16, peer=2, seq=11),
+        # taken from NCCL's CollApi event: no wrapper saw it
+        coll("ncclAllReduce", 1, 934000, 934500, 1, 32, 7, 12, flags=0x80),
     ])
     return blocks
 
@@ -170,6 +172,8 @@ def expected_args(e):
         a["user_tag"] = "0x%x" % e["user_tag"]
     if e["flags"] & 0x20:
         a["missing"] = True
+    if e["flags"] & 0x80:
+        a["from_nccl_events"] = True
     return a
 
 
