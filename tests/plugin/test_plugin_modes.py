@@ -44,13 +44,15 @@ class PluginModes(lib.TempDirTestCase):
         _, traces = self.job({"NCCL_PROFILER_PLUGIN": lib.preload_lib()}, ["--cycle"],
                                preload=False)
         for r, t in traces.items():
-            self.assertEqual(t.api(), [])  # no wrappers without the preload
+            # no wrappers without the preload: the calls come from NCCL's own API events (2.28)
+            self.assertTrue(t.api())
+            self.assertEqual([e for e in t.api() if not e["args"].get("from_nccl_events")], [])
             labels = {pl.track_comm(t, k["tid"]) for k in pl.by_cat(t, "nccl_kernel")}
             # the first world and the second (the split halves have one rank each: NCCL
             # launches nothing for them)
             self.assertEqual(len(labels), 2, labels)
             for label in labels:
-                self.assertRegex(label, r"^NCCL comm [0-9a-f]{8} \(rank %d/%d\)$" % (r, NP))
+                self.assertRegex(label, r"^comm [0-9a-f]{8} \(rank %d/%d\)$" % (r, NP))
             # each world's first AllReduce is NCCL's AllReduce number 0 of its communicator
             first = [k for k in pl.by_cat(t, "nccl_kernel")
                      if k["args"]["func"] == "AllReduce" and k["args"]["nccl_seq"] == 0]
