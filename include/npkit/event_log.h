@@ -420,17 +420,18 @@ typedef struct npkit_ev_npkit {
 /* npkit_ev_npkit_read.trigger */
 #define NPKIT_NPK_AFTER_DESTROY 1 /* ncclCommDestroy returned (NCCL dumps there) */
 #define NPKIT_NPK_AT_EXIT 2       /* the process exits */
+#define NPKIT_NPK_AFTER_ABORT 3   /* ncclCommAbort returned (NCCL dumps there too) */
 
-/* NPKIT_EV_NPKIT_READ: start_ns..end_ns = the reading (on the thread of the ncclCommDestroy that
- * triggered it, thread 0 at exit).  Written when files were read or something failed.  Counts
+/* NPKIT_EV_NPKIT_READ: start_ns..end_ns = the reading (on the thread of the ncclCommDestroy or
+ * ncclCommAbort that triggered it, thread 0 at exit).  Written when files were read or something failed.  Counts
  * saturate at UINT32_MAX. */
 typedef struct npkit_ev_npkit_read {
   uint64_t bytes;            /* of events read */
   uint64_t events;           /* 16-byte records read */
   uint64_t pairs;            /* ENTRY/EXIT pairs stored */
   uint32_t read;             /* number of this reading in the process, from 1 */
-  uint32_t trigger;          /* NPKIT_NPK_AFTER_DESTROY / _AT_EXIT */
-  uint32_t comm;             /* the destroyed communicator (local id), 0 at exit */
+  uint32_t trigger;          /* NPKIT_NPK_AFTER_DESTROY / _AT_EXIT / _AFTER_ABORT */
+  uint32_t comm;             /* the destroyed or aborted communicator (local id), 0 at exit */
   uint32_t files;            /* non-empty event files read */
   uint32_t unpaired_entries;
   uint32_t unpaired_exits;

@@ -43,8 +43,8 @@ static uint32_t readings;         /* readings that found new files */
 static uint64_t bytes_read;       /* counts against max_bytes */
 static uint64_t total_stored, total_lost; /* COUNTERS */
 static uint64_t last_stored = UINT64_MAX, last_lost = UINT64_MAX;
-static uint64_t destroys, aborts;
-static int abort_noted, folder_noted, limit_noted;
+static uint64_t teardowns;        /* ncclCommDestroy and ncclCommAbort calls */
+static int folder_noted, limit_noted;
 
 /* ---- notes: printed, and kept in the trace ---- */
 
@@ -316,23 +316,18 @@ void npkit_dumps_comm_gone(const npkit_comm *comm, int aborted, int result, uint
   (void)result; /* NCCL dumps before it tears the communicator down: look even after an error */
   pthread_mutex_lock(&lock);
   if (out == NULL) goto done;
-  if (aborted) {
-    aborts++;
-    if (!abort_noted++)
-      note(NPKIT_LEVEL_WARN,
-           "ncclCommAbort: NCCL writes its NPKit dump only in ncclCommDestroy, so the NPKit events "
-           "of an aborted communicator are lost (destroy communicators to keep them)");
-    goto done;
-  }
-  destroys++;
+  /* Both reach NCCL's commDestroySync, where NPKit dumps (NPKit's patch for 2.17.1, src/init.cc):
+   * ncclCommAbort through commReclaim's loop over the process's ranks of the communicator. */
+  uint32_t trigger = aborted ? NPKIT_NPK_AFTER_ABORT : NPKIT_NPK_AFTER_DESTROY;
+  teardowns++;
   uint32_t local = comm != NULL ? comm->local_id : 0;
   uint32_t own = comm != NULL && comm->rank >= 0 ? (uint32_t)comm->rank : UINT32_MAX;
-  if (own != UINT32_MAX && read_ranks(&own, 1, NPKIT_NPK_AFTER_DESTROY, local, thread) != 0) goto done;
-  /* NPKit names its dump after the communicator initialised last, not the one destroyed */
+  if (own != UINT32_MAX && read_ranks(&own, 1, trigger, local, thread) != 0) goto done;
+  /* NPKit names its dump after the communicator initialised last, not the one torn down */
   size_t n = 0;
   for (size_t i = 0; i < n_ranks; i++)
     if (ranks[i] != own) others[n++] = ranks[i];
-  read_ranks(others, n, NPKIT_NPK_AFTER_DESTROY, local, thread);
+  read_ranks(others, n, trigger, local, thread);
 done:
   pthread_mutex_unlock(&lock);
 }
@@ -342,17 +337,18 @@ uint64_t npkit_dumps_finish(void) {
   uint64_t stored = total_stored;
   if (out == NULL) goto done;
   /* On a signal this runs on the writer thread against a deadline; a patched NCCL has nothing
-   * new to dump then anyway (it dumps only in ncclCommDestroy). */
+   * new to dump then anyway (it dumps only when a communicator is torn down). */
   if (!npkit_recorder_on_writer()) read_ranks(ranks, n_ranks, NPKIT_NPK_AT_EXIT, 0, 0);
-  if (readings == 0 && destroys > 0 && !folder_noted)
+  if (readings == 0 && teardowns > 0 && !folder_noted)
     note(NPKIT_LEVEL_WARN,
          "NPKIT_DUMP_DIR=%s is set but no NPKit dump of this process's ranks appeared there after "
-         "ncclCommDestroy: the loaded NCCL is probably not built with NPKit (-DENABLE_NPKIT)",
+         "ncclCommDestroy or ncclCommAbort: the loaded NCCL is probably not built with NPKit "
+         "(-DENABLE_NPKIT)",
          dir);
-  else if (readings == 0 && aborts == 0 && n_ranks > 0)
+  else if (readings == 0 && teardowns == 0 && n_ranks > 0)
     note(NPKIT_LEVEL_INFO,
-         "NPKIT_DUMP_DIR=%s is set but no communicator was destroyed: NCCL writes its NPKit dump "
-         "only in ncclCommDestroy, so there was none to merge",
+         "NPKIT_DUMP_DIR=%s is set but no communicator was destroyed, finalized or aborted: NCCL "
+         "writes its NPKit dump only then, so there was none to merge",
          dir);
   write_counters();
   stored = total_stored;

@@ -95,6 +95,7 @@ static ncclResult_t join_step(ncclComm_t j, int step, bool *again) {
     return ncclSuccess;
   }
   j->ready = true;
+  npkit_fake_npkit_init(j); /* NCCL's devCommSetup, where NPKit's patch calls NpKit::Init */
   return ncclSuccess;
 }
 
@@ -401,7 +402,8 @@ ncclResult_t npkit_fake_destroy(ncclComm_t comm, bool abort) {
   } else if (atomic_load(&comm->busy) > 0) {
     return npkit_fake_fail(ncclInvalidUsage, "%s : a call on the communicator is in progress", fn);
   }
-  if (!abort) npkit_fake_npkit_destroyed(comm); /* NCCL dumps NPKit events only here */
+  /* commReclaim reads the communicator's state first (ncclCommGetAsyncError) */
+  npkit_fake_npkit_reclaimed(comm, abort || atomic_load(&comm->async_error) != ncclSuccess);
   npkit_fake_group_forget(comm);
   npkit_fake_comm_free(comm);
   return ncclSuccess;

@@ -235,19 +235,39 @@ class NPKitMergeTest(lib.TempDirTestCase):
         self.assertIn("npkit: NPKit dump of rank 0 merged", run.stderr)
 
     def test_two_ranks_per_process(self):
-        """Each process holds two ranks; each destroy reads its own rank's new files only."""
-        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
-                                    ["--ranks-per-process", "2", "--iters", str(ITERS)], nccl="fake")
+        """Each process holds two ranks at once.  NPKit's one state per process holds the GPU
+        events of the rank set up last and the network events of both, and only the first destroy
+        dumps it: the library reads that dump once (under the other rank's name)."""
+        run, dump, traces_dir = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
+                                        ["--ranks-per-process", "2", "--iters", str(ITERS)], nccl="fake")
         self.assertRunOk(run)
-        traces = lib.load_traces(traces, expect=2)
+        traces = lib.load_traces(traces_dir, expect=2)
         for p, t in traces.items():
             ranks = [2 * p, 2 * p + 1]
-            exp, tn = self.check_process(t, dump, ranks, local=2)
-            self.check_inside_calls(tn, ranks, 2)
-            self.assertEqual([r["args"]["trigger"] for r in tn.reads], ["ncclCommDestroy"] * 2)
-            self.assertEqual(sorted(r["args"]["files"] for r in tn.reads), [5, 5])
-            names = set(tn.names[tid] for tid in tn.tracks)
-            self.assertTrue({"NPKit rank %d · GPU buf 0" % r for r in ranks} <= names, names)
+            dumped = sorted(npkit_files.list_dump(dump, ranks))
+            self.assertEqual(len(dumped), 1, "one dump per process, of the rank set up last: %r" % dumped)
+            last = dumped[0]
+            exp, tn = self.check_process(t, dump, [last], local=1 if last == p else 2)
+            self.check_inside_calls(tn, [last], 2)
+            self.assertEqual({pr["rank"] for pr in tn.pairs}, {last})
+            self.assertTrue([pr for pr in tn.pairs if pr["source"] == "cpu"])
+            self.assertEqual(len(tn.reads), 1, "the second destroy finds nothing new")
+            read = tn.reads[0]
+            self.assertEqual((read["args"]["trigger"], read["args"]["files"]), ("ncclCommDestroy", 5))
+            destroys = [e for e in t.api() if e["name"] == "ncclCommDestroy"]
+            self.assertEqual(len(destroys), 2)
+            self.assertGreaterEqual(t.start_ns(read), t.end_ns(destroys[0]))
+            self.assertLess(t.start_ns(read), t.start_ns(destroys[1]))
+
+    def test_one_communicator_at_a_time(self):
+        """Communicators one after the other each get a fresh NPKit state: every destroy dumps its
+        own."""
+        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
+                                    ["--iters", "1", "--comms", "2"], nccl="fake")
+        self.assertRunOk(run)
+        for r, t in lib.load_traces(traces, expect=2).items():
+            tn = TraceNPKit(self, t)
+            self.assertEqual(len(tn.reads), 2)
 
     def test_missing_time_sync(self):
         """Without TIME_SYNC events GPU times cannot be aligned: a clear warning, and the events
@@ -292,28 +312,52 @@ class NPKitMergeTest(lib.TempDirTestCase):
         return Shifted(trace)
 
     def test_abort(self):
-        """ncclCommAbort writes no dump: one note says so; a bad NPKIT_DUMP_HEADER is reported."""
+        """ncclCommAbort dumps too (NCCL's commReclaim reaches commDestroySync): the dump is read
+        right after it, on its thread; a bad NPKIT_DUMP_HEADER is reported."""
         run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1",
                                                "NPKIT_DUMP_HEADER": self.path("missing_npkit_event.h")},
-                                    ["--iters", "1", "--end", "abort"])
+                                    ["--iters", str(ITERS), "--end", "abort"])
         self.assertRunOk(run)
-        self.assertEqual(os.listdir(dump), [])
         for r, t in lib.load_traces(traces, expect=2).items():
-            tn = TraceNPKit(self, t)
-            self.assertEqual((tn.pairs, tn.singles, tn.reads), ([], [], []))
+            exp, tn = self.check_process(t, dump, [r])
+            self.check_inside_calls(tn, [r], 1)
+            self.assertEqual(len(tn.reads), 1, "read once, after ncclCommAbort")
+            read = tn.reads[0]
+            self.assertEqual((read["ph"], read["args"]["trigger"]), ("X", "ncclCommAbort"))
+            self.assertRegex(read["args"]["comm"], r"^comm [0-9a-f]{8} \(rank %d/2\)$" % r)
+            aborts = [e for e in t.api() if e["name"] == "ncclCommAbort"]
+            self.assertEqual(len(aborts), 1)
+            self.assertEqual(read["tid"], aborts[0]["tid"])
+            self.assertGreaterEqual(t.start_ns(read), t.end_ns(aborts[0]))
             warnings = self.notes(t, "warning")
-            aborted = [m for m in warnings if m.startswith("ncclCommAbort:")]
-            self.assertEqual(len(aborted), 1, warnings)
-            self.assertIn("only in ncclCommDestroy", aborted[0])
+            self.assertFalse([m for m in warnings if "ncclCommAbort" in m], warnings)
             header = [m for m in warnings if m.startswith("NPKIT_DUMP_HEADER:")]
             self.assertEqual(len(header), 1, warnings)
             self.assertIn("missing_npkit_event.h", header[0])
-            self.assertFalse([m for m in warnings if "no NPKit dump" in m], warnings)
+
+    def test_abort_two_ranks_per_process(self):
+        """Two ranks per process, both aborted: the last one's commReclaim dumps (the first finds
+        nothing)."""
+        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
+                                    ["--ranks-per-process", "2", "--iters", "1", "--end", "abort"],
+                                    nccl="fake")
+        self.assertRunOk(run)
+        for p, t in lib.load_traces(traces, expect=2).items():
+            dumped = sorted(npkit_files.list_dump(dump, [2 * p, 2 * p + 1]))
+            self.assertEqual(len(dumped), 1, dumped)
+            tn = TraceNPKit(self, t)
+            self.assertEqual({pr["rank"] for pr in tn.pairs}, set(dumped))
+            self.assertEqual(len(tn.reads), 1)
+            read = tn.reads[0]
+            self.assertEqual(read["args"]["trigger"], "ncclCommAbort")
+            aborts = [e for e in t.api() if e["name"] == "ncclCommAbort"]
+            self.assertEqual(len(aborts), 2)
+            self.assertGreaterEqual(t.start_ns(read), t.end_ns(aborts[1]))
 
     def test_dump_outside_destroy(self):
-        """A dump written elsewhere than in ncclCommDestroy (here ncclCommFinalize, the job never
-        destroys) is read at exit."""
-        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "finalize"},
+        """A dump written elsewhere than in ncclCommDestroy or ncclCommAbort (here in
+        ncclCommFinalize, which reaches commDestroySync; the job never destroys) is read at exit."""
+        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
                                     ["--iters", str(ITERS), "--end", "finalize"])
         self.assertRunOk(run)
         for r, t in lib.load_traces(traces, expect=2).items():
