@@ -164,6 +164,7 @@ static void write_read(npkit_npk_render *n, npkit_json *w, const npkit_event *ev
                  : x->trigger == NPKIT_NPK_AFTER_ABORT ? "ncclCommAbort"
                                                          : "exit");
   *p++ = '"';
+  if (x->flags & NPKIT_NPK_READ_SHARED) NPKIT_PUT(p, ",\"shared_state\":true");
   if (x->comm != 0) {
     const npkit_comm_rec *c = npkit_reader_comm(n->r, x->comm);
     char label[64];

@@ -15,7 +15,13 @@
  * last).  A file is read only when it changed since this process last looked at it and is not
  * older than the process, so nothing is merged twice and a previous job's dump is left alone.
  * Memory does not depend on the dump's size (the parser streams); NPKIT_DUMP_MAX_MB bounds what
- * one process reads in total. */
+ * one process reads in total.
+ *
+ * NPKit keeps one state per process, which every communicator's setup re-initialises
+ * (NpKit::Init in devCommSetup): with two communicators alive at once the dump holds the GPU
+ * events of the one set up last and the network events of both, and only the first teardown
+ * dumps.  A reading after such an overlap is flagged (NPKIT_NPK_READ_SHARED) and a note says it
+ * once. */
 #ifndef NPKIT_NPKIT_SOURCE_H
 #define NPKIT_NPKIT_SOURCE_H
 
@@ -34,8 +40,9 @@ void npkit_dumps_attach(npkit_log_writer *log, const npkit_config *cfg, uint64_t
 void npkit_dumps_comm_created(int rank);
 
 /* The real ncclCommDestroy (aborted = 0) or ncclCommAbort (1) returned `result` for comm (NULL if
- * unknown) on the host thread with index `thread`.  Reads the dump NCCL has just written. */
-void npkit_dumps_comm_gone(const npkit_comm *comm, int aborted, int result, uint32_t thread);
+ * unknown) on the host thread with index `thread`; `ended`: the call ended a communicator that
+ * npkit_dumps_comm_created counted.  Reads the dump NCCL has just written. */
+void npkit_dumps_comm_gone(const npkit_comm *comm, int ended, int aborted, int result, uint32_t thread);
 
 /* At exit, before the log closes: reads what is new (unless called from the writer thread on a
  * signal, where time is short), writes the final notes and counters and detaches.  Returns the

@@ -160,6 +160,7 @@ static void test_many_tracks(void) {
   ev[61].start_ns = t + 200000;
   ev[61].end_ns = t + 200000;
   ev[61].u.npkit_read.trigger = NPKIT_NPK_AFTER_ABORT;
+  ev[61].u.npkit_read.flags = NPKIT_NPK_READ_SHARED;
   ev[61].u.npkit_read.read = 1;
   npkit_lb_events(b, ev, 62);
   CHECK(npkit_lb_close(b) == 0);
@@ -177,8 +178,9 @@ static void test_many_tracks(void) {
   CHECK_CONTAINS(s, "{\"name\":\"NPKit dump read\",\"cat\":\"npkit\",\"ph\":\"X\",\"pid\":4,\"tid\":4002,"
                     "\"ts\":100.000,\"dur\":30.000,\"args\":{\"trigger\":\"ncclCommDestroy\",\"comm\":\"comm local 9\","
                     "\"read\":0,");
-  CHECK_CONTAINS(s, "\"ts\":200.000,\"dur\":0.000,\"args\":{\"trigger\":\"ncclCommAbort\","
+  CHECK_CONTAINS(s, "\"ts\":200.000,\"dur\":0.000,\"args\":{\"trigger\":\"ncclCommAbort\",\"shared_state\":true,"
                     "\"comm\":\"comm local 9\",\"read\":1,");
+  CHECK_EQ_U64(count_of(s, "shared_state"), 1);
   CHECK(strstr(s, "dump_dir") == NULL);
   free(s);
 }
