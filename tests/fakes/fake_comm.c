@@ -109,6 +109,7 @@ static ncclResult_t check_config(const ncclConfig_t *config, const char *fn) {
 /* ------------------------------------------------------------------ ids and init */
 
 ncclResult_t npkit_fake_get_unique_id(ncclUniqueId *id) {
+  npkit_fake_init_env();
   if (id == NULL)
     return npkit_fake_fail(ncclInvalidArgument, "GetUniqueId : out argument is NULL");
   memset(id, 0, sizeof *id);
@@ -142,6 +143,7 @@ static ncclResult_t new_init_op(ncclComm_t c, const char *fn, npkit_fake_op **ou
 
 ncclResult_t npkit_fake_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
                                   const ncclConfig_t *config, const char *fn) {
+  npkit_fake_init_env();
   if (out == NULL)
     return npkit_fake_group_error(
         npkit_fake_fail(ncclInvalidArgument, "%s : newcomm argument is NULL", fn));
@@ -201,6 +203,7 @@ ncclResult_t npkit_fake_init_all(ncclComm_t *comms, int ndev, const int *devlist
         return npkit_fake_fail(ncclInvalidUsage, "CommInitAll : duplicate device %d in devlist",
                                devlist[i]);
   }
+  npkit_fake_init_env(); /* NCCL's ncclCommInitAll calls ncclGetUniqueId after these checks */
   char name[NPKIT_FAKE_NAME_MAX];
   npkit_fake_new_name(name);
   ncclResult_t r = ncclSuccess;

@@ -48,6 +48,8 @@ typedef struct npkit_fake_settings {
 
 /* Read once, on first use. */
 const npkit_fake_settings *npkit_fake_cfg(void);
+/* NCCL's initEnv: its configuration files into the environment, once (fake_env.c). */
+void npkit_fake_init_env(void);
 /* FAKE_NCCL_DEBUG=1; re-read by ncclResetDebugInit. */
 bool npkit_fake_debug(void);
 void npkit_fake_reread_debug(void);
