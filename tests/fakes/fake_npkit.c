@@ -171,7 +171,7 @@ static void release(npk_bufs *b) {
 /* ---- NpKit::Init, per communicator ---- */
 
 void npkit_fake_npkit_init(ncclComm_t comm) {
-  if (!settings()->on || comm->npkit != NULL) return;
+  if (!settings()->on) return;
   struct npkit_fake_npkit_comm *h = calloc(1, sizeof *h);
   npk_bufs *b = calloc(1, sizeof *b);
   if (h == NULL || b == NULL) {
@@ -184,6 +184,12 @@ void npkit_fake_npkit_init(ncclComm_t comm) {
   b->nranks = comm->nranks;
   h->bufs = b;
   pthread_mutex_lock(&npk.lock);
+  if (comm->npkit != NULL) { /* set up once */
+    pthread_mutex_unlock(&npk.lock);
+    free(h);
+    free(b);
+    return;
+  }
   release(npk.cur); /* not freed by NpKit: the communicator that captured them still writes there */
   npk.cur = b;
   npk.rank = comm->rank;
@@ -249,13 +255,12 @@ void npkit_fake_npkit_record(const npkit_fake_op *list, uint64_t t0_ns) {
 }
 
 void npkit_fake_npkit_free(ncclComm_t comm) {
-  struct npkit_fake_npkit_comm *h = comm->npkit;
-  if (h == NULL) return;
   pthread_mutex_lock(&npk.lock);
-  release(h->bufs);
+  struct npkit_fake_npkit_comm *h = comm->npkit;
+  comm->npkit = NULL;
+  if (h != NULL) release(h->bufs);
   pthread_mutex_unlock(&npk.lock);
   free(h);
-  comm->npkit = NULL;
 }
 
 /* ---- the dump ---- */
@@ -436,16 +441,18 @@ static void destroy_sync(struct npkit_fake_npkit_comm *h) {
 }
 
 void npkit_fake_npkit_finalized(ncclComm_t comm) {
-  if (comm->npkit == NULL) return;
   pthread_mutex_lock(&npk.lock);
-  destroy_sync(comm->npkit);
+  if (comm->npkit != NULL) destroy_sync(comm->npkit);
   pthread_mutex_unlock(&npk.lock);
 }
 
 void npkit_fake_npkit_reclaimed(ncclComm_t comm, bool aborted_or_failed) {
-  struct npkit_fake_npkit_comm *h = comm->npkit;
-  if (h == NULL) return;
   pthread_mutex_lock(&npk.lock);
+  struct npkit_fake_npkit_comm *h = comm->npkit;
+  if (h == NULL) {
+    pthread_mutex_unlock(&npk.lock);
+    return;
+  }
   if (!aborted_or_failed) destroy_sync(h); /* commReclaim → commFinalize(comm, false) */
   npk_intra *g = h->intra;
   h->intra = NULL;
