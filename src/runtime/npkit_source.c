@@ -366,8 +366,9 @@ uint64_t npkit_dumps_finish(void) {
          dir);
   else if (readings == 0 && teardowns == 0 && n_ranks > 0)
     note(NPKIT_LEVEL_INFO,
-         "NPKIT_DUMP_DIR=%s is set but no communicator was destroyed, finalized or aborted: NCCL "
-         "writes its NPKit dump only then, so there was none to merge",
+         "NPKIT_DUMP_DIR=%s is set but no communicator was destroyed or aborted and no NPKit dump "
+         "appeared: NCCL writes its NPKit dump when a communicator is finalized, destroyed or "
+         "aborted",
          dir);
   write_counters();
   stored = total_stored;

@@ -409,6 +409,18 @@ class NPKitMergeTest(lib.TempDirTestCase):
             self.assertEqual(len(msgs), 1, self.notes(t))
             self.assertIn("-DENABLE_NPKIT", msgs[0])
 
+    def test_no_teardown(self):
+        """Communicators never finalized, destroyed or aborted: nothing to read, one note says why."""
+        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"}, ["--iters", "1", "--end", "none"])
+        self.assertRunOk(run)
+        self.assertEqual(os.listdir(dump), [])
+        for r, t in lib.load_traces(traces, expect=2).items():
+            self.assertEqual(TraceNPKit(self, t).reads, [])
+            msgs = [m for m in self.notes(t, "info") if "no communicator was destroyed or aborted" in m]
+            self.assertEqual(len(msgs), 1, self.notes(t))
+            self.assertIn("finalized, destroyed or aborted", msgs[0])
+            self.assertEqual(self.notes(t, "warning"), [])
+
     def test_fork_header(self):
         """NPKIT_DUMP_HEADER names the events; ids it does not define are counted, not stored."""
         header = self.path("npkit_event.h")
