@@ -478,17 +478,24 @@ typedef struct npkit_ev_npkit {
 /* npkit_ev_npkit_read.trigger */
 #define NPKIT_NPK_AFTER_DESTROY 1 /* ncclCommDestroy returned (NCCL dumps there) */
 #define NPKIT_NPK_AT_EXIT 2       /* the process exits */
+#define NPKIT_NPK_AFTER_ABORT 3   /* ncclCommAbort returned (NCCL dumps there too) */
+/* npkit_ev_npkit_read.flags */
+#define NPKIT_NPK_READ_SHARED 0x1u /* the process held more than one communicator at once since
+                                      its NPKit state was last fresh: NPKit keeps one state per
+                                      process, so the dump may mix or lack communicators */
 
-/* NPKIT_EV_NPKIT_READ: start_ns..end_ns = the reading (on the thread of the ncclCommDestroy that
- * triggered it, thread 0 at exit).  Written when files were read or something failed.  Counts
+/* NPKIT_EV_NPKIT_READ: start_ns..end_ns = the reading (on the thread of the ncclCommDestroy or
+ * ncclCommAbort that triggered it, thread 0 at exit).  Written when files were read or something failed.  Counts
  * saturate at UINT32_MAX. */
 typedef struct npkit_ev_npkit_read {
   uint64_t bytes;            /* of events read */
   uint64_t events;           /* 16-byte records read */
   uint64_t pairs;            /* ENTRY/EXIT pairs stored */
   uint32_t read;             /* number of this reading in the process, from 1 */
-  uint32_t trigger;          /* NPKIT_NPK_AFTER_DESTROY / _AT_EXIT */
-  uint32_t comm;             /* the destroyed communicator (local id), 0 at exit */
+  uint16_t trigger;          /* NPKIT_NPK_AFTER_DESTROY / _AT_EXIT / _AFTER_ABORT */
+  uint16_t flags;            /* NPKIT_NPK_READ_*; earlier writers stored trigger in 32 bits, so
+                                their logs read as 0 here */
+  uint32_t comm;             /* the destroyed or aborted communicator (local id), 0 at exit */
   uint32_t files;            /* non-empty event files read */
   uint32_t unpaired_entries;
   uint32_t unpaired_exits;

@@ -1,6 +1,7 @@
 /*
- * Reader of the raw dump files that NPKit-patched NCCL builds (2.17/2.18) write into
- * NPKIT_DUMP_DIR, shared by `npkit convert` and the preloaded library.
+ * Reader of the raw dump files that NCCL builds with NPKit's patch (microsoft/NPKit's for NCCL
+ * 2.17.1, and forward ports that keep its files) write into NPKIT_DUMP_DIR, shared by
+ * `npkit convert` and the preloaded library.
  *
  * Layers, each usable alone:
  *  - the event table: id (8 bits) -> name and role (ENTRY, EXIT, TIME_SYNC_*, point event); the

@@ -218,6 +218,32 @@ static int gpu(npkit_report *rep) {
   return 0;
 }
 
+/* One finding for every log whose NPKit dump was read while the process held several
+ * communicators: NPKit's patch keeps one state per process (NpKit::Init per communicator). */
+static int npkit_shared(npkit_report *rep) {
+  npkit_finding *f;
+  char lab[64];
+  size_t logs = 0, first = 0;
+  for (size_t i = 0; i < rep->n_logs; i++)
+    if (rep->logs[i].npkit_shared_reads > 0 && logs++ == 0) first = i;
+  if (logs == 0) return 0;
+  ADD(&rep->findings, NPKIT_FIND_NPKIT_SHARED, NAN);
+  if (logs == 1) f->log = (int32_t)first;
+  npkit_report_log_label(rep, first, lab, sizeof(lab));
+  snprintf(f->title, sizeof(f->title), "NPKit dumps of %zu process%s may mix communicators", logs,
+           logs == 1 ? "" : "es");
+  snprintf(f->evidence, sizeof(f->evidence),
+           "%s%s read %s NPKit dump while holding more than one communicator at once. NPKit keeps one state "
+           "per process that the setup of every communicator starts afresh: such a dump holds the GPU events "
+           "of the communicator set up last and the network events of all of them, and only the first "
+           "ncclCommDestroy or ncclCommAbort writes one.",
+           lab, logs > 1 ? " and others" : "", logs > 1 ? "an" : "its");
+  snprintf(f->next_step, sizeof(f->next_step),
+           "NPKit's patch supports one communicator per process (and one GPU per process): profile NPKit with "
+           "a single communicator per process, or read the NCCL profiler plugin's events instead.");
+  return 0;
+}
+
 static int data_quality(npkit_report *rep) {
   npkit_finding *f;
   char lab[64], a[32];
@@ -276,6 +302,7 @@ static int data_quality(npkit_report *rep) {
              "Give the logs of every rank (the NPKIT_TRACE_DIR of every node) to the report.");
     break; /* one is enough: the others have the same cause */
   }
+  if (npkit_shared(rep) != 0) return -1;
   if (rep->align_done) {
     size_t none = 0, worst = 0;
     for (size_t h = 1; h < rep->n_hosts; h++) {

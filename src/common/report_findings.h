@@ -21,6 +21,7 @@ typedef enum npkit_finding_kind {
   NPKIT_FIND_MISSING_RANKS,  /* communicators with ranks whose logs were not given */
   NPKIT_FIND_CLOCK,          /* clock alignment failed or is uncertain */
   NPKIT_FIND_NO_GPU,         /* overlap and idle need GPU activity */
+  NPKIT_FIND_NPKIT_SHARED,   /* NPKit dumps of processes that held several communicators at once */
 } npkit_finding_kind;
 
 typedef struct npkit_finding {

@@ -65,6 +65,8 @@ typedef struct npkit_rep_log {
   uint64_t gpu_untimed;         /* ... that CUPTI could not time */
   uint64_t plugin_events, plugin_lost; /* profiler-plugin events, and those it reports lost */
   uint64_t marks;               /* the application's own marks */
+  uint64_t npkit_reads;         /* NPKit dump readings that found files */
+  uint64_t npkit_shared_reads;  /* ... of a dump NPKit's one state per process may have mixed */
   int has_gpu;
   npkit_gpu_rank gpu;           /* valid when has_gpu */
 } npkit_rep_log;

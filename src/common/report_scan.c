@@ -261,6 +261,10 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, npkit_log_reader *r, cons
     case NPKIT_EV_MARK_INSTANT:
       s->log->marks++;
       break;
+    case NPKIT_EV_NPKIT_READ:
+      s->log->npkit_reads++;
+      if (ev->u.npkit_read.flags & NPKIT_NPK_READ_SHARED) s->log->npkit_shared_reads++;
+      break;
     default:
       if (is_plugin(ev->kind)) rc = plugin_event(s, ev, err, errlen);
       else s->log->other_events++; /* kinds this build does not analyse */

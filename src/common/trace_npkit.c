@@ -160,8 +160,11 @@ static void write_read(npkit_npk_render *n, npkit_json *w, const npkit_event *ev
     NPKIT_PUT(p, ",\"s\":\"p\"");
   }
   NPKIT_PUT(p, ",\"args\":{\"trigger\":\"");
-  p = put_str(p, x->trigger == NPKIT_NPK_AFTER_DESTROY ? "ncclCommDestroy" : "exit");
+  p = put_str(p, x->trigger == NPKIT_NPK_AFTER_DESTROY ? "ncclCommDestroy"
+                 : x->trigger == NPKIT_NPK_AFTER_ABORT ? "ncclCommAbort"
+                                                         : "exit");
   *p++ = '"';
+  if (x->flags & NPKIT_NPK_READ_SHARED) NPKIT_PUT(p, ",\"shared_state\":true");
   if (x->comm != 0) {
     const npkit_comm_rec *c = npkit_reader_comm(n->r, x->comm);
     char label[64];

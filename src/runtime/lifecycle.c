@@ -20,6 +20,7 @@
 #include "nccl_resolve.h"
 #include "npkit_source.h"
 #include "recorder.h"
+#include "self_register.h"
 #include "signals.h"
 #include "stack_capture.h"
 #include "stack_strtab.h"
@@ -151,6 +152,9 @@ static void start(void) {
   npkit_dumps_attach(log_writer, &npkit_cfg, h.clock_base_ns);
   npkit_stacks_start(npkit_cfg.stack_depth);
   npkit_window_start(&npkit_cfg);
+  char text[512]; /* what self-registration left alone, said now that the trace can keep it */
+  for (int i = 0, level; (level = npkit_self_register_note(i, text, sizeof text)) >= 0; i++)
+    if (level > 0) npkit_note(level, "%s", text);
   pthread_atfork(NULL, NULL, off_in_child);
   /* Registered at the first NCCL call, i.e. after the CUDA runtime has registered its own
    * handlers: ours run first at exit, while CUDA is still usable. */

@@ -151,8 +151,9 @@ static void after_derive(npkit_call *c, ncclResult_t r, ncclComm_t parent, const
 }
 
 static void after_gone(npkit_call *c) {
-  if (c->comm != NULL && atomic_exchange(&c->comm->alive, 0)) npkit_gpu_comm_destroyed();
-  npkit_dumps_comm_gone(c->comm, c->ev.func == NPKIT_FN_CommAbort, c->ev.u.api.result,
+  int ended = c->comm != NULL && atomic_exchange(&c->comm->alive, 0);
+  if (ended) npkit_gpu_comm_destroyed();
+  npkit_dumps_comm_gone(c->comm, ended, c->ev.func == NPKIT_FN_CommAbort, c->ev.u.api.result,
                         c->t->index);
 }
 

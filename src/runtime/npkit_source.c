@@ -43,8 +43,10 @@ static uint32_t readings;         /* readings that found new files */
 static uint64_t bytes_read;       /* counts against max_bytes */
 static uint64_t total_stored, total_lost; /* COUNTERS */
 static uint64_t last_stored = UINT64_MAX, last_lost = UINT64_MAX;
-static uint64_t destroys, aborts;
-static int abort_noted, folder_noted, limit_noted;
+static uint64_t teardowns;        /* ncclCommDestroy and ncclCommAbort calls */
+static size_t alive, held_most;   /* communicators alive now; most at once since `shared` was set */
+static int shared;                /* two were alive at once since the process last held none */
+static int shared_noted, folder_noted, limit_noted;
 
 /* ---- notes: printed, and kept in the trace ---- */
 
@@ -180,7 +182,8 @@ static void write_reading(const reading *rd, const npkit_scan_result *sr, uint32
   r->events = c->events;
   r->pairs = c->slices;
   r->read = rd->read;
-  r->trigger = trigger;
+  r->trigger = (uint16_t)trigger;
+  r->flags = shared ? NPKIT_NPK_READ_SHARED : 0;
   r->comm = comm;
   r->files = sat32(c->files);
   r->unpaired_entries = sat32(c->unpaired_entries);
@@ -230,6 +233,15 @@ static void convert(const npkit_scan_result *sr, uint32_t trigger, uint32_t comm
   write_counters();
   char ranks_text[128];
   rank_list(ranks_text, sizeof ranks_text, sr->dump);
+  if (shared && !shared_noted++)
+    note(NPKIT_LEVEL_WARN,
+         "NPKit dump %s (rank %s): this process held %zu communicators at once; NPKit keeps one state "
+         "per process that the setup of every communicator starts afresh (NpKit::Init in "
+         "devCommSetup), so a dump holds the GPU events of the communicator set up last and the "
+         "network events of all from then on, only the first ncclCommDestroy or ncclCommAbort "
+         "writes one, and later ones read freed buffers: NPKit's patch supports one communicator "
+         "per process",
+         dir, ranks_text, held_most);
   npkit_info("NPKit dump of rank %s merged%s: %llu pairs, %llu unpaired, %llu point events from %llu "
              "files (%.1f KB)",
              ranks_text, trigger == NPKIT_NPK_AT_EXIT ? " at exit" : "",
@@ -300,8 +312,10 @@ done:
 }
 
 void npkit_dumps_comm_created(int rank) {
-  if (rank < 0) return;
   pthread_mutex_lock(&lock);
+  if (++alive > held_most) held_most = alive;
+  if (alive > 1) shared = 1;
+  if (rank < 0) goto done;
   size_t i = 0;
   while (i < n_ranks && ranks[i] < (uint32_t)rank) i++;
   if ((i == n_ranks || ranks[i] != (uint32_t)rank) && n_ranks < MAX_RANKS) {
@@ -309,31 +323,31 @@ void npkit_dumps_comm_created(int rank) {
     ranks[i] = (uint32_t)rank;
     n_ranks++;
   }
+done:
   pthread_mutex_unlock(&lock);
 }
 
-void npkit_dumps_comm_gone(const npkit_comm *comm, int aborted, int result, uint32_t thread) {
+void npkit_dumps_comm_gone(const npkit_comm *comm, int ended, int aborted, int result, uint32_t thread) {
   (void)result; /* NCCL dumps before it tears the communicator down: look even after an error */
   pthread_mutex_lock(&lock);
   if (out == NULL) goto done;
-  if (aborted) {
-    aborts++;
-    if (!abort_noted++)
-      note(NPKIT_LEVEL_WARN,
-           "ncclCommAbort: NCCL writes its NPKit dump only in ncclCommDestroy, so the NPKit events "
-           "of an aborted communicator are lost (destroy communicators to keep them)");
-    goto done;
-  }
-  destroys++;
+  /* Both reach NCCL's commDestroySync, where NPKit dumps (NPKit's patch for 2.17.1, src/init.cc):
+   * ncclCommAbort through commReclaim's loop over the process's ranks of the communicator. */
+  uint32_t trigger = aborted ? NPKIT_NPK_AFTER_ABORT : NPKIT_NPK_AFTER_DESTROY;
+  teardowns++;
   uint32_t local = comm != NULL ? comm->local_id : 0;
   uint32_t own = comm != NULL && comm->rank >= 0 ? (uint32_t)comm->rank : UINT32_MAX;
-  if (own != UINT32_MAX && read_ranks(&own, 1, NPKIT_NPK_AFTER_DESTROY, local, thread) != 0) goto done;
-  /* NPKit names its dump after the communicator initialised last, not the one destroyed */
+  if (own != UINT32_MAX && read_ranks(&own, 1, trigger, local, thread) != 0) goto done;
+  /* NPKit names its dump after the communicator initialised last, not the one torn down */
   size_t n = 0;
   for (size_t i = 0; i < n_ranks; i++)
     if (ranks[i] != own) others[n++] = ranks[i];
-  read_ranks(others, n, NPKIT_NPK_AFTER_DESTROY, local, thread);
+  read_ranks(others, n, trigger, local, thread);
 done:
+  if (ended && alive > 0 && --alive == 0) { /* the next communicator starts NPKit afresh */
+    shared = 0;
+    held_most = 0;
+  }
   pthread_mutex_unlock(&lock);
 }
 
@@ -342,17 +356,19 @@ uint64_t npkit_dumps_finish(void) {
   uint64_t stored = total_stored;
   if (out == NULL) goto done;
   /* On a signal this runs on the writer thread against a deadline; a patched NCCL has nothing
-   * new to dump then anyway (it dumps only in ncclCommDestroy). */
+   * new to dump then anyway (it dumps only when a communicator is torn down). */
   if (!npkit_recorder_on_writer()) read_ranks(ranks, n_ranks, NPKIT_NPK_AT_EXIT, 0, 0);
-  if (readings == 0 && destroys > 0 && !folder_noted)
+  if (readings == 0 && teardowns > 0 && !folder_noted)
     note(NPKIT_LEVEL_WARN,
          "NPKIT_DUMP_DIR=%s is set but no NPKit dump of this process's ranks appeared there after "
-         "ncclCommDestroy: the loaded NCCL is probably not built with NPKit (-DENABLE_NPKIT)",
+         "ncclCommDestroy or ncclCommAbort: the loaded NCCL is probably not built with NPKit "
+         "(-DENABLE_NPKIT)",
          dir);
-  else if (readings == 0 && aborts == 0 && n_ranks > 0)
+  else if (readings == 0 && teardowns == 0 && n_ranks > 0)
     note(NPKIT_LEVEL_INFO,
-         "NPKIT_DUMP_DIR=%s is set but no communicator was destroyed: NCCL writes its NPKit dump "
-         "only in ncclCommDestroy, so there was none to merge",
+         "NPKIT_DUMP_DIR=%s is set but no communicator was destroyed or aborted and no NPKit dump "
+         "appeared: NCCL writes its NPKit dump when a communicator is finalized, destroyed or "
+         "aborted",
          dir);
   write_counters();
   stored = total_stored;

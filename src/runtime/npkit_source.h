@@ -1,7 +1,9 @@
-/* The NPKit dump source: NCCL builds with the NPKit patch (2.17/2.18 and forward ports) write raw
- * GPU and network event buffers into NPKIT_DUMP_DIR inside ncclCommDestroy.  When that variable
- * is set, the library reads the dump right after the real ncclCommDestroy returned (a teardown
- * call, never the hot path) and once more at exit, converts it with the shared parser
+/* The NPKit dump source: NCCL builds with NPKit's patch (microsoft/NPKit's for NCCL 2.17.1, and
+ * forward ports that keep its files) write raw GPU and network event buffers into NPKIT_DUMP_DIR
+ * when a communicator is torn down (commDestroySync, reached from ncclCommDestroy,
+ * ncclCommFinalize and ncclCommAbort).  When that variable is set, the library reads the dump right
+ * after the real ncclCommDestroy or ncclCommAbort returned (a teardown call, never the hot path) and
+ * once more at exit (which finds what ncclCommFinalize wrote), converts it with the shared parser
  * (src/common/npkit_dump.h: exact CLOCK_REALTIME nanoseconds, explicit ENTRY/EXIT pairing) and
  * appends the slices to the event log as NPKIT_EV_NPKIT_SLICE events, each reading summarised by
  * an NPKIT_EV_NPKIT_READ event, with COUNTERS of source NPKIT_SRC_NPKIT_DUMP and the parser's
@@ -13,7 +15,13 @@
  * last).  A file is read only when it changed since this process last looked at it and is not
  * older than the process, so nothing is merged twice and a previous job's dump is left alone.
  * Memory does not depend on the dump's size (the parser streams); NPKIT_DUMP_MAX_MB bounds what
- * one process reads in total.  ncclCommAbort writes no dump: that is said once in a note. */
+ * one process reads in total.
+ *
+ * NPKit keeps one state per process, which every communicator's setup re-initialises
+ * (NpKit::Init in devCommSetup): with two communicators alive at once the dump holds the GPU
+ * events of the one set up last and the network events of both, and only the first teardown
+ * dumps.  A reading after such an overlap is flagged (NPKIT_NPK_READ_SHARED) and a note says it
+ * once. */
 #ifndef NPKIT_NPKIT_SOURCE_H
 #define NPKIT_NPKIT_SOURCE_H
 
@@ -32,9 +40,9 @@ void npkit_dumps_attach(npkit_log_writer *log, const npkit_config *cfg, uint64_t
 void npkit_dumps_comm_created(int rank);
 
 /* The real ncclCommDestroy (aborted = 0) or ncclCommAbort (1) returned `result` for comm (NULL if
- * unknown) on the host thread with index `thread`.  A destroy reads the dump NCCL has just
- * written; an abort only notes (once) that NCCL wrote none. */
-void npkit_dumps_comm_gone(const npkit_comm *comm, int aborted, int result, uint32_t thread);
+ * unknown) on the host thread with index `thread`; `ended`: the call ended a communicator that
+ * npkit_dumps_comm_created counted.  Reads the dump NCCL has just written. */
+void npkit_dumps_comm_gone(const npkit_comm *comm, int ended, int aborted, int result, uint32_t thread);
 
 /* At exit, before the log closes: reads what is new (unless called from the writer thread on a
  * signal, where time is short), writes the final notes and counters and detaches.  Returns the

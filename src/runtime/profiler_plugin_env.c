@@ -1,25 +1,23 @@
 /* Self-registration as NCCL's profiler plugin: with the library preloaded and NCCL_PROFILER_PLUGIN
- * unset, point it at the library itself, so that NCCL (which dlopens the variable's value as a
- * path) finds the already-loaded library and its ncclProfiler_v* tables.  A value the user set,
+ * set neither in the environment nor in NCCL's configuration files (self_register.h), point it at
+ * the library itself, so that NCCL (which dlopens the variable's value as a path) finds the
+ * already-loaded library and its ncclProfiler_v* tables.  A value the user or the site set,
  * "none" included, is left alone: only one profiler plugin can be active.
  *
  * This runs in every process the library is preloaded into (launchers and shells too), so it only
- * sets a variable: no file, no thread, no message.  NPKIT_DISABLE=1 or NPKIT_PLUGIN=0 skip it. */
+ * reads NCCL's configuration files and sets a variable: no file written, no thread, no message.
+ * NPKIT_DISABLE=1 or NPKIT_PLUGIN=0 skip it. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 
-#include "config.h"
-
-static int setting_is(const char *name, int value) {
-  const char *v = getenv(name);
-  int b;
-  return v != NULL && npkit_config_parse_bool(v, &b) == 0 && b == value;
-}
+#include "self_register.h"
 
 __attribute__((constructor)) static void npkit_plugin_register_self(void) {
   if (getenv("NCCL_PROFILER_PLUGIN") != NULL) return;
-  if (setting_is("NPKIT_DISABLE", 1) || setting_is("NPKIT_PLUGIN", 0)) return;
+  if (npkit_self_register_setting_is("NPKIT_DISABLE", 1) || npkit_self_register_setting_is("NPKIT_PLUGIN", 0))
+    return;
+  if (!npkit_self_register_may_set("NCCL_PROFILER_PLUGIN")) return;
   Dl_info info;
   if (dladdr((void *)&npkit_plugin_register_self, &info) == 0 || info.dli_fname == NULL) return;
   /* An absolute path: the program may change its working directory before NCCL looks. */

@@ -97,6 +97,7 @@ static ncclResult_t join_step(ncclComm_t j, int step, bool *again) {
     return ncclSuccess;
   }
   j->ready = true;
+  npkit_fake_npkit_init(j); /* NCCL's devCommSetup, where NPKit's patch calls NpKit::Init */
   return ncclSuccess;
 }
 
@@ -110,6 +111,7 @@ static ncclResult_t check_config(const ncclConfig_t *config, const char *fn) {
 /* ------------------------------------------------------------------ ids and init */
 
 ncclResult_t npkit_fake_get_unique_id(ncclUniqueId *id) {
+  npkit_fake_init_env();
   if (id == NULL)
     return npkit_fake_fail(ncclInvalidArgument, "GetUniqueId : out argument is NULL");
   memset(id, 0, sizeof *id);
@@ -143,6 +145,7 @@ static ncclResult_t new_init_op(ncclComm_t c, const char *fn, npkit_fake_op **ou
 
 ncclResult_t npkit_fake_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
                                   const ncclConfig_t *config, const char *fn) {
+  npkit_fake_init_env();
   if (out == NULL)
     return npkit_fake_group_error(
         npkit_fake_fail(ncclInvalidArgument, "%s : newcomm argument is NULL", fn));
@@ -202,6 +205,7 @@ ncclResult_t npkit_fake_init_all(ncclComm_t *comms, int ndev, const int *devlist
         return npkit_fake_fail(ncclInvalidUsage, "CommInitAll : duplicate device %d in devlist",
                                devlist[i]);
   }
+  npkit_fake_init_env(); /* NCCL's ncclCommInitAll calls ncclGetUniqueId after these checks */
   char name[NPKIT_FAKE_NAME_MAX];
   npkit_fake_new_name(name);
   ncclResult_t r = ncclSuccess;
@@ -403,7 +407,8 @@ ncclResult_t npkit_fake_destroy(ncclComm_t comm, bool abort) {
   } else if (atomic_load(&comm->busy) > 0) {
     return npkit_fake_fail(ncclInvalidUsage, "%s : a call on the communicator is in progress", fn);
   }
-  if (!abort) npkit_fake_npkit_destroyed(comm); /* NCCL dumps NPKit events only here */
+  /* commReclaim reads the communicator's state first (ncclCommGetAsyncError) */
+  npkit_fake_npkit_reclaimed(comm, abort || atomic_load(&comm->async_error) != ncclSuccess);
   npkit_fake_group_forget(comm);
   npkit_fake_comm_free(comm);
   return ncclSuccess;

@@ -52,6 +52,8 @@ typedef struct npkit_fake_settings {
 
 /* Read once, on first use. */
 const npkit_fake_settings *npkit_fake_cfg(void);
+/* NCCL's initEnv: its configuration files into the environment, once (fake_env.c). */
+void npkit_fake_init_env(void);
 /* FAKE_NCCL_DEBUG=1; re-read by ncclResetDebugInit. */
 bool npkit_fake_debug(void);
 void npkit_fake_reread_debug(void);
@@ -167,7 +169,7 @@ struct ncclComm {
   _Atomic bool suspended;         /* ncclCommSuspend (2.29.7) until ncclCommResume */
   _Atomic int pending;            /* non-blocking work still running */
   struct npkit_fake_prof_comm *prof; /* the profiler plugin's view, NULL without one */
-  struct npkit_fake_npkit_comm *npkit; /* NPKit events kept for the dump (fake_npkit.c), or NULL */
+  struct npkit_fake_npkit_comm *npkit; /* its NPKit state (fake_npkit.c), NULL before NpKit::Init */
 };
 
 /* A communicator object, not yet joined to its segment. */
@@ -391,9 +393,12 @@ void npkit_fake_gpu_graph_launch(uint32_t exec, cudaStream_t stream);
 /* A run of operations that started at t0_ns has finished: their NPKit events are kept
  * (FAKE_NCCL_NPKIT set). */
 void npkit_fake_npkit_record(const npkit_fake_op *list, uint64_t t0_ns);
-/* ncclCommDestroy / ncclCommFinalize: the dump into NPKIT_DUMP_DIR, as FAKE_NCCL_NPKIT says. */
-void npkit_fake_npkit_destroyed(ncclComm_t comm);
+/* All ranks of comm joined: NpKit::Init (FAKE_NCCL_NPKIT set). */
+void npkit_fake_npkit_init(ncclComm_t comm);
+/* ncclCommFinalize, and ncclCommDestroy or ncclCommAbort (aborted_or_failed: aborted, or the
+ * communicator has an error) of comm: NCCL's commDestroySync and commReclaim, which dump. */
 void npkit_fake_npkit_finalized(ncclComm_t comm);
+void npkit_fake_npkit_reclaimed(ncclComm_t comm, bool aborted_or_failed);
 /* Frees what was kept for comm. */
 void npkit_fake_npkit_free(ncclComm_t comm);
 

@@ -9,6 +9,7 @@ that the events fall inside the NCCL calls that launched them, the counts of unp
 the messages for what a dump lacks.
 """
 import decimal
+import json
 import os
 import re
 import sys
@@ -189,6 +190,12 @@ class NPKitMergeTest(lib.TempDirTestCase):
         self.check_tracks(tn, multi_rank=local > 1)
         return exp, tn
 
+    def shared_findings(self, traces):
+        """The report's findings about NPKit's one state per process."""
+        r = lib.run_tool(["report", traces, "--json"])
+        self.assertEqual(r.rc, 0, r.describe())
+        return [f for f in json.loads(r.stdout)["findings"] if f["kind"] == "npkit_shared_state"]
+
     def notes(self, trace, level=None):
         return [e["args"]["message"] for e in trace.events
                 if e.get("cat") == "npkit" and e.get("ph") == "i" and e["name"].startswith("npkit ")
@@ -235,19 +242,56 @@ class NPKitMergeTest(lib.TempDirTestCase):
         self.assertIn("npkit: NPKit dump of rank 0 merged", run.stderr)
 
     def test_two_ranks_per_process(self):
-        """Each process holds two ranks; each destroy reads its own rank's new files only."""
-        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
-                                    ["--ranks-per-process", "2", "--iters", str(ITERS)], nccl="fake")
+        """Each process holds two ranks at once.  NPKit's one state per process holds the GPU
+        events of the rank set up last and the network events of both, and only the first destroy
+        dumps it: the library reads that dump once (under the other rank's name), flags the
+        reading and says why once."""
+        run, dump, traces_dir = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
+                                        ["--ranks-per-process", "2", "--iters", str(ITERS)], nccl="fake")
         self.assertRunOk(run)
-        traces = lib.load_traces(traces, expect=2)
+        traces = lib.load_traces(traces_dir, expect=2)
         for p, t in traces.items():
             ranks = [2 * p, 2 * p + 1]
-            exp, tn = self.check_process(t, dump, ranks, local=2)
-            self.check_inside_calls(tn, ranks, 2)
-            self.assertEqual([r["args"]["trigger"] for r in tn.reads], ["ncclCommDestroy"] * 2)
-            self.assertEqual(sorted(r["args"]["files"] for r in tn.reads), [5, 5])
-            names = set(tn.names[tid] for tid in tn.tracks)
-            self.assertTrue({"NPKit rank %d · GPU buf 0" % r for r in ranks} <= names, names)
+            dumped = sorted(npkit_files.list_dump(dump, ranks))
+            self.assertEqual(len(dumped), 1, "one dump per process, of the rank set up last: %r" % dumped)
+            last = dumped[0]
+            exp, tn = self.check_process(t, dump, [last], local=1 if last == p else 2)
+            self.check_inside_calls(tn, [last], 2)
+            self.assertEqual({pr["rank"] for pr in tn.pairs}, {last})
+            self.assertTrue([pr for pr in tn.pairs if pr["source"] == "cpu"])
+            self.assertEqual(len(tn.reads), 1, "the second destroy finds nothing new")
+            read = tn.reads[0]
+            self.assertEqual((read["args"]["trigger"], read["args"]["files"]), ("ncclCommDestroy", 5))
+            self.assertIs(read["args"].get("shared_state"), True)
+            destroys = [e for e in t.api() if e["name"] == "ncclCommDestroy"]
+            self.assertEqual(len(destroys), 2)
+            self.assertGreaterEqual(t.start_ns(read), t.end_ns(destroys[0]))
+            self.assertLess(t.start_ns(read), t.start_ns(destroys[1]))
+            shared = [m for m in self.notes(t, "warning") if "communicators at once" in m]
+            self.assertEqual(len(shared), 1, self.notes(t))
+            self.assertIn("held 2 communicators at once", shared[0])
+            self.assertIn("(rank %d)" % last, shared[0])
+            self.assertIn("one communicator per process", shared[0])
+        self.assertEqual(run.stderr.count("communicators at once"), 2, run.stderr)
+        found = self.shared_findings(traces_dir)
+        self.assertEqual(len(found), 1, found)
+        self.assertEqual(found[0]["title"], "NPKit dumps of 2 processes may mix communicators")
+        self.assertIsNone(found[0]["time_at_stake_us"])
+        self.assertNotIn("rank", found[0])
+        self.assertIn("one communicator per process", found[0]["next_step"])
+
+    def test_one_communicator_at_a_time(self):
+        """Communicators one after the other each get a fresh NPKit state: every destroy dumps its
+        own, nothing is flagged."""
+        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
+                                    ["--iters", "1", "--comms", "2"], nccl="fake")
+        self.assertRunOk(run)
+        for r, t in lib.load_traces(traces, expect=2).items():
+            tn = TraceNPKit(self, t)
+            self.assertEqual(len(tn.reads), 2)
+            self.assertFalse([x for x in tn.reads if "shared_state" in x["args"]])
+            self.assertFalse([m for m in self.notes(t) if "communicators at once" in m])
+        self.assertEqual(self.shared_findings(traces), [])
 
     def test_missing_time_sync(self):
         """Without TIME_SYNC events GPU times cannot be aligned: a clear warning, and the events
@@ -292,28 +336,57 @@ class NPKitMergeTest(lib.TempDirTestCase):
         return Shifted(trace)
 
     def test_abort(self):
-        """ncclCommAbort writes no dump: one note says so; a bad NPKIT_DUMP_HEADER is reported."""
+        """ncclCommAbort dumps too (NCCL's commReclaim reaches commDestroySync): the dump is read
+        right after it, on its thread; a bad NPKIT_DUMP_HEADER is reported."""
         run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1",
                                                "NPKIT_DUMP_HEADER": self.path("missing_npkit_event.h")},
-                                    ["--iters", "1", "--end", "abort"])
+                                    ["--iters", str(ITERS), "--end", "abort"])
         self.assertRunOk(run)
-        self.assertEqual(os.listdir(dump), [])
         for r, t in lib.load_traces(traces, expect=2).items():
-            tn = TraceNPKit(self, t)
-            self.assertEqual((tn.pairs, tn.singles, tn.reads), ([], [], []))
+            exp, tn = self.check_process(t, dump, [r])
+            self.check_inside_calls(tn, [r], 1)
+            self.assertEqual(len(tn.reads), 1, "read once, after ncclCommAbort")
+            read = tn.reads[0]
+            self.assertEqual((read["ph"], read["args"]["trigger"]), ("X", "ncclCommAbort"))
+            self.assertRegex(read["args"]["comm"], r"^comm [0-9a-f]{8} \(rank %d/2\)$" % r)
+            self.assertNotIn("shared_state", read["args"])
+            aborts = [e for e in t.api() if e["name"] == "ncclCommAbort"]
+            self.assertEqual(len(aborts), 1)
+            self.assertEqual(read["tid"], aborts[0]["tid"])
+            self.assertGreaterEqual(t.start_ns(read), t.end_ns(aborts[0]))
             warnings = self.notes(t, "warning")
-            aborted = [m for m in warnings if m.startswith("ncclCommAbort:")]
-            self.assertEqual(len(aborted), 1, warnings)
-            self.assertIn("only in ncclCommDestroy", aborted[0])
+            self.assertFalse([m for m in warnings if "ncclCommAbort" in m], warnings)
             header = [m for m in warnings if m.startswith("NPKIT_DUMP_HEADER:")]
             self.assertEqual(len(header), 1, warnings)
             self.assertIn("missing_npkit_event.h", header[0])
-            self.assertFalse([m for m in warnings if "no NPKit dump" in m], warnings)
+        self.assertEqual(self.shared_findings(traces), [])
+
+    def test_abort_two_ranks_per_process(self):
+        """Two ranks per process, both aborted: the last one's commReclaim dumps (the first finds
+        nothing), and the reading is flagged: the process held both at once."""
+        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
+                                    ["--ranks-per-process", "2", "--iters", "1", "--end", "abort"],
+                                    nccl="fake")
+        self.assertRunOk(run)
+        for p, t in lib.load_traces(traces, expect=2).items():
+            dumped = sorted(npkit_files.list_dump(dump, [2 * p, 2 * p + 1]))
+            self.assertEqual(len(dumped), 1, dumped)
+            tn = TraceNPKit(self, t)
+            self.assertEqual({pr["rank"] for pr in tn.pairs}, set(dumped))
+            self.assertEqual(len(tn.reads), 1)
+            read = tn.reads[0]
+            self.assertEqual(read["args"]["trigger"], "ncclCommAbort")
+            self.assertIs(read["args"].get("shared_state"), True)
+            aborts = [e for e in t.api() if e["name"] == "ncclCommAbort"]
+            self.assertEqual(len(aborts), 2)
+            self.assertGreaterEqual(t.start_ns(read), t.end_ns(aborts[1]))
+            self.assertEqual(len([m for m in self.notes(t, "warning") if "communicators at once" in m]), 1)
+        self.assertEqual(len(self.shared_findings(traces)), 1)
 
     def test_dump_outside_destroy(self):
-        """A dump written elsewhere than in ncclCommDestroy (here ncclCommFinalize, the job never
-        destroys) is read at exit."""
-        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "finalize"},
+        """A dump written elsewhere than in ncclCommDestroy or ncclCommAbort (here in
+        ncclCommFinalize, which reaches commDestroySync; the job never destroys) is read at exit."""
+        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"},
                                     ["--iters", str(ITERS), "--end", "finalize"])
         self.assertRunOk(run)
         for r, t in lib.load_traces(traces, expect=2).items():
@@ -335,6 +408,18 @@ class NPKitMergeTest(lib.TempDirTestCase):
             msgs = [m for m in self.notes(t, "warning") if "no NPKit dump" in m]
             self.assertEqual(len(msgs), 1, self.notes(t))
             self.assertIn("-DENABLE_NPKIT", msgs[0])
+
+    def test_no_teardown(self):
+        """Communicators never finalized, destroyed or aborted: nothing to read, one note says why."""
+        run, dump, traces = run_job(self.tmp, {"FAKE_NCCL_NPKIT": "1"}, ["--iters", "1", "--end", "none"])
+        self.assertRunOk(run)
+        self.assertEqual(os.listdir(dump), [])
+        for r, t in lib.load_traces(traces, expect=2).items():
+            self.assertEqual(TraceNPKit(self, t).reads, [])
+            msgs = [m for m in self.notes(t, "info") if "no communicator was destroyed or aborted" in m]
+            self.assertEqual(len(msgs), 1, self.notes(t))
+            self.assertIn("finalized, destroyed or aborted", msgs[0])
+            self.assertEqual(self.notes(t, "warning"), [])
 
     def test_fork_header(self):
         """NPKIT_DUMP_HEADER names the events; ids it does not define are counted, not stored."""

@@ -145,7 +145,7 @@ static void test_many_tracks(void) {
   npkit_lb_defaults(&o);
   npkit_lb *b = npkit_lb_create(log, &o);
   uint64_t t = o.clock_base_ns;
-  npkit_event ev[61];
+  npkit_event ev[62];
   for (uint32_t i = 0; i < 60; i++) ev[i] = slice(t + 1000 * i, t + 1000 * i + 500, i < 30 ? 3 : 5, i % 30, 0,
                                                   NPKIT_NPK_PAIR, 0);
   memset(&ev[60], 0, sizeof ev[60]);
@@ -156,7 +156,13 @@ static void test_many_tracks(void) {
   ev[60].u.npkit_read.trigger = NPKIT_NPK_AFTER_DESTROY;
   ev[60].u.npkit_read.comm = 9; /* no COMM record */
   ev[60].u.npkit_read.dir = 12345; /* no such string */
-  npkit_lb_events(b, ev, 61);
+  ev[61] = ev[60];
+  ev[61].start_ns = t + 200000;
+  ev[61].end_ns = t + 200000;
+  ev[61].u.npkit_read.trigger = NPKIT_NPK_AFTER_ABORT;
+  ev[61].u.npkit_read.flags = NPKIT_NPK_READ_SHARED;
+  ev[61].u.npkit_read.read = 1;
+  npkit_lb_events(b, ev, 62);
   CHECK(npkit_lb_close(b) == 0);
   char err[256];
   CHECK(npkit_render_trace(log, json, NULL, err, sizeof err) == 0);
@@ -172,6 +178,9 @@ static void test_many_tracks(void) {
   CHECK_CONTAINS(s, "{\"name\":\"NPKit dump read\",\"cat\":\"npkit\",\"ph\":\"X\",\"pid\":4,\"tid\":4002,"
                     "\"ts\":100.000,\"dur\":30.000,\"args\":{\"trigger\":\"ncclCommDestroy\",\"comm\":\"comm local 9\","
                     "\"read\":0,");
+  CHECK_CONTAINS(s, "\"ts\":200.000,\"dur\":0.000,\"args\":{\"trigger\":\"ncclCommAbort\",\"shared_state\":true,"
+                    "\"comm\":\"comm local 9\",\"read\":1,");
+  CHECK_EQ_U64(count_of(s, "shared_state"), 1);
   CHECK(strstr(s, "dump_dir") == NULL);
   free(s);
 }
