@@ -235,6 +235,15 @@ static int get_clock(const char *(*getenv_fn)(const char *)) {
   return 1;
 }
 
+static int get_cupti(const char *(*getenv_fn)(const char *)) {
+  const char *v = getenv_fn("NPKIT_CUPTI");
+  int b;
+  if (v == NULL || strcasecmp(v, "auto") == 0) return NPKIT_CUPTI_AUTO;
+  if (npkit_config_parse_bool(v, &b) == 0) return b ? NPKIT_CUPTI_ON : NPKIT_CUPTI_OFF;
+  npkit_warn("NPKIT_CUPTI='%.64s' is not one of auto, 1, 0; using auto", v);
+  return NPKIT_CUPTI_AUTO;
+}
+
 void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *name)) {
   memset(cfg, 0, sizeof *cfg);
   /* Level and quiet first, so that the warnings below obey them. */
@@ -252,7 +261,7 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   cfg->clock_tsc = get_clock(getenv_fn);
   cfg->signals = get_bool(getenv_fn, "NPKIT_SIGNALS", 1);
   get_path(getenv_fn, "NPKIT_NCCL_LIBRARY", "", cfg->nccl_library, sizeof cfg->nccl_library);
-  cfg->cupti = get_bool(getenv_fn, "NPKIT_CUPTI", 1);
+  cfg->cupti = get_cupti(getenv_fn);
   get_path(getenv_fn, "NPKIT_CUPTI_LIBRARY", "", cfg->cupti_library, sizeof cfg->cupti_library);
   cfg->cupti_buffer_kb = get_u64(getenv_fn, "NPKIT_CUPTI_BUFFER_KB", NPKIT_DEFAULT_CUPTI_BUFFER_KB, 1,
                                  1048576);

@@ -31,7 +31,8 @@ typedef struct npkit_config {
   int signals;                 /* NPKIT_SIGNALS: finish the trace on SIGTERM/SIGINT */
   int plugin;                  /* NPKIT_PLUGIN: act as NCCL's profiler plugin */
   uint32_t plugin_events;      /* NPKIT_PLUGIN_EVENTS: NPKIT_PEV_* bits */
-  int cupti;                   /* NPKIT_CUPTI: GPU activity (kernels, copies) through CUPTI */
+  int cupti;                   /* NPKIT_CUPTI: GPU activity (kernels, copies) through CUPTI,
+                                  NPKIT_CUPTI_OFF / _ON / _AUTO */
   char cupti_library[512];     /* NPKIT_CUPTI_LIBRARY, "" if unset */
   uint64_t cupti_buffer_kb;    /* NPKIT_CUPTI_BUFFER_KB: size of one activity buffer */
   uint64_t cupti_buffers;      /* NPKIT_CUPTI_BUFFERS: most activity buffers at a time */
@@ -44,6 +45,12 @@ typedef struct npkit_config {
   char npkit_dump_header[512]; /* NPKIT_DUMP_HEADER: npkit_event.h of an NPKit fork, "" = built in */
   uint64_t npkit_dump_max_mb;  /* NPKIT_DUMP_MAX_MB: dump MB read per process at most, 0 = none */
 } npkit_config;
+
+/* NPKIT_CUPTI: 0, 1 (also next to PyTorch's profiler), auto (the default: not where PyTorch is
+ * loaded, whose profiler needs CUPTI for itself; cupti_source.c). */
+#define NPKIT_CUPTI_OFF 0
+#define NPKIT_CUPTI_ON 1
+#define NPKIT_CUPTI_AUTO 2
 
 /* NCCL events the profiler plugin records (NPKIT_PLUGIN_EVENTS names in parentheses). */
 #define NPKIT_PEV_COLL 0x1u   /* collective tasks: algorithm, protocol, channels (coll) */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cupti_buffers.h"
+#include "cupti_clock.h"
 #include "cupti_loader.h"
 #include "cupti_records.h"
 #include "gpu_corr.h"
@@ -165,6 +166,7 @@ static void read_buffer(npkit_cupti_buf *b) {
     }
     npkit_event *ev = &batch[nbatch]; /* built in place: most events go straight out */
     if (!npkit_cupti_record_event(rec, ev, out)) continue;
+    if (!npkit_cupti_clock_fix(&ev->start_ns, &ev->end_ns)) ev->u.gpu.flags |= NPKIT_GPU_UNTIMED;
     if (attribute(ev, 1) == NPKIT_GPU_PENDING)
       hold_or_emit(ev, b->seq);
     else
@@ -209,6 +211,9 @@ void npkit_cupti_drain(npkit_drain_mode mode, uint64_t settled) {
     pthread_mutex_unlock(&drain_lock);
     return;
   }
+  /* Every record of the buffers taken was stamped before this reading: each stamp in another
+   * clock lies between two readings (cupti_clock.h). */
+  npkit_cupti_clock_read();
   npkit_gpu_nodes_resolve();
   for (npkit_cupti_buf *b = bufs; b != NULL; b = b->next) read_buffer(b);
   retry_waiting(mode);

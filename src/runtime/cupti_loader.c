@@ -7,11 +7,15 @@
 
 npkit_cupti_api npkit_cupti;
 
-/* One libcupti per process: a copy loaded by the application (PyTorch, a tool) wins. */
+/* Copies loaded by the application (PyTorch, a tool) come first: it chose them for its driver. */
 static const char *const loaded_sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11"};
 static const char *const usual_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11",
                                           "libcupti.so"};
 static const char *const usual_dirs[] = {"/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64"};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+enum { STAGE_LOADED, STAGE_LIST, STAGE_USUAL, STAGE_CUDA_HOME, STAGE_DIRS, STAGE_END };
 
 int npkit_cuda_driver_loaded(void) {
   void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
@@ -20,60 +24,106 @@ int npkit_cuda_driver_loaded(void) {
   return 1;
 }
 
-static void *try_open(const char *name, int flags, char *err, size_t errlen) {
-  void *h = dlopen(name, flags);
-  if (h == NULL && err != NULL && errlen > 0) {
-    const char *e = dlerror();
-    snprintf(err, errlen, "%s", e ? e : "dlopen failed");
-  }
-  return h;
+int npkit_cuda_driver_version(void) {
+  void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (h == NULL) return 0;
+  int (*get)(int *);
+  *(void **)(&get) = dlsym(h, "cuDriverGetVersion");
+  int v = 0;
+  if (get == NULL || get(&v) != 0) v = 0; /* CUDA_SUCCESS */
+  dlclose(h);
+  return v;
 }
 
-static void *find_loaded(const char **name) {
-  for (size_t i = 0; i < sizeof loaded_sonames / sizeof loaded_sonames[0]; i++) {
-    void *h = dlopen(loaded_sonames[i], RTLD_NOW | RTLD_NOLOAD);
-    if (h != NULL) {
-      *name = loaded_sonames[i];
-      return h;
-    }
-  }
-  return NULL;
+void npkit_cupti_search_init(npkit_cupti_search *s, const char *list) {
+  memset(s, 0, sizeof *s);
+  s->list = list;
 }
 
-static void *find_usual(char *name, size_t namelen) {
-  for (size_t i = 0; i < sizeof usual_names / sizeof usual_names[0]; i++) {
-    void *h = dlopen(usual_names[i], RTLD_NOW | RTLD_LOCAL);
-    if (h != NULL) {
-      snprintf(name, namelen, "%s", usual_names[i]);
-      return h;
-    }
-  }
+/* The next entry of the ':'-separated list into `out`; 0 at its end. */
+static int next_list_entry(npkit_cupti_search *s, char *out, size_t outlen) {
+  const char *l = s->list;
+  if (l == NULL) return 0;
+  while (l[s->list_pos] == ':') s->list_pos++;
+  if (l[s->list_pos] == '\0') return 0;
+  size_t n = strcspn(l + s->list_pos, ":");
+  snprintf(out, outlen, "%.*s", (int)(n < outlen ? n : outlen - 1), l + s->list_pos);
+  s->list_pos += n;
+  return 1;
+}
+
+/* The next candidate: a handle and its name, or NULL at the end of the stage. */
+static void *next_in_stage(npkit_cupti_search *s, char *name, size_t namelen) {
   char path[600];
-  const char *home = getenv("CUDA_HOME");
-  if (home != NULL && home[0] != '\0' && strlen(home) < 400) {
+  switch (s->stage) {
+  case STAGE_LOADED:
+    while (s->index < N_OF(loaded_sonames)) {
+      const char *soname = loaded_sonames[s->index++];
+      void *h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+      if (h != NULL) {
+        snprintf(name, namelen, "%s", soname);
+        return h;
+      }
+    }
+    return NULL;
+  case STAGE_LIST:
+    while (next_list_entry(s, path, sizeof path)) {
+      void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+      if (h != NULL) {
+        snprintf(name, namelen, "%s", path);
+        return h;
+      }
+      if (s->list_err[0] == '\0') {
+        const char *e = dlerror();
+        snprintf(s->list_err, sizeof s->list_err, "%s", e ? e : "dlopen failed");
+      }
+    }
+    return NULL;
+  case STAGE_USUAL:
+    while (s->index < N_OF(usual_names)) {
+      const char *n = usual_names[s->index++];
+      void *h = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+      if (h != NULL) {
+        snprintf(name, namelen, "%s", n);
+        return h;
+      }
+    }
+    return NULL;
+  case STAGE_CUDA_HOME: {
+    if (s->index++ > 0) return NULL;
+    const char *home = getenv("CUDA_HOME");
+    if (home == NULL || home[0] == '\0' || strlen(home) >= 400) return NULL;
     snprintf(path, sizeof path, "%s/lib64/libcupti.so", home);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h != NULL) {
-      snprintf(name, namelen, "%s", path);
-      return h;
-    }
+    if (h != NULL) snprintf(name, namelen, "%s", path);
+    return h;
   }
-  for (size_t i = 0; i < sizeof usual_dirs / sizeof usual_dirs[0]; i++) {
-    snprintf(path, sizeof path, "%s/libcupti.so", usual_dirs[i]);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h != NULL) {
-      snprintf(name, namelen, "%s", path);
-      return h;
+  case STAGE_DIRS:
+    while (s->index < N_OF(usual_dirs)) {
+      snprintf(path, sizeof path, "%s/libcupti.so", usual_dirs[s->index++]);
+      void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+      if (h != NULL) {
+        snprintf(name, namelen, "%s", path);
+        return h;
+      }
     }
+    return NULL;
+  default:
+    return NULL;
   }
-  return NULL;
+}
+
+static int already_tried(const npkit_cupti_search *s, void *h) {
+  for (unsigned i = 0; i < s->ntried; i++)
+    if (s->tried[i] == h) return 1;
+  return 0;
 }
 
 #define RESOLVE(field, symbol, required)                                                  \
   do {                                                                                    \
     *(void **)(&api->field) = dlsym(h, #symbol);                                          \
     if (api->field == NULL && (required)) {                                               \
-      snprintf(why, whylen, "%s lacks %s (too old a CUPTI?)", api->path, #symbol);        \
+      snprintf(why, whylen, "%.300s lacks %s (too old a CUPTI?)", api->path, #symbol);    \
       return -1;                                                                          \
     }                                                                                     \
   } while (0)
@@ -95,48 +145,71 @@ static int resolve(npkit_cupti_api *api, void *h, char *why, size_t whylen) {
   RESOLVE(GetGraphNodeId, cuptiGetGraphNodeId, 0);
   RESOLVE(ActivityEnableDriverApi, cuptiActivityEnableDriverApi, 0);
   RESOLVE(ActivityEnableRuntimeApi, cuptiActivityEnableRuntimeApi, 0);
+  RESOLVE(GetTimestamp, cuptiGetTimestamp, 0);
   return 0;
 }
 
-int npkit_cupti_load(const char *path, char *why, size_t whylen) {
-  npkit_cupti_api *api = &npkit_cupti;
-  const char *soname = NULL;
-  char path_err[256] = "";
-  memset(api, 0, sizeof *api);
+/* Why nothing at all could be loaded. */
+static void nothing_found(const npkit_cupti_search *s, const char *unusable, int no_driver, char *why,
+                          size_t whylen) {
+  if (unusable[0] != '\0')
+    snprintf(why, whylen, "%s", unusable);
+  else if (no_driver && s->list_err[0] != '\0')
+    snprintf(why, whylen, "cannot load NPKIT_CUPTI_LIBRARY (%s) and no CUDA driver is loaded in this "
+             "process", s->list_err);
+  else if (no_driver)
+    snprintf(why, whylen, "no CUDA driver is loaded in this process (no GPU, or CUDA not used)");
+  else if (s->list_err[0] != '\0')
+    snprintf(why, whylen, "cannot load NPKIT_CUPTI_LIBRARY (%s), and no libcupti was found", s->list_err);
+  else
+    snprintf(why, whylen, "libcupti was not found (set NPKIT_CUPTI_LIBRARY to its path, e.g. "
+             "/usr/local/cuda/lib64/libcupti.so)");
+}
 
-  void *h = find_loaded(&soname);
-  if (h != NULL) {
-    api->preloaded = 1;
-    snprintf(api->path, sizeof api->path, "%s", soname);
-  }
-  if (h == NULL && path != NULL && path[0] != '\0') {
-    h = try_open(path, RTLD_NOW | RTLD_LOCAL, path_err, sizeof path_err);
-    if (h != NULL) snprintf(api->path, sizeof api->path, "%s", path);
-  }
-  if (h == NULL) {
+int npkit_cupti_load_next(npkit_cupti_search *s, char *why, size_t whylen) {
+  npkit_cupti_api *api = &npkit_cupti;
+  char unusable[512] = "";
+  int no_driver = 0;
+  memset(api, 0, sizeof *api);
+  while (s->stage < STAGE_END && s->ntried < NPKIT_CUPTI_MAX_TRIED) {
     /* Without a driver CUPTI can only fail; do not load megabytes to learn that. */
-    if (!npkit_cuda_driver_loaded()) {
-      if (path_err[0] != '\0')
-        snprintf(why, whylen, "cannot load NPKIT_CUPTI_LIBRARY (%s) and no CUDA driver is loaded in "
-                 "this process", path_err);
-      else
-        snprintf(why, whylen, "no CUDA driver is loaded in this process (no GPU, or CUDA not used)");
-      return -1;
+    if (s->stage == STAGE_USUAL && s->index == 0 && !npkit_cuda_driver_loaded()) {
+      no_driver = 1;
+      break;
     }
-    h = find_usual(api->path, sizeof api->path);
+    char name[sizeof api->path];
+    void *h = next_in_stage(s, name, sizeof name);
+    if (h == NULL) {
+      s->stage++;
+      s->index = 0;
+      continue;
+    }
+    if (already_tried(s, h)) { /* the same copy under another name */
+      dlclose(h);
+      continue;
+    }
+    s->tried[s->ntried++] = h;
+    snprintf(api->path, sizeof api->path, "%s", name);
+    api->preloaded = s->stage == STAGE_LOADED;
+    if (resolve(api, h, unusable, sizeof unusable) != 0) {
+      dlclose(h); /* nothing of it was called */
+      memset(api, 0, sizeof *api);
+      continue;
+    }
+    api->handle = h;
+    if (api->GetVersion(&api->version) != CUPTI_SUCCESS) api->version = 0;
+    return 0;
   }
-  if (h == NULL) {
-    if (path_err[0] != '\0')
-      snprintf(why, whylen, "cannot load NPKIT_CUPTI_LIBRARY (%s), and no libcupti was found", path_err);
-    else
-      snprintf(why, whylen, "libcupti was not found (set NPKIT_CUPTI_LIBRARY to its path, e.g. "
-               "/usr/local/cuda/lib64/libcupti.so)");
-    return -1;
-  }
-  api->handle = h;
-  if (resolve(api, h, why, whylen) != 0) return -1;
-  if (api->GetVersion(&api->version) != CUPTI_SUCCESS) api->version = 0;
-  return 0;
+  nothing_found(s, unusable, no_driver, why, whylen);
+  return -1;
+}
+
+void npkit_cupti_drop(void) { memset(&npkit_cupti, 0, sizeof npkit_cupti); }
+
+int npkit_cupti_load(const char *path, char *why, size_t whylen) {
+  npkit_cupti_search s;
+  npkit_cupti_search_init(&s, path);
+  return npkit_cupti_load_next(&s, why, whylen);
 }
 
 const char *npkit_cupti_result(CUptiResult r, char *buf, size_t len) {

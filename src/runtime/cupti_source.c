@@ -10,9 +10,11 @@
 #include <time.h>
 
 #include "cupti_buffers.h"
+#include "cupti_clock.h"
 #include "cupti_hook.h"
 #include "cupti_launch_api.h"
 #include "cupti_loader.h"
+#include "cupti_peers.h"
 #include "diag.h"
 #include "fn_set.h"
 #include "gpu_corr.h"
@@ -89,10 +91,27 @@ void npkit_gpu_pop_launch(void) { npkit_gpu_pop_slow(); }
 
 /* ---- flushing ---- */
 
+static _Atomic int clock_noted;
+
+/* Says once that CUPTI's clock is another client's (cupti_clock.h). */
+static void note_clock(void) {
+  npkit_cupti_clock_stats st;
+  npkit_cupti_clock_stats_get(&st);
+  if (st.foreign && !atomic_exchange(&clock_noted, 1))
+    npkit_note(NPKIT_LEVEL_INFO, "CUPTI's records carry another clock than CLOCK_REALTIME (a CUPTI "
+               "client registered a timestamp callback, as PyTorch's profiler does with time-stamp-"
+               "counter ticks): their times are mapped onto CLOCK_REALTIME");
+}
+
+static void drain(npkit_drain_mode mode, uint64_t settled) {
+  npkit_cupti_drain(mode, settled);
+  note_clock();
+}
+
 static void flush_and_drain(void) {
   uint64_t settled = npkit_cupti_bufs_completed();
   npkit_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  npkit_cupti_drain(NPKIT_DRAIN_FLUSHED, settled);
+  drain(NPKIT_DRAIN_FLUSHED, settled);
 }
 
 static void wake_flusher(void) {
@@ -127,7 +146,7 @@ static void *flusher_main(void *arg) {
     flush_wake = 0;
     pthread_mutex_unlock(&flush_lock);
     if (woken && rc != ETIMEDOUT) {
-      npkit_cupti_drain(NPKIT_DRAIN_EARLY, 0); /* buffers are short: recycle the completed ones */
+      drain(NPKIT_DRAIN_EARLY, 0); /* buffers are short: recycle the completed ones */
     } else {
       flush_and_drain();
       next = deadline_after(npkit_cfg.flush_ms);
@@ -209,7 +228,11 @@ static void off(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
-  npkit_note(NPKIT_LEVEL_INFO, "GPU timing is off: %s; the trace has CPU events only", why);
+  /* NCCL's own timings of its kernels do not need CUPTI (profiler_plugin.c). */
+  npkit_note(NPKIT_LEVEL_INFO, "GPU timing is off: %s; %s", why,
+             npkit_cfg.plugin ? "no kernels, copies or memsets are recorded (NCCL's profiler plugin "
+                                "still times NCCL's own kernels where NCCL supports it)"
+                              : "the trace has CPU events only");
 }
 
 static void in_child(void) {
@@ -228,37 +251,36 @@ static void compute_push_set(void) {
 /* CUPTI's versions before CUDA 12.9 (API 27) could crash on a NULL buffer. */
 static int cupti_accepts_null_buffer(uint32_t v) { return v >= 27; }
 
-static int start_cupti(npkit_gpu_origin origin) {
-  char why[512], res[96];
-  if (!npkit_cfg.cupti) {
-    off("NPKIT_CUPTI=0");
-    return -1;
-  }
-  if (npkit_gpu_corr_init() != 0) {
-    off("out of memory for the correlation tables");
-    return -1;
-  }
-  if (npkit_cupti_load(npkit_cfg.cupti_library, why, sizeof why) != 0) {
-    off("%s", why);
-    return -1;
-  }
+/* Why a CUPTI call may have failed, for the message: " (...)" or "". */
+static const char *failure_hint(CUptiResult r, char *buf, size_t len) {
+  int v = npkit_cuda_driver_version();
+  if (!npkit_cuda_driver_loaded())
+    snprintf(buf, len, " (no CUDA driver is loaded in this process: no GPU?)");
+  else if (r == CUPTI_ERROR_NOT_INITIALIZED && v > 0)
+    snprintf(buf, len, " (a CUPTI newer than the CUDA driver, which is for CUDA %d.%d?)", v / 1000,
+             v % 1000 / 10);
+  else if (r == CUPTI_ERROR_NOT_INITIALIZED)
+    snprintf(buf, len, " (a CUPTI newer than the CUDA driver?)");
+  else
+    buf[0] = '\0';
+  return buf;
+}
+
+typedef enum start_result {
+  START_OK,
+  START_BUSY,   /* another client holds CUPTI */
+  START_FAILED, /* this copy cannot work here: the next one may */
+} start_result;
+
+/* Subscribes to the copy in npkit_cupti and lets it trace kernels into npkit's buffers. */
+static start_result start_copy(char *why, size_t whylen) {
+  char res[96], hint[128];
   CUptiResult r = npkit_cupti.Subscribe(&subscriber, on_callback, NULL);
-  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    off("another CUPTI client holds CUPTI (Nsight Systems, Nsight Compute, compute-sanitizer or "
-        "a profiler inside the application)");
-    return -1;
-  }
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return START_BUSY;
   if (r != CUPTI_SUCCESS) {
-    off("CUPTI (%s) cannot start: cuptiSubscribe returned %s%s", npkit_cupti.path,
-        npkit_cupti_result(r, res, sizeof res),
-        npkit_cuda_driver_loaded() ? "" : " (no CUDA driver is loaded in this process: no GPU?)");
-    return -1;
-  }
-  if (npkit_cupti.GetGraphNodeId != NULL) {
-    npkit_cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                               CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
-    npkit_cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                               CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+    snprintf(why, whylen, "CUPTI (%.200s) cannot start: cuptiSubscribe returned %s%s", npkit_cupti.path,
+             npkit_cupti_result(r, res, sizeof res), failure_hint(r, hint, sizeof hint));
+    return START_FAILED;
   }
   npkit_cupti_bufs_config((size_t)npkit_cfg.cupti_buffer_kb << 10, (uint32_t)npkit_cfg.cupti_buffers,
                           cupti_accepts_null_buffer(npkit_cupti.version), wake_flusher);
@@ -269,9 +291,79 @@ static int start_cupti(npkit_gpu_origin origin) {
   }
   if (r != CUPTI_SUCCESS) {
     npkit_cupti.Unsubscribe(subscriber);
-    off("CUPTI (%s) cannot trace kernels: %s%s", npkit_cupti.path, npkit_cupti_result(r, res, sizeof res),
-        npkit_cuda_driver_loaded() ? "" : " (no CUDA driver is loaded in this process: no GPU?)");
+    snprintf(why, whylen, "CUPTI (%.200s) cannot trace kernels: %s%s", npkit_cupti.path,
+             npkit_cupti_result(r, res, sizeof res), failure_hint(r, hint, sizeof hint));
+    return START_FAILED;
+  }
+  return START_OK;
+}
+
+/* Walks the copies of libcupti until one starts (cupti_loader.h).  0 with npkit_cupti started;
+ * -1 after the one `npkit:` line that says why none did. */
+static int start_some_copy(void) {
+  char why[512], first[512] = "";
+  unsigned failed = 0;
+  npkit_cupti_search search;
+  npkit_cupti_search_init(&search, npkit_cfg.cupti_library);
+  for (;;) {
+    if (npkit_cupti_load_next(&search, why, sizeof why) != 0) {
+      if (failed == 0 || (failed == 1 && !npkit_cuda_driver_loaded()))
+        off("%s", failed == 0 ? why : first);
+      else if (failed == 1)
+        off("%s, and no other libcupti was found to try (NPKIT_CUPTI_LIBRARY takes a list of "
+            "paths: add one that matches the driver, such as a CUDA 12 libcupti.so.12)", first);
+      else
+        off("%s, and %u other cop%s of libcupti found could not start either", first, failed - 1,
+            failed == 2 ? "y" : "ies");
+      return -1;
+    }
+    start_result st = start_copy(why, sizeof why);
+    if (st == START_OK) break;
+    if (st == START_BUSY) {
+      /* Not a matter of the copy: another one would take CUPTI from its holder, or fail alike. */
+      char peer[64];
+      if (npkit_cupti_peer_loaded(peer, sizeof peer))
+        off("another CUPTI client holds CUPTI (PyTorch's profiler, %s, most likely)", peer);
+      else
+        off("another CUPTI client holds CUPTI (Nsight Systems, Nsight Compute, compute-sanitizer or "
+            "a profiler inside the application)");
+      npkit_cupti_drop();
+      return -1;
+    }
+    if (failed++ == 0) snprintf(first, sizeof first, "%s", why);
+    npkit_cupti_drop();
+  }
+  if (failed > 0)
+    npkit_note(NPKIT_LEVEL_INFO, "GPU activity through CUPTI %s (API version %u), the next copy "
+               "of libcupti found, because %s%s",
+               npkit_cupti.path, npkit_cupti.version, first,
+               failed > 1 ? ", and so could other copies" : "");
+  return 0;
+}
+
+static int start_cupti(npkit_gpu_origin origin) {
+  char why[512], res[96], peer[64];
+  if (npkit_cfg.cupti == NPKIT_CUPTI_OFF) {
+    off("NPKIT_CUPTI=0");
     return -1;
+  }
+  if (npkit_cfg.cupti == NPKIT_CUPTI_AUTO && npkit_cupti_peer_loaded(peer, sizeof peer)) {
+    off("PyTorch is loaded (%s), and its profiler (torch.profiler) needs CUPTI, which serves one "
+        "client at a time; NPKIT_CUPTI=1 traces with CUPTI anyway, and torch.profiler then "
+        "records no CUDA activity", peer);
+    return -1;
+  }
+  if (npkit_gpu_corr_init() != 0) {
+    off("out of memory for the correlation tables");
+    return -1;
+  }
+  if (start_some_copy() != 0) return -1;
+  CUptiResult r;
+  if (npkit_cupti.GetGraphNodeId != NULL) {
+    npkit_cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                               CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+    npkit_cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                               CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
   }
   for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
     if ((r = npkit_cupti.ActivityEnable(optional_kinds[i])) != CUPTI_SUCCESS)
@@ -294,6 +386,8 @@ static int start_cupti(npkit_gpu_origin origin) {
                  "launched them", why);
     }
   }
+  npkit_cupti_clock_start();
+  note_clock(); /* another client registered its timestamp callback before npkit started */
   compute_push_set();
   pthread_atfork(NULL, NULL, in_child);
   start_flusher();
@@ -354,7 +448,7 @@ void npkit_gpu_finish(npkit_gpu_counts *totals) {
   stop_flusher();
   npkit_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   npkit_cupti_bufs_count_dropped(NULL, 0); /* the global queue */
-  npkit_cupti_drain(NPKIT_DRAIN_FINAL, UINT64_MAX);
+  drain(NPKIT_DRAIN_FINAL, UINT64_MAX);
   npkit_cupti_drain_counts(totals);
   /* The process may go on (a signal its handler survives): CUPTI records nothing more for npkit,
    * and what it still hands back is reused unread, so memory stays bounded. */
@@ -381,9 +475,16 @@ void npkit_gpu_finish(npkit_gpu_counts *totals) {
   if (totals->write_failed > 0)
     npkit_note(NPKIT_LEVEL_WARN, "%llu GPU events could not be written to the log",
                (unsigned long long)totals->write_failed);
-  if (totals->untimed > 0)
+  npkit_cupti_clock_stats cs;
+  npkit_cupti_clock_stats_get(&cs);
+  uint64_t untimed = totals->untimed > cs.unmapped ? totals->untimed - cs.unmapped : 0;
+  if (untimed > 0)
     npkit_note(NPKIT_LEVEL_WARN, "%llu kernels were not timed by CUPTI (start or end missing): "
-               "they are counted but not drawn", (unsigned long long)totals->untimed);
+               "they are counted but not drawn", (unsigned long long)untimed);
+  if (cs.unmapped > 0)
+    npkit_note(NPKIT_LEVEL_WARN, "%llu GPU records carry another clock than CLOCK_REALTIME (a "
+               "CUPTI client's timestamp callback) that this CUPTI does not tell (no "
+               "cuptiGetTimestamp): they are counted but not drawn", (unsigned long long)cs.unmapped);
   if (totals->calls_lost > 0)
     npkit_note(NPKIT_LEVEL_INFO, "%llu GPU events came too late to be tied to their NCCL call",
                (unsigned long long)totals->calls_lost);

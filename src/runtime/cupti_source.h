@@ -6,8 +6,14 @@
  *    any module is loaded;
  *  - the first communicator creation, where no driver does that (another injection library is
  *    named, or in tests with a fake CUPTI).
- * Stops with one `npkit:` line, leaving a CPU-only trace, when NPKIT_CUPTI=0, libcupti or the driver
- * is missing, or another CUPTI client (Nsight Systems, a profiler) holds CUPTI.
+ * Walks the copies of libcupti until one starts (cupti_loader.h: CUPTI 13 cannot start with a
+ * CUDA 12 driver, a CUDA 12 copy can), saying in one line which it uses when it skipped one.
+ * Stops with one `npkit:` line, without CUPTI's kernels, copies and memsets (NCCL's own GPU times
+ * come from the profiler plugin), when NPKIT_CUPTI=0, when NPKIT_CUPTI=auto and PyTorch, whose
+ * profiler needs CUPTI, is loaded (cupti_peers.h), when libcupti or the driver is missing or no
+ * copy can start, or when another CUPTI client (Nsight Systems, a profiler) holds CUPTI.  Another
+ * client's timestamp callback changes the clock of the records: they are mapped back onto
+ * CLOCK_REALTIME (cupti_clock.h).
  *
  * Flushes: periodically (NPKIT_FLUSH_MS, forced, so that partly filled buffers are written too), when
  * the last communicator is destroyed, at exit before CUDA tears down, and when the trace is

@@ -10,7 +10,9 @@
  * a host-to-device copy, AllReduce, Broadcast, a group with one AllGather, a group with a
  * Send/Recv pair, a group with AllReduce on the world and ReduceScatter on a split communicator,
  * a memset.  With --graph the job then captures one AllReduce into a graph and replays it three
- * times.  Prints nothing on stdout.  Exit status: 0, 1 when a call failed, 2 on a usage error. */
+ * times.  With --client it holds another CUPTI client (tests/fakes_cupti/fake_kineto.h: PyTorch's
+ * profiler, or the application's own CUPTI code) and plays its steps at the moments --client-do
+ * names.  Prints nothing on stdout.  Exit status: 0, 1 when a call failed, 2 on a usage error. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
@@ -24,6 +26,7 @@
 #include <cupti_runtime_cbid.h>
 
 #include "../fakes_cupti/fake_cupti_hooks.h"
+#include "../fakes_cupti/fake_kineto.h"
 
 #define S_NCCL ((cudaStream_t)(uintptr_t)0x1000)
 #define S_COMPUTE ((cudaStream_t)(uintptr_t)0x2000)
@@ -60,7 +63,7 @@ static uint64_t now_ns(void) {
 /* The fake libcupti's hooks, if the process has it loaded (npkit loads it). */
 static void find_hooks(hooks *h) {
   memset(h, 0, sizeof *h);
-  void *lib = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+  void *lib = npkit_fake_cupti_open();
   if (lib == NULL) return;
   *(void **)(&h->kernel) = dlsym(lib, NPKIT_FAKE_CUPTI_KERNEL);
   *(void **)(&h->memcpy) = dlsym(lib, NPKIT_FAKE_CUPTI_MEMCPY);
@@ -102,6 +105,97 @@ static void copy_and_set(const hooks *h, int memset_op) {
   f(&c);
 }
 
+/* ---- another CUPTI client (--client, --client-do) ---- */
+
+#define CLIENT_AT_START (-2) /* first thing, before MPI and NCCL: `import torch` and a profiler */
+#define CLIENT_AT_COMM (-1)  /* once the communicators exist */
+#define MAX_PLAN 8
+
+typedef struct client {
+  void *lib;
+  struct {
+    long when; /* CLIENT_AT_*, or the iteration before which it happens */
+    char steps[64];
+  } plan[MAX_PLAN];
+  int nplan;
+  int subscribe_rc, clock_rc, enable_rc; /* -1: not done */
+} client;
+
+static client other = {.subscribe_rc = -1, .clock_rc = -1, .enable_rc = -1};
+
+/* "start:subscribe,clock", "comm:enable", "iter1:clock" */
+static int client_plan(const char *arg) {
+  if (other.nplan == MAX_PLAN) return -1;
+  const char *colon = strchr(arg, ':');
+  if (colon == NULL || strlen(colon + 1) >= sizeof other.plan[0].steps) return -1;
+  long when;
+  if (!strncmp(arg, "start:", 6)) {
+    when = CLIENT_AT_START;
+  } else if (!strncmp(arg, "comm:", 5)) {
+    when = CLIENT_AT_COMM;
+  } else if (!strncmp(arg, "iter", 4)) {
+    char *end;
+    when = strtol(arg + 4, &end, 10);
+    if (end != colon || when < 0) return -1;
+  } else {
+    return -1;
+  }
+  other.plan[other.nplan].when = when;
+  snprintf(other.plan[other.nplan].steps, sizeof other.plan[0].steps, "%s", colon + 1);
+  other.nplan++;
+  return 0;
+}
+
+static int client_step(const char *name) {
+  npkit_fake_kineto_step_fn f;
+  *(void **)(&f) = dlsym(other.lib, name);
+  if (f == NULL) {
+    fprintf(stderr, "cupti_job: the client lacks %s\n", name);
+    failures++;
+    return -1;
+  }
+  return f();
+}
+
+static void client_at(long when) {
+  for (int i = 0; other.lib != NULL && i < other.nplan; i++) {
+    if (other.plan[i].when != when) continue;
+    char steps[64];
+    snprintf(steps, sizeof steps, "%s", other.plan[i].steps);
+    for (char *save = NULL, *t = strtok_r(steps, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+      if (!strcmp(t, "subscribe"))
+        other.subscribe_rc = client_step(NPKIT_FAKE_KINETO_SUBSCRIBE);
+      else if (!strcmp(t, "clock"))
+        other.clock_rc = client_step(NPKIT_FAKE_KINETO_CLOCK);
+      else if (!strcmp(t, "enable"))
+        other.enable_rc = client_step(NPKIT_FAKE_KINETO_ENABLE);
+      else {
+        fprintf(stderr, "cupti_job: unknown client step %s\n", t);
+        failures++;
+      }
+    }
+  }
+}
+
+/* The client's trace stops (if it started one): what its own buffers received. */
+static void client_stop(uint64_t *kernels, uint64_t *foreign) {
+  *kernels = *foreign = 0;
+  if (other.lib == NULL || other.enable_rc != 0) return;
+  npkit_fake_kineto_stop_fn stop;
+  *(void **)(&stop) = dlsym(other.lib, NPKIT_FAKE_KINETO_STOP);
+  if (stop != NULL) *kernels = stop(foreign);
+}
+
+/* A CUDA driver as the runtime loads it; only the fake of tests/fakes_cupti. */
+static int load_driver(void) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (lib == NULL || dlsym(lib, "npkitFakeCudaDriver") == NULL) {
+    fprintf(stderr, "cupti_job: --driver needs the fake libcuda.so.1 on LD_LIBRARY_PATH\n");
+    return -1;
+  }
+  return 0;
+}
+
 /* What cuInit does with CUDA_INJECTION64_PATH. */
 static void simulate_cuinit(void) {
   const char *path = getenv("CUDA_INJECTION64_PATH");
@@ -120,11 +214,14 @@ static void simulate_cuinit(void) {
   }
 }
 
-/* FILE.rank<R>: "injection=<CUDA_INJECTION64_PATH at start>" and "cupti=<the libcupti loaded>". */
-static void report(const char *path, int rank, const char *injection) {
+/* FILE.rank<R>: "injection=<CUDA_INJECTION64_PATH at start>", "cupti=<the libcupti in use>" and
+ * with --client the results of its steps ("client_subscribe=<CUptiResult>" or -1 when not done)
+ * and what its buffers received ("client_kernels=", "client_foreign_buffers="). */
+static void report(const char *path, int rank, const char *injection, uint64_t client_kernels,
+                   uint64_t client_foreign) {
   char name[1024], cupti[1024] = "none";
   snprintf(name, sizeof name, "%s.rank%d", path, rank);
-  void *lib = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+  void *lib = npkit_fake_cupti_open();
   if (lib != NULL) {
     Dl_info info;
     void *sym = dlsym(lib, "cuptiGetVersion");
@@ -138,24 +235,33 @@ static void report(const char *path, int rank, const char *injection) {
     return;
   }
   fprintf(f, "injection=%s\ncupti=%s\n", injection != NULL ? injection : "(unset)", cupti);
+  if (other.lib != NULL)
+    fprintf(f, "client_subscribe=%d\nclient_clock=%d\nclient_enable=%d\nclient_kernels=%llu\n"
+            "client_foreign_buffers=%llu\n", other.subscribe_rc, other.clock_rc, other.enable_rc,
+            (unsigned long long)client_kernels, (unsigned long long)client_foreign);
   fclose(f);
 }
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: cupti_job [--iters N] [--graph] [--no-destroy] [--cuinit] [--env-out FILE]\n"
+          "usage: cupti_job [--iters N] [--graph] [--no-destroy] [--cuinit] [--driver]\n"
+          "                 [--client LIB [--client-do WHEN:STEPS]...] [--env-out FILE]\n"
           "  --iters N       iterations (default 3)\n"
           "  --graph         capture one AllReduce into a CUDA graph and replay it 3 times\n"
           "  --no-destroy    leave the communicators alive at exit\n"
           "  --cuinit        do what cuInit does with CUDA_INJECTION64_PATH, first thing\n"
-          "  --env-out FILE  write to FILE.rank<R> CUDA_INJECTION64_PATH as seen at start and\n"
-          "                  the path of the libcupti loaded at the end\n");
+          "  --driver        load the fake libcuda.so.1 first, as the CUDA runtime loads the driver\n"
+          "  --client LIB    load another CUPTI client first (RTLD_LOCAL, as Python imports torch)\n"
+          "  --client-do WHEN:STEPS  at WHEN (start, comm, iter<N>) the client's STEPS, of\n"
+          "                  subscribe, clock, enable (comma-separated); its trace stops at the end\n"
+          "  --env-out FILE  write to FILE.rank<R> CUDA_INJECTION64_PATH as seen at start, the\n"
+          "                  path of the libcupti in use at the end and the client's results\n");
 }
 
 int main(int argc, char **argv) {
   long iters = 3;
-  int graph = 0, destroy = 1, cuinit = 0;
-  const char *env_out = NULL;
+  int graph = 0, destroy = 1, cuinit = 0, driver = 0;
+  const char *env_out = NULL, *client_lib = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
       char *end;
@@ -170,6 +276,15 @@ int main(int argc, char **argv) {
       destroy = 0;
     } else if (!strcmp(argv[i], "--cuinit")) {
       cuinit = 1;
+    } else if (!strcmp(argv[i], "--driver")) {
+      driver = 1;
+    } else if (!strcmp(argv[i], "--client") && i + 1 < argc) {
+      client_lib = argv[++i];
+    } else if (!strcmp(argv[i], "--client-do") && i + 1 < argc) {
+      if (client_plan(argv[++i]) != 0) {
+        usage();
+        return 2;
+      }
     } else if (!strcmp(argv[i], "--env-out") && i + 1 < argc) {
       env_out = argv[++i];
     } else {
@@ -178,6 +293,15 @@ int main(int argc, char **argv) {
     }
   }
   const char *injection = getenv("CUDA_INJECTION64_PATH");
+  if (driver && load_driver() != 0) return 2;
+  if (client_lib != NULL) {
+    other.lib = dlopen(client_lib, RTLD_NOW | RTLD_LOCAL);
+    if (other.lib == NULL) {
+      fprintf(stderr, "cupti_job: cannot load %s: %s\n", client_lib, dlerror());
+      return 2;
+    }
+  }
+  client_at(CLIENT_AT_START);
   MPI_Init(&argc, &argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -198,11 +322,13 @@ int main(int argc, char **argv) {
   CHECK(ncclCommSplit(world, 0, rank, &split, NULL));
   CHECK(ncclCommCuDevice(world, &device));
   find_hooks(&h);
+  client_at(CLIENT_AT_COMM);
 
   float *a = calloc(COUNT * (size_t)size, sizeof *a), *b = calloc(COUNT * (size_t)size, sizeof *b);
   if (a == NULL || b == NULL) return 1;
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   for (long it = 0; it < iters; it++) {
+    client_at(it);
     compute_kernel(&h, 3000000);
     copy_and_set(&h, 0);
     CHECK(ncclAllReduce(a, b, COUNT, ncclFloat32, ncclSum, world, S_NCCL));
@@ -229,13 +355,15 @@ int main(int argc, char **argv) {
     for (int r = 0; r < 3; r++) h.graph_launch(exec, (uint64_t)(uintptr_t)S_GRAPH);
     if (h.sync != NULL) h.sync();
   }
+  uint64_t client_kernels, client_foreign;
+  client_stop(&client_kernels, &client_foreign);
   if (destroy) {
     CHECK(ncclCommDestroy(split));
     CHECK(ncclCommDestroy(world));
   }
   free(a);
   free(b);
-  if (env_out != NULL) report(env_out, rank, injection);
+  if (env_out != NULL) report(env_out, rank, injection, client_kernels, client_foreign);
   MPI_Finalize();
   return failures ? 1 : 0;
 }

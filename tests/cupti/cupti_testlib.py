@@ -18,7 +18,8 @@ import npkit_testlib as lib  # noqa: E402
 CUPTI_SETTINGS = ("NPKIT_CUPTI", "NPKIT_CUPTI_LIBRARY", "NPKIT_CUPTI_BUFFER_KB",
                   "NPKIT_CUPTI_BUFFERS", "CUDA_INJECTION64_PATH", "FAKE_CUPTI_BUSY",
                   "FAKE_CUPTI_DROP_EVERY", "FAKE_CUPTI_UNTIMED_EVERY", "FAKE_CUPTI_EXT_LATE",
-                  "FAKE_CUPTI_KERNEL_VERSION", "FAKE_CUPTI_API_VERSION")
+                  "FAKE_CUPTI_KERNEL_VERSION", "FAKE_CUPTI_API_VERSION", "FAKE_CUPTI_API_FILTER",
+                  "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUPTI_OLD_DRIVER_AT", "CUDA_HOME")
 
 S_NCCL, S_COMPUTE, S_BCAST, S_GRAPH = "0x1000", "0x2000", "0x3000", "0x4000"
 GRAPH_REPLAYS = 3
@@ -36,6 +37,17 @@ def job_path():
 
 def fake_cupti():
     return lib.need_file(lib.need_env("NPKIT_FAKE_CUPTI"), "the fake libcupti")
+
+
+def fake_file(var, what):
+    """A fake library of tests/fakes_cupti named by a variable of the test environment."""
+    return lib.need_file(lib.need_env(var), what)
+
+
+def env_report(path):
+    """The FILE.rank<R> of cupti_job --env-out as a dict."""
+    with open(path) as f:
+        return dict(line.strip().split("=", 1) for line in f if "=" in line)
 
 
 def real_cupti():
@@ -364,3 +376,40 @@ def exit_counts(run, rank):
                 return tuple(int(x) for x in m.groups())
             raise AssertionError("exit line without GPU counts: %r" % l)
     raise AssertionError("no exit line for rank %d:\n%s" % (rank, run.describe()))
+
+
+def check_nccl_timings(t):
+    """Problems with NCCL's own GPU times in trace t, the profiler plugin's, which need no CUPTI:
+    [] when every collective NCCL ran (the API events the plugin filled with its algorithm) has
+    its one "nccl_gpu" event, of the same function and sequence number, timed by the GPU on
+    channel tracks (nccl_kernel), starting after its call did, and every Send and Recv its own."""
+    problems = []
+    api = t.api()
+    gpu = [e for e in t.events if e.get("ph") == "X" and e.get("cat") == "nccl_gpu"]
+    channels = [e for e in t.events if e.get("ph") == "X" and e.get("cat") == "nccl_kernel"]
+    colls = [e for e in api if "algorithm" in e["args"]]
+    if not colls:
+        problems.append("no collective has NCCL's algorithm: the plugin did not run")
+    for c in colls:
+        func = c["name"][len("nccl"):]
+        mine = [g for g in gpu if g["args"].get("func") == func and g["args"].get("seq") == c["args"]["seq"]
+                and g["args"].get("nccl_seq") == c["args"].get("nccl_seq")]
+        if len(mine) != 1:
+            problems.append("%s seq %s: %d GPU events" % (c["name"], c["args"]["seq"], len(mine)))
+        elif mine[0]["ts"] < c["ts"]:
+            problems.append("%s seq %s: GPU time starts before the call" % (c["name"], c["args"]["seq"]))
+    for fn in ("Send", "Recv"):
+        calls = [e for e in api if e["name"] == "nccl" + fn and e["args"].get("result") == "ncclSuccess"]
+        timed = [g for g in gpu if g["args"].get("func") == fn]
+        if len(timed) != len(calls):
+            problems.append("%d nccl%s calls, %d GPU events" % (len(calls), fn, len(timed)))
+    if not channels or not all(k["args"].get("gpu_timer") is True for k in channels):
+        problems.append("channel events missing or not timed by the GPU")
+    return problems
+
+
+def expected_client_kernels(t, iters):
+    """Kernels a CUPTI client that traced the whole job after NCCL's initialisation receives:
+    one per launch of NCCL's calls, and the job's one compute kernel per iteration."""
+    launches, captured = expected_launches(t.api())
+    return len(launches) + iters

@@ -13,11 +13,6 @@ from cupti_testlib import lib
 ITERS = 2
 
 
-def env_report(path):
-    with open(path) as f:
-        return dict(line.strip().split("=", 1) for line in f if "=" in line)
-
-
 class Injection(lib.TempDirTestCase):
 
     def test_preloaded_library_registers_itself(self):
@@ -25,7 +20,7 @@ class Injection(lib.TempDirTestCase):
                          settings={"NPKIT_TRACE_DIR": self.path("t")}, cwd=self.tmp)
         self.assertRunOk(run)
         for r in range(2):
-            got = env_report(self.path("env.rank%d" % r))["injection"]
+            got = ct.env_report(self.path("env.rank%d" % r))["injection"]
             self.assertEqual(got, os.path.realpath(lib.preload_lib()))
 
     def test_user_setting_wins(self):
@@ -33,7 +28,7 @@ class Injection(lib.TempDirTestCase):
         run = ct.run_job(["--iters", "0", "--env-out", self.path("env")], np=1, settings=settings,
                          cwd=self.tmp)
         self.assertRunOk(run)
-        self.assertEqual(env_report(self.path("env.rank0"))["injection"], "/opt/other/inject.so")
+        self.assertEqual(ct.env_report(self.path("env.rank0"))["injection"], "/opt/other/inject.so")
 
     def test_not_registered_when_off(self):
         for var in ("NPKIT_CUPTI", "NPKIT_DISABLE"):
@@ -42,7 +37,7 @@ class Injection(lib.TempDirTestCase):
                                  settings={"NPKIT_TRACE_DIR": self.path("t"), var: var == "NPKIT_CUPTI" and "0" or "1"},
                                  cwd=self.tmp)
                 self.assertRunOk(run)
-                self.assertEqual(env_report(self.path("env%s.rank0" % var))["injection"], "(unset)")
+                self.assertEqual(ct.env_report(self.path("env%s.rank0" % var))["injection"], "(unset)")
 
     def test_driver_starts_cupti_before_the_first_nccl_call(self):
         trace_dir = self.path("trace")

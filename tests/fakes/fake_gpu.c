@@ -63,7 +63,7 @@ static const hooks *cupti(void) {
   static _Atomic int found;
   if (atomic_load_explicit(&found, memory_order_acquire)) return &h;
   /* Looked up until the process has the fake CUPTI (the library loads it at its start). */
-  void *lib = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+  void *lib = npkit_fake_cupti_open();
   if (lib == NULL) return NULL;
   (void)once;
   hooks t;

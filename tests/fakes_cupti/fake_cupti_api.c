@@ -26,11 +26,25 @@ static void init(void) {
   settings.drop_every = env_u64("FAKE_CUPTI_DROP_EVERY", 0);
   settings.untimed_every = env_u64("FAKE_CUPTI_UNTIMED_EVERY", 0);
   settings.ext_late = (int)env_u64("FAKE_CUPTI_EXT_LATE", 0);
-  settings.kernel_version = (int)env_u64("FAKE_CUPTI_KERNEL_VERSION", 10);
+  /* The record layout and the version follow the library (cupti_activity.h of CUDA 13 names
+   * Kernel10 for CONCURRENT_KERNEL, CUDA 12's Kernel9; cupti_version.h: API 28 is CUDA 12.9
+   * Update 1, 130001 CUDA 13.0 Update 1). */
+  settings.kernel_version = (int)env_u64("FAKE_CUPTI_KERNEL_VERSION", FC_CUDA_MAJOR >= 13 ? 10 : 9);
   if (settings.kernel_version != 9) settings.kernel_version = 10;
-  settings.api_version = (uint32_t)env_u64("FAKE_CUPTI_API_VERSION", 130001);
+  settings.api_version = (uint32_t)env_u64("FAKE_CUPTI_API_VERSION", FC_CUDA_MAJOR >= 13 ? 130001 : 28);
   settings.api_filter = (int)env_u64("FAKE_CUPTI_API_FILTER", 1) != 0;
+  settings.driver_version = (int)env_u64("FAKE_CUDA_DRIVER_VERSION", 13000);
+  const char *at = getenv("FAKE_CUPTI_OLD_DRIVER_AT");
+  settings.old_driver_at_enable = at != NULL && strcmp(at, "enable") == 0;
 }
+
+/* A CUPTI needs a driver of its CUDA generation: with an older one it cannot connect to it, and
+ * its calls fail with CUPTI_ERROR_NOT_INITIALIZED, "CUPTI is unable to initialize its connection
+ * to the CUDA driver" (cupti_result.h of CUDA 13, lines 145-149).  Reports of that error from a
+ * CUPTI newer than the driver: cuptiSubscribe (NVlabs/SASSI#19), a later activity call
+ * (HPCToolkit/hpctoolkit#375, cuptiActivitySetAttribute), which FAKE_CUPTI_OLD_DRIVER_AT=enable
+ * plays.  Modelled by major version: a CUDA 13 CUPTI needs a driver for CUDA 13.0 or later. */
+int fc_driver_ok(void) { return fc_cfg()->driver_version >= FC_CUDA_MAJOR * 1000; }
 
 const fc_settings *fc_cfg(void) {
   pthread_once(&once, init);
@@ -68,6 +82,7 @@ FC_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
       {CUPTI_ERROR_INVALID_KIND, "CUPTI_ERROR_INVALID_KIND"},
       {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
       {CUPTI_ERROR_NOT_SUPPORTED, "CUPTI_ERROR_NOT_SUPPORTED"},
+      {CUPTI_ERROR_NOT_INITIALIZED, "CUPTI_ERROR_NOT_INITIALIZED"},
   };
   if (str == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -90,6 +105,7 @@ FC_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_C
                                      void *userdata) {
   if (subscriber == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
   if (fc_cfg()->busy) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  if (!fc_driver_ok() && !fc_cfg()->old_driver_at_enable) return CUPTI_ERROR_NOT_INITIALIZED;
   fc_lock();
   CUptiResult r = CUPTI_SUCCESS;
   if (subscribed) {
@@ -102,6 +118,14 @@ FC_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_C
   }
   fc_unlock();
   return r;
+}
+
+/* For test code choosing among loaded copies (fake_cupti_hooks.h): 1 while a client subscribes. */
+FC_EXPORT int npkitFakeCuptiInUse(void) {
+  fc_lock();
+  int in_use = subscribed;
+  fc_unlock();
+  return in_use;
 }
 
 FC_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
@@ -184,7 +208,10 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, unsigned char on) {
   return CUPTI_SUCCESS;
 }
 
-FC_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) { return set_kind(kind, 1); }
+FC_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  if (!fc_driver_ok()) return CUPTI_ERROR_NOT_INITIALIZED; /* see fc_driver_ok */
+  return set_kind(kind, 1);
+}
 FC_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) { return set_kind(kind, 0); }
 
 static CUptiResult set_api(int d, CUpti_CallbackId cbid, uint8_t enable) {
@@ -250,6 +277,72 @@ FC_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   fc_release_late();
   if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) fc_complete_current();
   fc_unlock();
+  return CUPTI_SUCCESS;
+}
+
+/* ---- the clock of the records ----
+ *
+ * CLOCK_REALTIME ns, CUPTI's default on Linux, until a client registers a timestamp callback
+ * (cupti_activity.h of CUDA 13, cuptiActivityRegisterTimestampCallback, lines 8111-8150).  The
+ * callback is process-wide: every record written afterwards carries its clock, also the records
+ * of other clients.  GPU stamps are converted "by linear interpolation ... during
+ * post-processing", the callback being called then (lines 8125-8131): here, when a record is
+ * written into a buffer, between a reading taken at the registration and one taken then; records
+ * written before keep CLOCK_REALTIME (lines 8138-8142).  cuptiGetTimestamp gives the records'
+ * clock (lines 7271-7283). */
+
+static CUpti_TimestampCallbackFunc ts_fn;
+static uint64_t ts_r0, ts_c0; /* the reading at the registration */
+
+/* CLOCK_REALTIME and the callback's clock at about the same moment: the best of three tries. */
+static void read_both(CUpti_TimestampCallbackFunc fn, uint64_t *r, uint64_t *c) {
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 3; i++) {
+    uint64_t a = fc_now_ns(), v = fn(), b = fc_now_ns();
+    if (b - a < best) {
+      best = b - a;
+      *r = a + (b - a) / 2;
+      *c = v;
+    }
+  }
+}
+
+FC_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp) {
+  if (funcTimestamp == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!fc_driver_ok()) return CUPTI_ERROR_NOT_INITIALIZED;
+  uint64_t r0 = 0, c0 = 0;
+  read_both(funcTimestamp, &r0, &c0);
+  /* The rate of the new clock is measured from this reading to the one of each record: wait
+   * long enough (2 ms) that a reading's own uncertainty (tens of ns) does not make it noisy. */
+  while (fc_now_ns() < r0 + 2000000) {
+  }
+  fc_lock();
+  ts_fn = funcTimestamp;
+  ts_r0 = r0;
+  ts_c0 = c0;
+  fc_unlock();
+  return CUPTI_SUCCESS;
+}
+
+int fc_clock_reading(uint64_t *r, uint64_t *c) {
+  if (ts_fn == NULL) return 0;
+  read_both(ts_fn, r, c);
+  return 1;
+}
+
+uint64_t fc_clock_stamp(uint64_t t, uint64_t r, uint64_t c) {
+  if (t == 0 || r <= ts_r0) return t; /* 0: "not timed" stays so */
+  __int128 d = (__int128)t - (__int128)ts_r0;
+  __int128 v = (__int128)ts_c0 + d * ((__int128)c - (__int128)ts_c0) / ((__int128)r - (__int128)ts_r0);
+  return v < 0 ? 0 : (uint64_t)v;
+}
+
+FC_EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp) {
+  if (timestamp == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+  fc_lock();
+  CUpti_TimestampCallbackFunc fn = ts_fn;
+  fc_unlock();
+  *timestamp = fn != NULL ? fn() : fc_now_ns();
   return CUPTI_SUCCESS;
 }
 

@@ -55,7 +55,40 @@ static int request(void) {
   return 0;
 }
 
+/* The times of a record in the clock of a registered timestamp callback (fake_cupti_api.c). */
+static void restamp(CUpti_Activity *rec, uint64_t r, uint64_t c) {
+#define RESTAMP(type, ...)                                                                         \
+  do {                                                                                             \
+    type *x_ = (type *)(void *)rec;                                                                \
+    uint64_t *f_[] = {__VA_ARGS__};                                                                \
+    for (size_t i_ = 0; i_ < sizeof f_ / sizeof f_[0]; i_++) *f_[i_] = fc_clock_stamp(*f_[i_], r, c); \
+  } while (0)
+  switch (rec->kind) {
+  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+  case CUPTI_ACTIVITY_KIND_KERNEL: /* Kernel9 has these at the same offsets */
+    RESTAMP(CUpti_ActivityKernel10, &x_->start, &x_->end, &x_->completed, &x_->queued, &x_->submitted);
+    break;
+  case CUPTI_ACTIVITY_KIND_MEMCPY: RESTAMP(CUpti_ActivityMemcpy6, &x_->start, &x_->end); break;
+  case CUPTI_ACTIVITY_KIND_MEMCPY2: RESTAMP(CUpti_ActivityMemcpyPtoP4, &x_->start, &x_->end); break;
+  case CUPTI_ACTIVITY_KIND_MEMSET: RESTAMP(CUpti_ActivityMemset4, &x_->start, &x_->end); break;
+  case CUPTI_ACTIVITY_KIND_DRIVER:
+  case CUPTI_ACTIVITY_KIND_RUNTIME: RESTAMP(CUpti_ActivityAPI, &x_->start, &x_->end); break;
+  default: break;
+  }
+#undef RESTAMP
+}
+
 void fc_emit(const void *rec, size_t size) {
+  union {
+    CUpti_ActivityKernel10 kernel; /* the largest record written */
+    uint64_t align;
+  } copy;
+  uint64_t r, c;
+  if (size <= sizeof copy && fc_clock_reading(&r, &c)) {
+    memcpy(&copy, rec, size);
+    restamp((CUpti_Activity *)(void *)&copy, r, c);
+    rec = &copy;
+  }
   if (cur != NULL && cur_used + size > cur_size) fc_complete_current();
   if (cur == NULL && request() != 0) {
     dropped++;

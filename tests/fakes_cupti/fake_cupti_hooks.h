@@ -1,15 +1,47 @@
-/* How test code "runs work on a GPU" under the fake libcupti (libcupti.so.13 of this folder).
+/* How test code "runs work on a GPU" under the fake libcupti (libcupti.so.13 and libcupti.so.12
+ * of this folder).
  *
  * The fake exports these functions next to the CUPTI API.  Callers find them with
- * dlsym(dlopen("libcupti.so.13", RTLD_NOLOAD), ...) so that nothing happens when no CUPTI, or the
- * real one, is loaded.  Each call is what a CUDA launch would be: the work gets a CUPTI correlation
+ * dlsym(npkit_fake_cupti_open(), ...) so that nothing happens when no CUPTI, or the real one, is
+ * loaded.  Each call is what a CUDA launch would be: the work gets a CUPTI correlation
  * id, the calling thread's pushed external correlation ids are attached to it (an
  * EXTERNAL_CORRELATION record per pushed kind), and its activity record is written into the
  * client's buffers once it has completed (end_ns has passed), in completion order. */
 #ifndef NPKIT_FAKE_CUPTI_HOOKS_H
 #define NPKIT_FAKE_CUPTI_HOOKS_H
 
+#include <dlfcn.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* 1 while a client has subscribed to this copy (cuptiSubscribe). */
+typedef int (*npkit_fake_in_use_fn)(void);
+#define NPKIT_FAKE_CUPTI_IN_USE "npkitFakeCuptiInUse"
+
+/* The copy of the fake libcupti the work goes to: of the copies the process has loaded, the one a
+ * client has subscribed to, else the first of libcupti.so.13, libcupti.so.12 (a process may hold
+ * both: npkit-preload keeps a copy that could not start loaded when it falls back to the next).
+ * A reference taken with RTLD_NOLOAD, to dlclose once the hooks are looked up; NULL when none is
+ * loaded. */
+static inline void *npkit_fake_cupti_open(void) {
+  static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12"};
+  void *first = NULL;
+  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0]; i++) {
+    void *h = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL) continue;
+    npkit_fake_in_use_fn in_use;
+    *(void **)(&in_use) = dlsym(h, NPKIT_FAKE_CUPTI_IN_USE);
+    if (in_use != NULL && in_use()) {
+      if (first != NULL) dlclose(first);
+      return h;
+    }
+    if (first == NULL)
+      first = h;
+    else
+      dlclose(h);
+  }
+  return first;
+}
 
 /* The CUDA API call that launched the work (npkit_fake_kernel.api, npkit_fake_copy.api).  CUPTI
  * writes an API activity record for it only when the client enabled its kind or its callback id

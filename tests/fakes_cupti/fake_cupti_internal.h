@@ -1,4 +1,5 @@
-/* Internal interfaces of the fake libcupti.so.13 (see README.md in this folder).
+/* Internal interfaces of the fake libcupti (see README.md in this folder), built twice: as CUDA
+ * 13's libcupti.so.13 (FC_CUDA_MAJOR 13) and as CUDA 12's libcupti.so.12 (FC_CUDA_MAJOR 12).
  *
  *   fake_cupti_api.c    the CUPTI functions a client calls: version, subscribe and callbacks,
  *                       activity kinds, external correlation push/pop, flush, record iteration
@@ -18,14 +19,24 @@
 
 #define FC_EXPORT __attribute__((visibility("default")))
 
+#ifndef FC_CUDA_MAJOR
+#define FC_CUDA_MAJOR 13
+#endif
+
 typedef struct fc_settings {
   int busy;               /* FAKE_CUPTI_BUSY=1: another subscriber holds CUPTI */
   uint64_t drop_every;    /* FAKE_CUPTI_DROP_EVERY=N: every N-th kernel record is lost */
   uint64_t untimed_every; /* FAKE_CUPTI_UNTIMED_EVERY=N: every N-th kernel has no start time */
   int ext_late;           /* FAKE_CUPTI_EXT_LATE=1: correlation records are written at the next
                              flush, after the kernel records they describe */
-  int kernel_version;     /* FAKE_CUPTI_KERNEL_VERSION: 10 (CUDA 13, default) or 9 (CUDA 12) */
-  uint32_t api_version;   /* FAKE_CUPTI_API_VERSION: what cuptiGetVersion says (130001) */
+  int kernel_version;     /* FAKE_CUPTI_KERNEL_VERSION: 10 (CUDA 13) or 9 (CUDA 12); the
+                             default follows the build */
+  uint32_t api_version;   /* FAKE_CUPTI_API_VERSION: what cuptiGetVersion says (130001; 28 for
+                             the CUDA 12 build) */
+  int driver_version;     /* FAKE_CUDA_DRIVER_VERSION: the CUDA version of the driver, as
+                             cuDriverGetVersion gives it (13000) */
+  int old_driver_at_enable; /* FAKE_CUPTI_OLD_DRIVER_AT=enable: with too old a driver,
+                               cuptiSubscribe succeeds and cuptiActivityEnable fails */
   int api_filter;         /* FAKE_CUPTI_API_FILTER=0: cuptiActivityEnableDriverApi/RuntimeApi
                              fail with CUPTI_ERROR_NOT_SUPPORTED, like a CUPTI before them */
 } fc_settings;
@@ -34,6 +45,13 @@ const fc_settings *fc_cfg(void);
 void fc_lock(void);
 void fc_unlock(void);
 uint64_t fc_now_ns(void); /* CLOCK_REALTIME, CUPTI's default clock */
+/* 1 when the driver is recent enough for this CUPTI (a CUDA driver of at least its major version). */
+int fc_driver_ok(void);
+/* The clock of records written now: 1 with a reading (CLOCK_REALTIME r, callback clock c) when a
+ * client registered a timestamp callback; 0 when records keep CLOCK_REALTIME. */
+int fc_clock_reading(uint64_t *r, uint64_t *c);
+/* CLOCK_REALTIME stamp t in the callback's clock, given a reading of fc_clock_reading. */
+uint64_t fc_clock_stamp(uint64_t t, uint64_t r, uint64_t c);
 
 /* ---- api ---- */
 int fc_kind_enabled(CUpti_ActivityKind kind);

@@ -7,8 +7,10 @@
 #   3. cupti_probe: CUPTI's external correlation (only in front of traced API records), per-cbid
 #      API tracing, timestamp callbacks, a second subscriber - one process per mode;
 #   4. run_gpu_check.sh: the GPU source against the real NCCL and CUPTI (tests/gpu/README.md);
-#   5. a one-rank torch.distributed NCCL job under the library: every call recorded, the GPU work
-#      of each (NCCL copies for one rank) tied to it (check_torch_trace.py);
+#   5. a one-rank torch.distributed NCCL job under the library with NPKIT_CUPTI=1 (by default the
+#      library leaves CUPTI to PyTorch's profiler): every call recorded, the GPU work of each (NCCL
+#      copies for one rank) tied to it (check_torch_trace.py); and once with the default, which
+#      must say it leaves CUPTI to PyTorch;
 #   6. all_gather bandwidth 1 KB .. 1 GB with and without the library (same run).
 # One line per step in $OUT/summary.txt (or ./device_check_out/), every output kept there.
 #   tests/gpu/device_check.sh [BUILD_DIR]
@@ -60,13 +62,20 @@ tail -n 30 "$out/gpu_check.out" >> "$summary" 2> /dev/null
 
 trace="$out/torch_trace"
 rm -rf "$trace"
-step torch_job env NPKIT_TRACE_DIR="$trace" NPKIT_LOG_LEVEL=debug LD_PRELOAD="$lib" python3 "$here/torch_one_rank.py" check
+step torch_job env NPKIT_TRACE_DIR="$trace" NPKIT_LOG_LEVEL=debug NPKIT_CUPTI=1 LD_PRELOAD="$lib" \
+  python3 "$here/torch_one_rank.py" check
 grep -h "^npkit:" "$out/torch_job.err" >> "$summary" 2> /dev/null
 step torch_check python3 "$here/check_torch_trace.py" "$trace"
 cat "$out/torch_check.out" >> "$summary" 2> /dev/null
+step torch_auto env NPKIT_TRACE_DIR="$out/torch_auto_trace" LD_PRELOAD="$lib" python3 "$here/torch_one_rank.py" check
+if grep -q "^npkit: GPU timing is off: PyTorch is loaded" "$out/torch_auto.err" 2> /dev/null; then
+  note "ok   torch_auto_yields (CUPTI left to PyTorch's profiler by default)"
+else
+  note "FAIL torch_auto_yields: no 'PyTorch is loaded' line in $out/torch_auto.err"
+fi
 
 step bench_without python3 "$here/torch_one_rank.py" bench 40
-step bench_with env NPKIT_TRACE_DIR="$out/bench_trace" NPKIT_JSON=0 LD_PRELOAD="$lib" \
+step bench_with env NPKIT_TRACE_DIR="$out/bench_trace" NPKIT_JSON=0 NPKIT_CUPTI=1 LD_PRELOAD="$lib" \
   python3 "$here/torch_one_rank.py" bench 40
 python3 - "$out/bench_without.out" "$out/bench_with.out" >> "$summary" 2>&1 <<'PY'
 import re, sys

@@ -65,6 +65,7 @@ static void test_defaults(void) {
   CHECK(cfg.flush_ms == 200);
   CHECK(cfg.write_json == 1);
   CHECK(cfg.log_level == NPKIT_LEVEL_INFO);
+  CHECK(cfg.cupti == NPKIT_CUPTI_AUTO);
   /* Default: everything but the query class. */
   CHECK(npkit_fn_set_has(&cfg.ops, NPKIT_FN_AllReduce));
   CHECK(npkit_fn_set_has(&cfg.ops, NPKIT_FN_GroupEnd));
@@ -99,12 +100,20 @@ static void test_good_values(void) {
   CHECK(cfg.clock_tsc == 0);
   const char *env2[] = {"NPKIT_CLOCK=auto", NULL};
   CHECK(load(&cfg, env2)[0] == '\0' && cfg.clock_tsc == 1);
+  static const struct { const char *setting; int want; } cupti[] = {
+      {"NPKIT_CUPTI=AUTO", NPKIT_CUPTI_AUTO}, {"NPKIT_CUPTI=yes", NPKIT_CUPTI_ON},
+      {"NPKIT_CUPTI=1", NPKIT_CUPTI_ON},      {"NPKIT_CUPTI=off", NPKIT_CUPTI_OFF},
+      {"NPKIT_CUPTI=0", NPKIT_CUPTI_OFF}};
+  for (size_t i = 0; i < sizeof cupti / sizeof cupti[0]; i++) {
+    const char *env3[] = {cupti[i].setting, NULL};
+    CHECK(load(&cfg, env3)[0] == '\0' && cfg.cupti == cupti[i].want);
+  }
 }
 
 static void test_bad_values(void) {
   static const char *const vars[] = {"NPKIT_EVENT_BUF_SIZE", "NPKIT_FLUSH_MS", "NPKIT_OPS",
                                      "NPKIT_LOG_LEVEL", "NPKIT_JSON", "NPKIT_DISABLE",
-                                     "NPKIT_QUIET", "NPKIT_TRACE_DIR", "NPKIT_CLOCK"};
+                                     "NPKIT_QUIET", "NPKIT_TRACE_DIR", "NPKIT_CLOCK", "NPKIT_CUPTI"};
   static const char *const values[] = {"", "-5", "abc", "99999999999999999999", "0x10", "1e3"};
   for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
     for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
@@ -132,6 +141,7 @@ static void test_bad_values(void) {
       CHECK(cfg.event_buf_mb == 64);
       CHECK(cfg.flush_ms == 200);
       CHECK(cfg.clock_tsc == 1);
+      CHECK(cfg.cupti == NPKIT_CUPTI_AUTO);
     }
   }
   /* Out of range. */
