@@ -103,9 +103,9 @@ typedef struct npkit_check_rec {
 /* What an event is; decides which member of npkit_event.u is valid. */
 typedef enum npkit_event_kind {
   NPKIT_EV_API = 1,   /* one call of a public NCCL function (u.api) */
-  NPKIT_EV_GPU_KERNEL = 2, /* a kernel that ran on a GPU, from CUPTI (u.gpu) */
-  NPKIT_EV_GPU_MEMCPY = 3, /* a copy on a GPU stream, peer copies included (u.gpu) */
-  NPKIT_EV_GPU_MEMSET = 4, /* a memset on a GPU stream (u.gpu) */
+  NPKIT_EV_CUPTI_KERNEL = 2, /* a kernel that ran on a GPU, from CUPTI (u.gpu) */
+  NPKIT_EV_CUPTI_MEMCPY = 3, /* a copy on a GPU stream, peer copies included (u.gpu) */
+  NPKIT_EV_CUPTI_MEMSET = 4, /* a memset on a GPU stream (u.gpu) */
   /* NCCL's own events through the profiler plugin interface (NCCL 2.23+); see
    * src/runtime/profiler_plugin.h.  ctx numbers a communicator as the plugin saw it. */
   NPKIT_EV_PLUGIN_INIT = 16,       /* NCCL initialised the plugin for a communicator (u.plugin_comm) */
@@ -130,8 +130,8 @@ typedef enum npkit_event_kind {
   NPKIT_EV_RECORDING = 35,         /* recording paused or resumed (u.recording) */
   /* NPKit dump files of NCCL builds with the NPKit patch, read from NPKIT_DUMP_DIR after
    * ncclCommDestroy and at exit (src/runtime/npkit_source.h). */
-  NPKIT_EV_NPKIT_SLICE = 48,       /* one NPKit event or ENTRY/EXIT pair (u.npkit), thread 0 */
-  NPKIT_EV_NPKIT_READ = 49,        /* one reading of the dump folder: what it gave (u.npkit_read) */
+  NPKIT_EV_NPKIT_DUMP_SLICE = 48,       /* one NPKit event or ENTRY/EXIT pair (u.npkit), thread 0 */
+  NPKIT_EV_NPKIT_DUMP_READ = 49,        /* one reading of the dump folder: what it gave (u.npkit_read) */
 } npkit_event_kind;
 
 /* npkit_ev_api.flags */
@@ -209,7 +209,7 @@ typedef struct npkit_ev_gpu {
       int32_t static_shared;  /* bytes */
       int32_t dynamic_shared; /* bytes */
       uint32_t reserved;
-    } kernel;           /* NPKIT_EV_GPU_KERNEL */
+    } kernel;           /* NPKIT_EV_CUPTI_KERNEL */
     struct {
       uint64_t bytes;
       uint8_t copy_kind;  /* CUpti_ActivityMemcpyKind (memcpy), 0 */
@@ -219,7 +219,7 @@ typedef struct npkit_ev_gpu {
       uint32_t value;     /* memset: the value */
       uint32_t src_device, dst_device; /* NPKIT_GPU_PEER copies */
       uint64_t reserved2;
-    } copy;             /* NPKIT_EV_GPU_MEMCPY, NPKIT_EV_GPU_MEMSET */
+    } copy;             /* NPKIT_EV_CUPTI_MEMCPY, NPKIT_EV_CUPTI_MEMSET */
   } x;
 } npkit_ev_gpu;         /* 104 bytes */
 
@@ -454,11 +454,11 @@ typedef struct npkit_ev_recording {
                                       log's clock_base_ns + ns since the rank's first GPU event,
                                       not real times */
 
-/* NPKIT_EV_NPKIT_SLICE: times are CLOCK_REALTIME ns converted exactly from the dump's clocks
+/* NPKIT_EV_NPKIT_DUMP_SLICE: times are CLOCK_REALTIME ns converted exactly from the dump's clocks
  * (docs/npkit-convert.md); ENTRY/EXIT are paired per GPU buffer and kind, per CPU channel and slot. */
 typedef struct npkit_ev_npkit {
   uint64_t seq;         /* PAIR: n-th pair of this kind on this buffer in its file, from 0 */
-  uint32_t read;        /* the NPKIT_EV_NPKIT_READ that stored it (its `read`) */
+  uint32_t read;        /* the NPKIT_EV_NPKIT_DUMP_READ that stored it (its `read`) */
   uint32_t rank;        /* NPKit rank: the number in the file names */
   uint32_t buffer;      /* GPU buffer or CPU channel */
   uint32_t lane;        /* slices of one lane of one buffer nest properly (CPU: never overlap) */
@@ -484,7 +484,7 @@ typedef struct npkit_ev_npkit {
                                       its NPKit state was last fresh: NPKit keeps one state per
                                       process, so the dump may mix or lack communicators */
 
-/* NPKIT_EV_NPKIT_READ: start_ns..end_ns = the reading (on the thread of the ncclCommDestroy or
+/* NPKIT_EV_NPKIT_DUMP_READ: start_ns..end_ns = the reading (on the thread of the ncclCommDestroy or
  * ncclCommAbort that triggered it, thread 0 at exit).  Written when files were read or something failed.  Counts
  * saturate at UINT32_MAX. */
 typedef struct npkit_ev_npkit_read {

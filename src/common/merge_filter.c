@@ -191,8 +191,8 @@ static void out_check(out_file *o) {
 static int op_selected(const npkit_merge_filter *f, const npkit_event *ev) {
   if (!f->has_ops) return 1;
   int attributed = ev->kind == NPKIT_EV_API ||
-                   ((ev->kind == NPKIT_EV_GPU_KERNEL || ev->kind == NPKIT_EV_GPU_MEMCPY ||
-                     ev->kind == NPKIT_EV_GPU_MEMSET || ev->kind == NPKIT_EV_PLUGIN_TASK) &&
+                   ((ev->kind == NPKIT_EV_CUPTI_KERNEL || ev->kind == NPKIT_EV_CUPTI_MEMCPY ||
+                     ev->kind == NPKIT_EV_CUPTI_MEMSET || ev->kind == NPKIT_EV_PLUGIN_TASK) &&
                     ev->func != NPKIT_FN_NONE);
   return !attributed || (ev->func < NPKIT_FN_COUNT && f->op[ev->func]);
 }

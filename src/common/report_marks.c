@@ -50,9 +50,9 @@ int npkit_mark_overlap_event(npkit_mark_overlap *o, const npkit_event *ev) {
     return push(&o->calls, &o->n_calls, &o->cap_calls,
                 (npkit_overlap_span){ev->thread, (uint32_t)is_communication(ev->func), ev->start_ns, ev->end_ns},
                 &o->incomplete);
-  case NPKIT_EV_GPU_KERNEL:
-  case NPKIT_EV_GPU_MEMCPY:
-  case NPKIT_EV_GPU_MEMSET:
+  case NPKIT_EV_CUPTI_KERNEL:
+  case NPKIT_EV_CUPTI_MEMCPY:
+  case NPKIT_EV_CUPTI_MEMSET:
     o->gpu_events++;
     return 0;
   case NPKIT_EV_MARK_BEGIN:

@@ -140,7 +140,7 @@ static int gpu_event(scan_state *s, const npkit_event *ev, char *err, size_t err
     return 0;
   }
   s->log->gpu_events++;
-  uint8_t cls = ev->kind == NPKIT_EV_GPU_KERNEL ? kernel_class(s, ev) : NPKIT_KCLASS_MEMORY;
+  uint8_t cls = ev->kind == NPKIT_EV_CUPTI_KERNEL ? kernel_class(s, ev) : NPKIT_KCLASS_MEMORY;
   if (s->rep->opts.analyses) {
     if (s->n_kernels == s->cap_kernels) {
       size_t cap = s->cap_kernels ? 2 * s->cap_kernels : 1024;
@@ -154,7 +154,7 @@ static int gpu_event(scan_state *s, const npkit_event *ev, char *err, size_t err
   }
   /* A kernel attributed to one collective call times that collective on the GPU.  Not a CUDA
    * graph replay: every replay carries the sequence number of the one call that was captured. */
-  if (ev->kind == NPKIT_EV_GPU_KERNEL && npkit_fn_class_of(ev->func) == NPKIT_CLASS_coll && ev->func != NPKIT_FN_NONE &&
+  if (ev->kind == NPKIT_EV_CUPTI_KERNEL && npkit_fn_class_of(ev->func) == NPKIT_CLASS_coll && ev->func != NPKIT_FN_NONE &&
       g->call_seq != NPKIT_NO_SEQ && g->comm != 0 && !(g->flags & NPKIT_GPU_GRAPH)) {
     size_t pos = comm_pos(s, g->comm);
     uint32_t member = pos != SIZE_MAX ? s->map->member[pos] : NPKIT_SCAN_NONE;
@@ -251,9 +251,9 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, npkit_log_reader *r, cons
     case NPKIT_EV_API:
       rc = api_event(s, ev, err, errlen);
       break;
-    case NPKIT_EV_GPU_KERNEL:
-    case NPKIT_EV_GPU_MEMCPY:
-    case NPKIT_EV_GPU_MEMSET:
+    case NPKIT_EV_CUPTI_KERNEL:
+    case NPKIT_EV_CUPTI_MEMCPY:
+    case NPKIT_EV_CUPTI_MEMSET:
       rc = gpu_event(s, ev, err, errlen);
       break;
     case NPKIT_EV_MARK_BEGIN:
@@ -261,7 +261,7 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, npkit_log_reader *r, cons
     case NPKIT_EV_MARK_INSTANT:
       s->log->marks++;
       break;
-    case NPKIT_EV_NPKIT_READ:
+    case NPKIT_EV_NPKIT_DUMP_READ:
       s->log->npkit_reads++;
       if (ev->u.npkit_read.flags & NPKIT_NPK_READ_SHARED) s->log->npkit_shared_reads++;
       break;

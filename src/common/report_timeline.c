@@ -77,7 +77,7 @@ static int warn(npkit_timeline *tl, const char *text) {
 
 /* Class of a GPU record, the way the overlap analysis classes it. */
 static uint8_t gpu_kind(const npkit_log_reader *r, const npkit_event *ev) {
-  if (ev->kind != NPKIT_EV_GPU_KERNEL) return NPKIT_TL_MEMORY;
+  if (ev->kind != NPKIT_EV_CUPTI_KERNEL) return NPKIT_TL_MEMORY;
   const npkit_log_string *name = ev->u.gpu.x.kernel.name ? npkit_reader_string(r, ev->u.gpu.x.kernel.name) : NULL;
   npkit_kernel_class c = name != NULL ? npkit_kernel_class_of(name->text)
                                       : ev->func != NPKIT_FN_NONE ? NPKIT_KCLASS_COMM : NPKIT_KCLASS_COMPUTE;
@@ -125,8 +125,8 @@ static int read_lane(const npkit_report *rep, npkit_timeline *tl, npkit_tl_lane 
       it.kind = NPKIT_TL_CALL;
       it.group = ev->u.api.group;
       it.focus = local != 0 && ev->u.api.comm == local && ev->u.api.seq == tl->inst.seq && ev->func == tl->inst.fn;
-    } else if (ev->kind == NPKIT_EV_GPU_KERNEL || ev->kind == NPKIT_EV_GPU_MEMCPY ||
-               ev->kind == NPKIT_EV_GPU_MEMSET) {
+    } else if (ev->kind == NPKIT_EV_CUPTI_KERNEL || ev->kind == NPKIT_EV_CUPTI_MEMCPY ||
+               ev->kind == NPKIT_EV_CUPTI_MEMSET) {
       if ((ev->u.gpu.flags & NPKIT_GPU_UNTIMED) || ev->start_ns == 0) continue;
       gpu = 1;
       it.kind = gpu_kind(r, ev);

@@ -226,7 +226,7 @@ static char *put_kernel_args(char *p, const npkit_ev_gpu *x) {
 static char *put_copy_args(char *p, const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
   p = put_u64(p, ",\"bytes\":", x->x.copy.bytes);
-  if (ev->kind == NPKIT_EV_GPU_MEMCPY) {
+  if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) {
     NPKIT_PUT(p, ",\"kind\":\"");
     p = put_str(p, npkit_gpu_copy_kind_name(x->x.copy.copy_kind));
     NPKIT_PUT(p, "\",\"src_kind\":\"");
@@ -250,7 +250,7 @@ static char *put_copy_args(char *p, const npkit_event *ev) {
 }
 
 int npkit_gpu_render_event(npkit_gpu_render *g, npkit_json *w, const npkit_event *ev) {
-  if (ev->kind != NPKIT_EV_GPU_KERNEL && ev->kind != NPKIT_EV_GPU_MEMCPY && ev->kind != NPKIT_EV_GPU_MEMSET)
+  if (ev->kind != NPKIT_EV_CUPTI_KERNEL && ev->kind != NPKIT_EV_CUPTI_MEMCPY && ev->kind != NPKIT_EV_CUPTI_MEMSET)
     return 0;
   const npkit_ev_gpu *x = &ev->u.gpu;
   if ((x->flags & NPKIT_GPU_UNTIMED) || ev->start_ns == 0 || ev->end_ns < ev->start_ns) {
@@ -260,10 +260,10 @@ int npkit_gpu_render_event(npkit_gpu_render *g, npkit_json *w, const npkit_event
   int64_t tid = track_tid(g, w, x->device, x->stream);
   npkit_json_element(w);
   char *p = npkit_json_reserve(w, EVENT_ROOM);
-  if (ev->kind == NPKIT_EV_GPU_KERNEL) {
+  if (ev->kind == NPKIT_EV_CUPTI_KERNEL) {
     p = put_kernel(g, p, ev);
     g->stats.kernels++;
-  } else if (ev->kind == NPKIT_EV_GPU_MEMCPY) {
+  } else if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) {
     NPKIT_PUT(p, "\n{\"name\":\"Memcpy ");
     p = put_str(p, npkit_gpu_copy_kind_name(x->x.copy.copy_kind));
     NPKIT_PUT(p, "\",\"cat\":\"gpu_memcpy\",\"ph\":\"X\"");
@@ -280,7 +280,7 @@ int npkit_gpu_render_event(npkit_gpu_render *g, npkit_json *w, const npkit_event
   p = put_u64(p, ",\"args\":{\"device\":", x->device);
   p = put_u64(p, ",\"stream\":", x->stream);
   p = put_u64(p, ",\"correlation\":", x->correlation);
-  if (ev->kind == NPKIT_EV_GPU_KERNEL)
+  if (ev->kind == NPKIT_EV_CUPTI_KERNEL)
     p = put_kernel_args(p, x);
   else
     p = put_copy_args(p, ev);
@@ -289,7 +289,7 @@ int npkit_gpu_render_event(npkit_gpu_render *g, npkit_json *w, const npkit_event
     p = put_u64(p, ",\"graph_node\":", x->graph_node);
   }
   p = put_call(g, p, ev);
-  if (ev->kind == NPKIT_EV_GPU_KERNEL) p = put_bandwidth(g, p, ev);
+  if (ev->kind == NPKIT_EV_CUPTI_KERNEL) p = put_bandwidth(g, p, ev);
   NPKIT_PUT(p, "}}");
   npkit_json_commit(w, p);
   if (ev->end_ns > g->last_ns) g->last_ns = ev->end_ns;

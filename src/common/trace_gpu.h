@@ -1,5 +1,5 @@
 /*
- * GPU activity (NPKIT_EV_GPU_KERNEL, _MEMCPY, _MEMSET) as Chrome trace events, the way the PyTorch
+ * GPU activity (NPKIT_EV_CUPTI_KERNEL, _MEMCPY, _MEMSET) as Chrome trace events, the way the PyTorch
  * profiler shows it: one track per GPU stream (tid band 400-699), complete events with cat
  * "kernel", "gpu_memcpy" or "gpu_memset", and an arrow (flow events, cat "ac2g") from the NCCL
  * call that launched the work to it.  Kernels attributed to a collective also carry the bandwidth

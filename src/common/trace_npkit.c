@@ -208,11 +208,11 @@ static void write_read(npkit_npk_render *n, npkit_json *w, const npkit_event *ev
 
 int npkit_npk_render_event(npkit_npk_render *n, npkit_json *w, const npkit_event *ev) {
   if (n == NULL) return 0;
-  if (ev->kind == NPKIT_EV_NPKIT_SLICE) {
+  if (ev->kind == NPKIT_EV_NPKIT_DUMP_SLICE) {
     write_slice(n, w, ev);
     return 1;
   }
-  if (ev->kind == NPKIT_EV_NPKIT_READ) {
+  if (ev->kind == NPKIT_EV_NPKIT_DUMP_READ) {
     write_read(n, w, ev);
     return 1;
   }

@@ -1,5 +1,5 @@
 /*
- * NPKit dump events of a log (NPKIT_EV_NPKIT_SLICE, NPKIT_EV_NPKIT_READ) as Chrome trace events,
+ * NPKit dump events of a log (NPKIT_EV_NPKIT_DUMP_SLICE, NPKIT_EV_NPKIT_DUMP_READ) as Chrome trace events,
  * under the process that read them (docs/trace-format.md, "NPKit dumps"):
  *  - one track per NPKit rank, GPU buffer or network channel, and lane, in the tid band 950-999:
  *    "NPKit GPU buf 5", "NPKit GPU buf 5 · lane 1", "NPKit net channel 2 · lane 3" (prefixed with

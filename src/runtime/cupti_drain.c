@@ -64,8 +64,8 @@ static void flush_batch(void) {
 static void emit(const npkit_event *ev) {
   if (ev != &batch[nbatch]) batch[nbatch] = *ev;
   nbatch++;
-  if (ev->kind == NPKIT_EV_GPU_KERNEL) pending.kernels++;
-  else if (ev->kind == NPKIT_EV_GPU_MEMCPY) pending.memcpys++;
+  if (ev->kind == NPKIT_EV_CUPTI_KERNEL) pending.kernels++;
+  else if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) pending.memcpys++;
   else pending.memsets++;
   pending.attributed += ev->func != 0;
   pending.untimed += (ev->u.gpu.flags & NPKIT_GPU_UNTIMED) != 0;

@@ -48,7 +48,7 @@ static void common(npkit_event *ev, uint16_t kind, uint64_t start, uint64_t end)
 
 static void kernel(const CUpti_ActivityKernel10 *k, npkit_event *ev, npkit_log_writer *log) {
   npkit_ev_gpu *g = &ev->u.gpu;
-  GPU_COMMON(ev, NPKIT_EV_GPU_KERNEL, k);
+  GPU_COMMON(ev, NPKIT_EV_CUPTI_KERNEL, k);
   g->x.kernel.name = npkit_kernel_name_id(k->name, log);
   g->x.kernel.grid_x = k->gridX < 0 ? 0 : (uint32_t)k->gridX;
   g->x.kernel.grid_y = u16(k->gridY);
@@ -69,14 +69,14 @@ int npkit_cupti_record_event(const CUpti_Activity *rec, npkit_event *ev, npkit_l
     return 1;
   case CUPTI_ACTIVITY_KIND_MEMCPY: {
     const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)(const void *)rec;
-    GPU_COMMON(ev, NPKIT_EV_GPU_MEMCPY, m);
+    GPU_COMMON(ev, NPKIT_EV_CUPTI_MEMCPY, m);
     COPY_KINDS(&ev->u.gpu, m);
     return 1;
   }
   case CUPTI_ACTIVITY_KIND_MEMCPY2: {
     const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)(const void *)rec;
     npkit_ev_gpu *g = &ev->u.gpu;
-    GPU_COMMON(ev, NPKIT_EV_GPU_MEMCPY, m);
+    GPU_COMMON(ev, NPKIT_EV_CUPTI_MEMCPY, m);
     g->flags |= NPKIT_GPU_PEER;
     COPY_KINDS(g, m);
     g->x.copy.src_device = m->srcDeviceId;
@@ -86,7 +86,7 @@ int npkit_cupti_record_event(const CUpti_Activity *rec, npkit_event *ev, npkit_l
   case CUPTI_ACTIVITY_KIND_MEMSET: {
     const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)(const void *)rec;
     npkit_ev_gpu *g = &ev->u.gpu;
-    GPU_COMMON(ev, NPKIT_EV_GPU_MEMSET, m);
+    GPU_COMMON(ev, NPKIT_EV_CUPTI_MEMSET, m);
     g->x.copy.bytes = m->bytes;
     g->x.copy.dst_kind = (uint8_t)m->memoryKind;
     g->x.copy.value = m->value;

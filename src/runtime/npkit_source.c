@@ -114,7 +114,7 @@ static int on_slice(void *user, const npkit_dump_slice *s) {
   }
   npkit_event ev;
   memset(&ev, 0, sizeof ev);
-  ev.kind = NPKIT_EV_NPKIT_SLICE;
+  ev.kind = NPKIT_EV_NPKIT_DUMP_SLICE;
   ev.start_ns = (uint64_t)start;
   ev.end_ns = (uint64_t)end;
   npkit_ev_npkit *x = &ev.u.npkit;
@@ -173,7 +173,7 @@ static void write_reading(const reading *rd, const npkit_scan_result *sr, uint32
   const npkit_dump_counters *c = &rd->c;
   npkit_event ev;
   memset(&ev, 0, sizeof ev);
-  ev.kind = NPKIT_EV_NPKIT_READ;
+  ev.kind = NPKIT_EV_NPKIT_DUMP_READ;
   ev.thread = thread;
   ev.start_ns = t0;
   ev.end_ns = npkit_now_ns();

@@ -5,8 +5,8 @@
  * after the real ncclCommDestroy or ncclCommAbort returned (a teardown call, never the hot path) and
  * once more at exit (which finds what ncclCommFinalize wrote), converts it with the shared parser
  * (src/common/npkit_dump.h: exact CLOCK_REALTIME nanoseconds, explicit ENTRY/EXIT pairing) and
- * appends the slices to the event log as NPKIT_EV_NPKIT_SLICE events, each reading summarised by
- * an NPKIT_EV_NPKIT_READ event, with COUNTERS of source NPKIT_SRC_NPKIT_DUMP and the parser's
+ * appends the slices to the event log as NPKIT_EV_NPKIT_DUMP_SLICE events, each reading summarised by
+ * an NPKIT_EV_NPKIT_DUMP_READ event, with COUNTERS of source NPKIT_SRC_NPKIT_DUMP and the parser's
  * warnings (missing TIME_SYNC events, bad clock files...) as NOTE blocks.
  *
  * Which files: NPKit names them after a rank number only.  After destroying a communicator the

@@ -102,27 +102,27 @@ int main(int argc, char **argv) {
   end.u.api.corr_id = 12;
   ev[n++] = end;
 
-  npkit_event k = gpu_event(NPKIT_EV_GPU_KERNEL, B + 2000, B + 2500, 14);
+  npkit_event k = gpu_event(NPKIT_EV_CUPTI_KERNEL, B + 2000, B + 2500, 14);
   kernel_shape(&k, ids[0]);
   tie(&k, NPKIT_FN_AllReduce, 11, 5, 1048576, B + 1000, B + 3000);
   ev[n++] = k;
 
-  k = gpu_event(NPKIT_EV_GPU_KERNEL, B + 4000, B + 4100, 13);
+  k = gpu_event(NPKIT_EV_CUPTI_KERNEL, B + 4000, B + 4100, 13);
   kernel_shape(&k, NPKIT_STRING_ID_GPU_BASE + 99); /* a name the log does not have */
   ev[n++] = k;
 
-  k = gpu_event(NPKIT_EV_GPU_KERNEL, B + 5000, B + 5100, 13);
+  k = gpu_event(NPKIT_EV_CUPTI_KERNEL, B + 5000, B + 5100, 13);
   kernel_shape(&k, ids[0]);
   k.u.gpu.ext_id = 7;
   k.u.gpu.flags = NPKIT_GPU_CALL_LOST;
   ev[n++] = k;
 
-  k = gpu_event(NPKIT_EV_GPU_KERNEL, 0, B + 5500, 13);
+  k = gpu_event(NPKIT_EV_CUPTI_KERNEL, 0, B + 5500, 13);
   kernel_shape(&k, ids[0]);
   k.u.gpu.flags = NPKIT_GPU_UNTIMED;
   ev[n++] = k;
 
-  k = gpu_event(NPKIT_EV_GPU_KERNEL, B + 6000, B + 6400, 14);
+  k = gpu_event(NPKIT_EV_CUPTI_KERNEL, B + 6000, B + 6400, 14);
   kernel_shape(&k, ids[0]);
   tie(&k, NPKIT_FN_AllReduce, 11, 5, 1048576, B + 1000, B + 3000);
   k.u.gpu.flags = NPKIT_GPU_GRAPH; /* replays have no arrow */
@@ -130,7 +130,7 @@ int main(int argc, char **argv) {
   k.u.gpu.graph_node = 77;
   ev[n++] = k;
 
-  k = gpu_event(NPKIT_EV_GPU_KERNEL, B + 7000, B + 7300, 14);
+  k = gpu_event(NPKIT_EV_CUPTI_KERNEL, B + 7000, B + 7300, 14);
   kernel_shape(&k, ids[0]);
   tie(&k, NPKIT_FN_GroupEnd, 12, NPKIT_NO_SEQ, 3000, B + 6500, B + 6900);
   k.u.gpu.flags |= NPKIT_GPU_VIA_GROUP;
@@ -138,7 +138,7 @@ int main(int argc, char **argv) {
   k.u.gpu.group_calls = 3;
   ev[n++] = k;
 
-  npkit_event m = gpu_event(NPKIT_EV_GPU_MEMCPY, B + 8000, B + 8200, 15);
+  npkit_event m = gpu_event(NPKIT_EV_CUPTI_MEMCPY, B + 8000, B + 8200, 15);
   m.u.gpu.flags = NPKIT_GPU_PEER;
   m.u.gpu.x.copy.bytes = 2097152;
   m.u.gpu.x.copy.copy_kind = 10; /* PtoP */
@@ -148,14 +148,14 @@ int main(int argc, char **argv) {
   m.u.gpu.x.copy.dst_device = 1;
   ev[n++] = m;
 
-  m = gpu_event(NPKIT_EV_GPU_MEMSET, B + 9000, B + 9050, 15);
+  m = gpu_event(NPKIT_EV_CUPTI_MEMSET, B + 9000, B + 9050, 15);
   m.u.gpu.x.copy.bytes = 4096;
   m.u.gpu.x.copy.value = 0xab;
   m.u.gpu.x.copy.dst_kind = 3;
   ev[n++] = m;
 
   for (uint32_t i = 0; i < 310; i++) {
-    k = gpu_event(NPKIT_EV_GPU_KERNEL, B + 10000 + i, B + 10001 + i, 1000 + i);
+    k = gpu_event(NPKIT_EV_CUPTI_KERNEL, B + 10000 + i, B + 10001 + i, 1000 + i);
     kernel_shape(&k, ids[0]);
     ev[n++] = k;
   }

@@ -34,7 +34,7 @@ static npkit_event slice(uint64_t start, uint64_t end, uint32_t rank, uint32_t b
                          uint32_t name) {
   npkit_event ev;
   memset(&ev, 0, sizeof ev);
-  ev.kind = NPKIT_EV_NPKIT_SLICE;
+  ev.kind = NPKIT_EV_NPKIT_DUMP_SLICE;
   ev.start_ns = start;
   ev.end_ns = end;
   ev.u.npkit.rank = rank;
@@ -85,7 +85,7 @@ static void test_events(void) {
   ev[6] = slice(t + 9700, t + 9700, 3, 0, 0, NPKIT_NPK_UNPAIRED_ENTRY, 77); /* no such string */
   ev[6].u.npkit.id = 0x05;
   memset(&ev[7], 0, sizeof ev[7]);
-  ev[7].kind = NPKIT_EV_NPKIT_READ;
+  ev[7].kind = NPKIT_EV_NPKIT_DUMP_READ;
   ev[7].start_ns = t + 20000;
   ev[7].end_ns = t + 25000;
   ev[7].u.npkit_read.trigger = NPKIT_NPK_AT_EXIT;
@@ -149,7 +149,7 @@ static void test_many_tracks(void) {
   for (uint32_t i = 0; i < 60; i++) ev[i] = slice(t + 1000 * i, t + 1000 * i + 500, i < 30 ? 3 : 5, i % 30, 0,
                                                   NPKIT_NPK_PAIR, 0);
   memset(&ev[60], 0, sizeof ev[60]);
-  ev[60].kind = NPKIT_EV_NPKIT_READ;
+  ev[60].kind = NPKIT_EV_NPKIT_DUMP_READ;
   ev[60].thread = 2;
   ev[60].start_ns = t + 100000;
   ev[60].end_ns = t + 130000;

@@ -141,7 +141,7 @@ static npkit_event kernel(uint64_t start, uint64_t end, uint32_t stream, uint32_
   memset(&e, 0, sizeof(e));
   e.start_ns = start;
   e.end_ns = end;
-  e.kind = NPKIT_EV_GPU_KERNEL;
+  e.kind = NPKIT_EV_CUPTI_KERNEL;
   e.func = (uint16_t)fn;
   e.thread = fn != NPKIT_FN_NONE ? 1 : 0;
   npkit_ev_gpu *g = &e.u.gpu;
