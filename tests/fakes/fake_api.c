@@ -10,90 +10,71 @@
 
 #define API NPKIT_FAKE_EXPORT
 
+/* A configuration of an nccl*Config call (NULL for the plain collectives) must be
+ * NCCL_COLLCONFIG_INITIALIZER'd (magic NCCL_API_MAGIC); of it the fake uses the user profiler tag
+ * (given to the plugin's v7 events, 2.31.2 src/collectives.cc). */
 static ncclResult_t coll(npkit_fake_kind kind, const char *name, const void *sendbuff,
                          void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op,
-                         int root, ncclComm_t comm, cudaStream_t stream) {
-  npkit_fake_call c = {kind, name, sendbuff, recvbuff, count, dt, op, root, comm, stream, 0};
+                         int root, ncclComm_t comm, cudaStream_t stream, const void *config) {
+  const npkit_fake_coll_config *cc = config;
+  if (cc != NULL && cc->magic != 0xcafebeefu)
+    return npkit_fake_group_error(npkit_fake_fail(
+        ncclInvalidArgument, "%s : config is not initialized with NCCL_COLLCONFIG_INITIALIZER", name));
+  npkit_fake_call c = {kind, name, sendbuff, recvbuff, count, dt, op, root, comm, stream,
+                       cc != NULL ? cc->user_profiler_tag : 0};
   return npkit_fake_collective(&c);
 }
 
 /* ------------------------------------------------------------------ collectives and p2p */
 
-API ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
-                                ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                                cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_ALLREDUCE, "AllReduce", sendbuff, recvbuff, count, datatype, op, -1,
-              comm, stream);
-}
-NPKIT_FAKE_ALIAS(ncclAllReduce)
+/* One collective of nccl.h, pnccl<fn>(sendbuff, recvbuff, count, datatype, <mid> comm, stream)
+ * where mid (in parentheses) is what it takes between datatype and comm: its operator and/or
+ * root; op and root are what the engine gets.  Built as 2.31.2 (FAKE_NCCL_NEW) the library also
+ * has its nccl<fn>Config twin, the same call with a per-call configuration as last argument
+ * (2.31.2 src/collectives.cc). */
+#define UNPAREN(...) __VA_ARGS__
+#define COLL(fn, kind, mid, op, root)                                                              \
+  API ncclResult_t pnccl##fn(const void *sendbuff, void *recvbuff, size_t count,                   \
+                             ncclDataType_t datatype, UNPAREN mid ncclComm_t comm,                 \
+                             cudaStream_t stream) {                                                \
+    return coll(kind, #fn, sendbuff, recvbuff, count, datatype, op, root, comm, stream, NULL);     \
+  }                                                                                                \
+  NPKIT_FAKE_ALIAS(nccl##fn)                                                                       \
+  COLL_CONFIG(fn, kind, mid, op, root)
+#if FAKE_NCCL_NEW
+#define COLL_CONFIG(fn, kind, mid, op, root)                                                       \
+  API ncclResult_t pnccl##fn##Config(const void *sendbuff, void *recvbuff, size_t count,           \
+                                     ncclDataType_t datatype, UNPAREN mid ncclComm_t comm,         \
+                                     cudaStream_t stream, const ncclCollConfig_t *config) {        \
+    return coll(kind, #fn, sendbuff, recvbuff, count, datatype, op, root, comm, stream, config);   \
+  }                                                                                                \
+  NPKIT_FAKE_ALIAS(nccl##fn##Config)
+#else
+#define COLL_CONFIG(fn, kind, mid, op, root)
+#endif
 
-API ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-                                ncclDataType_t datatype, int root, ncclComm_t comm,
-                                cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_BROADCAST, "Broadcast", sendbuff, recvbuff, count, datatype, ncclSum,
-              root, comm, stream);
-}
-NPKIT_FAKE_ALIAS(ncclBroadcast)
-
-API ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
-                             ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-                             cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_REDUCE, "Reduce", sendbuff, recvbuff, count, datatype, op, root, comm,
-              stream);
-}
-NPKIT_FAKE_ALIAS(ncclReduce)
-
-API ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
-                                ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_ALLGATHER, "AllGather", sendbuff, recvbuff, sendcount, datatype,
-              ncclSum, -1, comm, stream);
-}
-NPKIT_FAKE_ALIAS(ncclAllGather)
-
-API ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
-                                    ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                                    cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_REDUCESCATTER, "ReduceScatter", sendbuff, recvbuff, recvcount,
-              datatype, op, -1, comm, stream);
-}
-NPKIT_FAKE_ALIAS(ncclReduceScatter)
-
+COLL(AllReduce, NPKIT_FAKE_K_ALLREDUCE, (ncclRedOp_t op,), op, -1)
+COLL(Broadcast, NPKIT_FAKE_K_BROADCAST, (int root,), ncclSum, root)
+COLL(Reduce, NPKIT_FAKE_K_REDUCE, (ncclRedOp_t op, int root,), op, root)
+COLL(AllGather, NPKIT_FAKE_K_ALLGATHER, (), ncclSum, -1)
+COLL(ReduceScatter, NPKIT_FAKE_K_REDUCESCATTER, (ncclRedOp_t op,), op, -1)
 #if !FAKE_NCCL_OLD
-API ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
-                               ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_ALLTOALL, "AlltoAll", sendbuff, recvbuff, count, datatype, ncclSum, -1,
-              comm, stream);
-}
-NPKIT_FAKE_ALIAS(ncclAlltoAll)
-
-API ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count,
-                             ncclDataType_t datatype, int root, ncclComm_t comm,
-                             cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_GATHER, "Gather", sendbuff, recvbuff, count, datatype, ncclSum, root,
-              comm, stream);
-}
-NPKIT_FAKE_ALIAS(ncclGather)
-
-API ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count,
-                              ncclDataType_t datatype, int root, ncclComm_t comm,
-                              cudaStream_t stream) {
-  return coll(NPKIT_FAKE_K_SCATTER, "Scatter", sendbuff, recvbuff, count, datatype, ncclSum, root,
-              comm, stream);
-}
-NPKIT_FAKE_ALIAS(ncclScatter)
+COLL(AlltoAll, NPKIT_FAKE_K_ALLTOALL, (), ncclSum, -1)
+COLL(Gather, NPKIT_FAKE_K_GATHER, (int root,), ncclSum, root)
+COLL(Scatter, NPKIT_FAKE_K_SCATTER, (int root,), ncclSum, root)
 #endif
 
 API ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
                            ncclComm_t comm, cudaStream_t stream) {
   return coll(NPKIT_FAKE_K_SEND, "Send", sendbuff, NULL, count, datatype, ncclSum, peer, comm,
-              stream);
+              stream, NULL);
 }
 NPKIT_FAKE_ALIAS(ncclSend)
 
 API ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
                            ncclComm_t comm, cudaStream_t stream) {
   return coll(NPKIT_FAKE_K_RECV, "Recv", NULL, recvbuff, count, datatype, ncclSum, peer, comm,
-              stream);
+              stream, NULL);
 }
 NPKIT_FAKE_ALIAS(ncclRecv)
 
@@ -205,26 +186,18 @@ API ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncErro
 }
 NPKIT_FAKE_ALIAS(ncclCommGetAsyncError)
 
-API ncclResult_t pncclCommCount(const ncclComm_t comm, int *count) {
-  ncclResult_t r = query(comm, count, "CommCount");
-  if (r == ncclSuccess) *count = comm->nranks;
-  return r;
-}
-NPKIT_FAKE_ALIAS(ncclCommCount)
+/* The queries of one int of the communicator. */
+#define INT_QUERY(fn, member)                                                                      \
+  API ncclResult_t pnccl##fn(const ncclComm_t comm, int *out) {                                    \
+    ncclResult_t r = query(comm, out, #fn);                                                        \
+    if (r == ncclSuccess) *out = comm->member;                                                     \
+    return r;                                                                                      \
+  }                                                                                                \
+  NPKIT_FAKE_ALIAS(nccl##fn)
 
-API ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int *device) {
-  ncclResult_t r = query(comm, device, "CommCuDevice");
-  if (r == ncclSuccess) *device = comm->device;
-  return r;
-}
-NPKIT_FAKE_ALIAS(ncclCommCuDevice)
-
-API ncclResult_t pncclCommUserRank(const ncclComm_t comm, int *rank) {
-  ncclResult_t r = query(comm, rank, "CommUserRank");
-  if (r == ncclSuccess) *rank = comm->rank;
-  return r;
-}
-NPKIT_FAKE_ALIAS(ncclCommUserRank)
+INT_QUERY(CommCount, nranks)
+INT_QUERY(CommCuDevice, device)
+INT_QUERY(CommUserRank, rank)
 
 API ncclResult_t pncclGetVersion(int *version) {
   if (version == NULL)
@@ -378,84 +351,4 @@ API ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void **ou
 }
 NPKIT_FAKE_ALIAS(ncclWinGetUserPtr)
 
-/* The nccl*Config collectives (2.31.2 src/collectives.cc): the collective with a per-call
- * configuration, of which the fake uses the user profiler tag (given to the plugin's v7 events);
- * a configuration must be NCCL_COLLCONFIG_INITIALIZER'd (magic NCCL_API_MAGIC). */
-static ncclResult_t coll_config(npkit_fake_kind kind, const char *name, const void *sendbuff,
-                                void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op,
-                                int root, ncclComm_t comm, cudaStream_t stream,
-                                const ncclCollConfig_t *config) {
-  const npkit_fake_coll_config *cc = (const npkit_fake_coll_config *)(const void *)config;
-  if (cc != NULL && cc->magic != 0xcafebeefu)
-    return npkit_fake_group_error(npkit_fake_fail(
-        ncclInvalidArgument, "%s : config is not initialized with NCCL_COLLCONFIG_INITIALIZER", name));
-  npkit_fake_call c = {kind, name, sendbuff, recvbuff, count, dt, op, root, comm, stream,
-                       cc != NULL ? cc->user_profiler_tag : 0};
-  return npkit_fake_collective(&c);
-}
-
-API ncclResult_t pncclAllReduceConfig(const void *sendbuff, void *recvbuff, size_t count,
-                                      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                                      cudaStream_t stream, const ncclCollConfig_t *config) {
-  return coll_config(NPKIT_FAKE_K_ALLREDUCE, "AllReduce", sendbuff, recvbuff, count, datatype, op,
-                     -1, comm, stream, config);
-}
-NPKIT_FAKE_ALIAS(ncclAllReduceConfig)
-
-API ncclResult_t pncclBroadcastConfig(const void *sendbuff, void *recvbuff, size_t count,
-                                      ncclDataType_t datatype, int root, ncclComm_t comm,
-                                      cudaStream_t stream, const ncclCollConfig_t *config) {
-  return coll_config(NPKIT_FAKE_K_BROADCAST, "Broadcast", sendbuff, recvbuff, count, datatype,
-                     ncclSum, root, comm, stream, config);
-}
-NPKIT_FAKE_ALIAS(ncclBroadcastConfig)
-
-API ncclResult_t pncclReduceConfig(const void *sendbuff, void *recvbuff, size_t count,
-                                   ncclDataType_t datatype, ncclRedOp_t op, int root,
-                                   ncclComm_t comm, cudaStream_t stream,
-                                   const ncclCollConfig_t *config) {
-  return coll_config(NPKIT_FAKE_K_REDUCE, "Reduce", sendbuff, recvbuff, count, datatype, op, root,
-                     comm, stream, config);
-}
-NPKIT_FAKE_ALIAS(ncclReduceConfig)
-
-API ncclResult_t pncclAllGatherConfig(const void *sendbuff, void *recvbuff, size_t sendcount,
-                                      ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream,
-                                      const ncclCollConfig_t *config) {
-  return coll_config(NPKIT_FAKE_K_ALLGATHER, "AllGather", sendbuff, recvbuff, sendcount, datatype,
-                     ncclSum, -1, comm, stream, config);
-}
-NPKIT_FAKE_ALIAS(ncclAllGatherConfig)
-
-API ncclResult_t pncclReduceScatterConfig(const void *sendbuff, void *recvbuff, size_t recvcount,
-                                          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                                          cudaStream_t stream, const ncclCollConfig_t *config) {
-  return coll_config(NPKIT_FAKE_K_REDUCESCATTER, "ReduceScatter", sendbuff, recvbuff, recvcount,
-                     datatype, op, -1, comm, stream, config);
-}
-NPKIT_FAKE_ALIAS(ncclReduceScatterConfig)
-
-API ncclResult_t pncclAlltoAllConfig(const void *sendbuff, void *recvbuff, size_t count,
-                                     ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream,
-                                     const ncclCollConfig_t *config) {
-  return coll_config(NPKIT_FAKE_K_ALLTOALL, "AlltoAll", sendbuff, recvbuff, count, datatype,
-                     ncclSum, -1, comm, stream, config);
-}
-NPKIT_FAKE_ALIAS(ncclAlltoAllConfig)
-
-API ncclResult_t pncclGatherConfig(const void *sendbuff, void *recvbuff, size_t count,
-                                   ncclDataType_t datatype, int root, ncclComm_t comm,
-                                   cudaStream_t stream, const ncclCollConfig_t *config) {
-  return coll_config(NPKIT_FAKE_K_GATHER, "Gather", sendbuff, recvbuff, count, datatype, ncclSum,
-                     root, comm, stream, config);
-}
-NPKIT_FAKE_ALIAS(ncclGatherConfig)
-
-API ncclResult_t pncclScatterConfig(const void *sendbuff, void *recvbuff, size_t count,
-                                    ncclDataType_t datatype, int root, ncclComm_t comm,
-                                    cudaStream_t stream, const ncclCollConfig_t *config) {
-  return coll_config(NPKIT_FAKE_K_SCATTER, "Scatter", sendbuff, recvbuff, count, datatype, ncclSum,
-                     root, comm, stream, config);
-}
-NPKIT_FAKE_ALIAS(ncclScatterConfig)
 #endif
