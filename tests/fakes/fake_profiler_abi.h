@@ -32,27 +32,37 @@ typedef struct {
   int peer, n_steps, chunk_size, is_send;
 } proxy_op_d;
 
+/* The members every version from v4 on shares, each version appending its own at the end of a
+ * struct, which keeps every earlier field at its offset. */
+#define DESCR_HEAD(type_t) type_t type; void *parent_obj; int rank;
+#define COLL_V4 uint64_t seq_number; const char *func; const void *send_buff; void *recv_buff;   \
+                size_t count; int root; const char *datatype; uint8_t n_channels, n_warps;     \
+                const char *algo, *proto;
+#define P2P_V4 const char *func; void *buff; const char *datatype; size_t count; int peer;       \
+               uint8_t n_channels;
+#define PROXY_V3 proxy_op_d proxy_op; struct { int step; } proxy_step;
+#define KERNEL_CH_V4 struct { uint8_t channel_id; uint64_t p_timer; } kernel_ch;
+/* v5's union; v7 appends `api_tag` to the API members, `coll_more` to Coll, `task_tag` to P2p, and
+ * has `more` members. */
+#define UNION_V5(api_tag, coll_more, task_tag, more)                                               \
+  union {                                                                                          \
+    struct { bool graph_captured; int group_depth; } group_api;                                    \
+    struct { const char *func; size_t count; const char *datatype; int root; void *stream;         \
+             bool graph_captured; api_tag } coll_api;                                              \
+    struct { const char *func; size_t count; const char *datatype; void *stream;                   \
+             bool graph_captured; api_tag } p2p_api;                                               \
+    struct { void *stream; } kernel_launch;                                                        \
+    struct { COLL_V4 void *parent_group; coll_more } coll;                                         \
+    struct { P2P_V4 void *parent_group; task_tag } p2p;                                            \
+    PROXY_V3                                                                                       \
+    KERNEL_CH_V4                                                                                   \
+    more                                                                                           \
+  };
+
 /* 2.28 (v5): 64-bit type, API-level events, parentGroup in tasks */
 typedef struct {
-  uint64_t type;
-  void *parent_obj;
-  int rank;
-  union {
-    struct { bool graph_captured; int group_depth; } group_api;
-    struct { const char *func; size_t count; const char *datatype; int root; void *stream;
-             bool graph_captured; } coll_api;
-    struct { const char *func; size_t count; const char *datatype; void *stream;
-             bool graph_captured; } p2p_api;
-    struct { void *stream; } kernel_launch;
-    struct { uint64_t seq_number; const char *func; const void *send_buff; void *recv_buff;
-             size_t count; int root; const char *datatype; uint8_t n_channels, n_warps;
-             const char *algo, *proto; void *parent_group; } coll;
-    struct { const char *func; void *buff; const char *datatype; size_t count; int peer;
-             uint8_t n_channels; void *parent_group; } p2p;
-    proxy_op_d proxy_op;
-    struct { int step; } proxy_step;
-    struct { uint8_t channel_id; uint64_t p_timer; } kernel_ch;
-  };
+  DESCR_HEAD(uint64_t)
+  UNION_V5(, , , )
 } descr_v5;
 
 /* 2.31.2 (v7, src/include/plugin/profiler/profiler_v7.h at commit 889806836097): v6's union
@@ -61,51 +71,28 @@ typedef struct {
  * keeps its offset, so the fake describes every event in this layout and hands the v5/v6 tables
  * an exact-size copy of its v5 prefix (a plugin reading past its version's end reads outside it). */
 typedef struct {
-  uint64_t type;
-  void *parent_obj;
-  int rank;
-  union {
-    struct { bool graph_captured; int group_depth; } group_api;
-    struct { const char *func; size_t count; const char *datatype; int root; void *stream;
-             bool graph_captured; uint64_t user_tag; } coll_api;
-    struct { const char *func; size_t count; const char *datatype; void *stream;
-             bool graph_captured; uint64_t user_tag; } p2p_api;
-    struct { void *stream; } kernel_launch;
-    struct { uint64_t seq_number; const char *func; const void *send_buff; void *recv_buff;
-             size_t count; int root; const char *datatype; uint8_t n_channels, n_warps;
-             const char *algo, *proto; void *parent_group; const char *kernel_variant;
-             bool is_sym_coll; uint64_t user_tag; } coll;
-    struct { const char *func; void *buff; const char *datatype; size_t count; int peer;
-             uint8_t n_channels; void *parent_group; uint64_t user_tag; } p2p;
-    proxy_op_d proxy_op;
-    struct { int step; } proxy_step;
-    struct { uint8_t channel_id; uint64_t p_timer; } kernel_ch;
-    struct { uint8_t channel_id, phase_id; const char *phase_name; uint64_t p_timer; } kernel_phase;
-  };
+  DESCR_HEAD(uint64_t)
+  UNION_V5(uint64_t user_tag;,
+           const char *kernel_variant; bool is_sym_coll; uint64_t user_tag;,
+           uint64_t user_tag;,
+           struct { uint8_t channel_id; uint8_t phase_id; const char *phase_name; uint64_t p_timer; }
+               kernel_phase;)
 } descr_v7;
 
 /* 2.27 (v4): 8-bit type, no API-level events, no parentGroup */
 typedef struct {
-  uint8_t type;
-  void *parent_obj;
-  int rank;
+  DESCR_HEAD(uint8_t)
   union {
-    struct { uint64_t seq_number; const char *func; const void *send_buff; void *recv_buff;
-             size_t count; int root; const char *datatype; uint8_t n_channels, n_warps;
-             const char *algo, *proto; } coll;
-    struct { const char *func; void *buff; const char *datatype; size_t count; int peer;
-             uint8_t n_channels; } p2p;
-    proxy_op_d proxy_op;
-    struct { int step; } proxy_step;
-    struct { uint8_t channel_id; uint64_t p_timer; } kernel_ch;
+    struct { COLL_V4 } coll;
+    struct { P2P_V4 } p2p;
+    PROXY_V3
+    KERNEL_CH_V4
   };
 } descr_v4;
 
 /* 2.26 (v3): tasks carry the communicator's name and hash; no GPU timer */
 typedef struct {
-  uint8_t type;
-  void *parent_obj;
-  int rank;
+  DESCR_HEAD(uint8_t)
   union {
     struct { const char *name; uint64_t comm_hash, seq_number; const char *func;
              const void *send_buff; void *recv_buff; size_t count; int root;
@@ -113,8 +100,7 @@ typedef struct {
              *proto; } coll;
     struct { const char *name; uint64_t comm_hash; const char *func; void *buff;
              const char *datatype; size_t count; int peer; } p2p;
-    proxy_op_d proxy_op;
-    struct { int step; } proxy_step;
+    PROXY_V3
     struct { uint8_t channel_id; } kernel_ch;
   };
 } descr_v3;
@@ -131,41 +117,22 @@ typedef union {
 } args_v3;
 
 typedef void (*logger_fn)(int, unsigned long, const char *, int, const char *, ...);
-typedef struct {
-  const char *name;
-  ncclResult_t (*init)(void **ctx, uint64_t comm_id, int *mask, const char *comm_name,
-                       int n_nodes, int n_ranks, int rank, logger_fn log);
-  ncclResult_t (*start_event)(void *ctx, void **handle, descr_v5 *d);
-  ncclResult_t (*stop_event)(void *handle);
-  ncclResult_t (*record_event_state)(void *handle, int state, args_v4 *a);
-  ncclResult_t (*finalize)(void *ctx);
-} table_v5; /* v6's has the same signatures */
-typedef struct {
-  const char *name;
-  ncclResult_t (*init)(void **ctx, uint64_t comm_id, int *mask, const char *comm_name,
-                       int n_nodes, int n_ranks, int rank, logger_fn log);
-  ncclResult_t (*start_event)(void *ctx, void **handle, descr_v7 *d);
-  ncclResult_t (*stop_event)(void *handle);
-  ncclResult_t (*record_event_state)(void *handle, int state, args_v4 *a);
-  ncclResult_t (*finalize)(void *ctx);
-} table_v7;
-typedef struct {
-  const char *name;
-  ncclResult_t (*init)(void **ctx, int *mask, const char *comm_name, uint64_t comm_hash,
-                       int n_nodes, int n_ranks, int rank, logger_fn log);
-  ncclResult_t (*start_event)(void *ctx, void **handle, descr_v4 *d);
-  ncclResult_t (*stop_event)(void *handle);
-  ncclResult_t (*record_event_state)(void *handle, int state, args_v4 *a);
-  ncclResult_t (*finalize)(void *ctx);
-} table_v4;
-typedef struct {
-  const char *name;
-  ncclResult_t (*init)(void **ctx, int *mask);
-  ncclResult_t (*start_event)(void *ctx, void **handle, descr_v3 *d);
-  ncclResult_t (*stop_event)(void *handle);
-  ncclResult_t (*record_event_state)(void *handle, int state, args_v3 *a);
-  ncclResult_t (*finalize)(void *ctx);
-} table_v3;
+/* A version's table: its init's parameters, its descriptor and its state arguments. */
+#define TABLE(init_params, descr, args)                                                            \
+  struct {                                                                                         \
+    const char *name;                                                                              \
+    ncclResult_t (*init) init_params;                                                              \
+    ncclResult_t (*start_event)(void *ctx, void **handle, descr *d), (*stop_event)(void *handle);  \
+    ncclResult_t (*record_event_state)(void *handle, int state, args *a), (*finalize)(void *ctx);  \
+  }
+#define INIT_V5 (void **ctx, uint64_t comm_id, int *mask, const char *comm_name, int n_nodes,      \
+                 int n_ranks, int rank, logger_fn log)
+typedef TABLE(INIT_V5, descr_v5, args_v4) table_v5; /* v6's has the same signatures */
+typedef TABLE(INIT_V5, descr_v7, args_v4) table_v7;
+typedef TABLE((void **ctx, int *mask, const char *comm_name, uint64_t comm_hash, int n_nodes,
+               int n_ranks, int rank, logger_fn log),
+              descr_v4, args_v4) table_v4;
+typedef TABLE((void **ctx, int *mask), descr_v3, args_v3) table_v3;
 
 _Static_assert(offsetof(descr_v5, coll.parent_group) == 24 + 80, "v5 Coll layout");
 _Static_assert(sizeof(descr_v5) == 112, "v5/v6 descriptor size (v6 adds ceColl, 88 bytes too)");
