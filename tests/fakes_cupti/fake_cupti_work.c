@@ -166,28 +166,19 @@ static int api_call(npkit_fake_api api, uint32_t corr) {
 }
 
 static void kernel_record(CUpti_ActivityKernel10 *r, const npkit_fake_kernel *k, uint32_t corr) {
-  memset(r, 0, sizeof *r);
-  r->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  r->registersPerThread = k->registers;
-  r->start = k->start_ns;
-  r->end = k->end_ns;
-  r->completed = k->end_ns;
-  r->deviceId = k->device;
-  r->contextId = 1;
-  r->streamId = stream_id(k->stream);
-  r->gridX = k->grid[0];
-  r->gridY = k->grid[1];
-  r->gridZ = k->grid[2];
-  r->blockX = k->block[0];
-  r->blockY = k->block[1];
-  r->blockZ = k->block[2];
-  r->staticSharedMemory = k->static_shared;
-  r->dynamicSharedMemory = k->dynamic_shared;
-  r->correlationId = corr;
-  r->gridId = ++grid_ids;
-  r->name = intern(k->name);
-  r->queued = k->start_ns;
-  r->submitted = k->start_ns;
+  *r = (CUpti_ActivityKernel10){
+      .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+      .registersPerThread = k->registers,
+      .start = k->start_ns, .end = k->end_ns, .completed = k->end_ns,
+      .queued = k->start_ns, .submitted = k->start_ns,
+      .deviceId = k->device, .contextId = 1, .streamId = stream_id(k->stream),
+      .gridX = k->grid[0], .gridY = k->grid[1], .gridZ = k->grid[2],
+      .blockX = k->block[0], .blockY = k->block[1], .blockZ = k->block[2],
+      .staticSharedMemory = k->static_shared, .dynamicSharedMemory = k->dynamic_shared,
+      .correlationId = corr,
+      .gridId = ++grid_ids,
+      .name = intern(k->name),
+  };
 }
 
 /* Applies the drop and untimed modes, then lets the kernel run. */
@@ -240,18 +231,28 @@ static fc_graph *capturing(uint64_t stream) {
 static CUgraphNode node_handle(uint64_t id) { return (CUgraphNode)(uintptr_t)(FC_NODE_HANDLE_BASE + id); }
 static CUgraph graph_handle(uint32_t id) { return (CUgraph)(uintptr_t)(FC_NODE_HANDLE_BASE + id); }
 
+/* The resource callback of a kernel node of graph, a clone of node `original` when not 0. */
+static void node_callback(CUpti_CallbackId cbid, uint32_t graph, uint64_t node,
+                          uint64_t original) {
+  CUpti_GraphData gd;
+  memset(&gd, 0, sizeof gd);
+  gd.graph = graph_handle(graph);
+  gd.node = node_handle(node);
+  if (original != 0) {
+    gd.originalGraph = graph_handle(graph);
+    gd.originalNode = node_handle(original);
+  }
+  gd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+  fc_resource_callback(cbid, &gd);
+}
+
 static void capture(fc_graph *g, const npkit_fake_kernel *k) {
   if (g->n == MAX_NODES) return;
   fc_node *n = &g->nodes[g->n++];
   n->id = next_node++;
   n->k = *k;
   n->k.name = intern(k->name);
-  CUpti_GraphData gd;
-  memset(&gd, 0, sizeof gd);
-  gd.graph = graph_handle(g->id);
-  gd.node = node_handle(n->id);
-  gd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
-  fc_resource_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &gd);
+  node_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, g->id, n->id, 0);
 }
 
 FC_EXPORT uint32_t npkitFakeCuptiCaptureBegin(uint64_t stream) {
@@ -272,11 +273,8 @@ FC_EXPORT uint32_t npkitFakeCuptiCaptureBegin(uint64_t stream) {
 FC_EXPORT uint32_t npkitFakeCuptiCaptureEnd(uint64_t stream) {
   fc_lock();
   fc_graph *g = capturing(stream);
-  uint32_t id = 0;
-  if (g != NULL) {
-    g->open = 0;
-    id = g->id;
-  }
+  if (g != NULL) g->open = 0;
+  uint32_t id = g != NULL ? g->id : 0;
   fc_unlock();
   return id;
 }
@@ -290,14 +288,7 @@ FC_EXPORT uint32_t npkitFakeCuptiGraphInstantiate(uint32_t graph) {
     e->graph = graph - 1;
     for (int i = 0; i < g->n; i++) {
       e->node_ids[i] = next_node++;
-      CUpti_GraphData gd;
-      memset(&gd, 0, sizeof gd);
-      gd.graph = graph_handle(g->id);
-      gd.originalGraph = graph_handle(g->id);
-      gd.node = node_handle(e->node_ids[i]);
-      gd.originalNode = node_handle(g->nodes[i].id);
-      gd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
-      fc_resource_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, &gd);
+      node_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, g->id, e->node_ids[i], g->nodes[i].id);
     }
     id = (uint32_t)nexecs;
   }
@@ -336,23 +327,32 @@ FC_EXPORT uint32_t npkitFakeCuptiGraphLaunch(uint32_t exec, uint64_t stream) {
 
 /* ---- kernels, copies, memsets ---- */
 
+/* The kernel of correlation id corr: a node of the graph its stream captures, else it runs. */
+static void kernel_done(uint32_t corr, const npkit_fake_kernel *k) {
+  fc_graph *g = capturing(k->stream);
+  if (g != NULL) {
+    capture(g, k);
+  } else {
+    CUpti_ActivityKernel10 r;
+    kernel_record(&r, k, corr);
+    run_kernel(&r, k->end_ns);
+  }
+  fc_retire(0);
+}
+
+/* A launch when kernels are traced: its correlation id (0, "none", otherwise). */
+static uint32_t launch(npkit_fake_api api) {
+  if (!fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return 0;
+  uint32_t corr = fc_next_correlation();
+  api_call(api, corr);
+  return corr;
+}
+
 FC_EXPORT uint32_t npkitFakeCuptiKernel(const npkit_fake_kernel *k) {
   if (k == NULL) return 0;
   fc_lock();
-  uint32_t corr = 0;
-  if (fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
-    corr = fc_next_correlation();
-    api_call(k->api, corr);
-    fc_graph *g = capturing(k->stream);
-    if (g != NULL) {
-      capture(g, k);
-    } else {
-      CUpti_ActivityKernel10 r;
-      kernel_record(&r, k, corr);
-      run_kernel(&r, k->end_ns);
-    }
-    fc_retire(0);
-  }
+  uint32_t corr = launch(k->api);
+  if (corr != 0) kernel_done(corr, k);
   fc_unlock();
   return corr;
 }
@@ -360,11 +360,7 @@ FC_EXPORT uint32_t npkitFakeCuptiKernel(const npkit_fake_kernel *k) {
 FC_EXPORT uint32_t npkitFakeCuptiLaunch(const npkit_fake_api *api) {
   if (api == NULL) return 0;
   fc_lock();
-  uint32_t corr = 0;
-  if (fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
-    corr = fc_next_correlation();
-    api_call(*api, corr);
-  }
+  uint32_t corr = launch(*api);
   fc_unlock();
   return corr;
 }
@@ -372,17 +368,7 @@ FC_EXPORT uint32_t npkitFakeCuptiLaunch(const npkit_fake_api *api) {
 FC_EXPORT void npkitFakeCuptiKernelDone(uint32_t corr, const npkit_fake_kernel *k) {
   if (k == NULL || corr == 0) return;
   fc_lock();
-  if (fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
-    fc_graph *g = capturing(k->stream);
-    if (g != NULL) {
-      capture(g, k);
-    } else {
-      CUpti_ActivityKernel10 r;
-      kernel_record(&r, k, corr);
-      run_kernel(&r, k->end_ns);
-    }
-    fc_retire(0);
-  }
+  if (fc_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) kernel_done(corr, k);
   fc_unlock();
 }
 
