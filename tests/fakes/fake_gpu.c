@@ -204,14 +204,8 @@ uint64_t npkit_fake_gpu_start_of(const npkit_fake_kernels *ks, ncclComm_t comm) 
   return launch + (uint64_t)(npkit_fake_cfg()->launch_s * 1e9);
 }
 
-void npkit_fake_gpu_capture(npkit_fake_kernels *ks) {
-  if (ks == NULL) return;
-  const hooks *h = cupti();
-  uint64_t launch_ns = (uint64_t)(npkit_fake_cfg()->launch_s * 1e9);
-  for (int i = 0; h != NULL && i < ks->n; i++) {
-    kernel *k = &ks->k[i];
-    if (k->corr == 0) continue;
-    uint64_t start = k->launch_ns + launch_ns, end = start + 1000 + (uint64_t)(k->sim * 1e9);
+/* The fake CUPTI learns that the kernel ran from start to end (host clock). */
+static void kernel_done(const hooks *h, const kernel *k, uint64_t start, uint64_t end) {
     npkit_fake_kernel r = {
         .name = k->name,
         .api = {NPKIT_FAKE_API_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
@@ -225,10 +219,25 @@ void npkit_fake_gpu_capture(npkit_fake_kernels *ks) {
         .static_shared = 0,
         .dynamic_shared = 8192,
     };
-    h->done(k->corr, &r); /* the stream captures: a graph node, not a run */
-  }
+  h->done(k->corr, &r);
+}
+
+static void kernels_free(npkit_fake_kernels *ks) {
   free(ks->k);
   free(ks);
+}
+
+void npkit_fake_gpu_capture(npkit_fake_kernels *ks) {
+  if (ks == NULL) return;
+  const hooks *h = cupti();
+  uint64_t launch_ns = (uint64_t)(npkit_fake_cfg()->launch_s * 1e9);
+  for (int i = 0; h != NULL && i < ks->n; i++) {
+    kernel *k = &ks->k[i];
+    if (k->corr == 0) continue;
+    uint64_t start = k->launch_ns + launch_ns, end = start + 1000 + (uint64_t)(k->sim * 1e9);
+    kernel_done(h, k, start, end); /* the stream captures: a graph node, not a run */
+  }
+  kernels_free(ks);
 }
 
 uint32_t npkit_fake_gpu_capture_begin(cudaStream_t stream) {
@@ -268,23 +277,9 @@ void npkit_fake_gpu_complete(npkit_fake_kernels *ks, ncclResult_t res) {
     if (end < now) end = now; /* the work took at least until now */
     if (si == nstreams && nstreams < MAX_STREAMS) streams[nstreams++] = k->stream;
     if (si < nstreams) free_at[si] = end;
-    npkit_fake_kernel r = {
-        .name = k->name,
-        .api = {NPKIT_FAKE_API_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
-        .device = k->comm->device >= 0 ? (uint32_t)k->comm->device : 0,
-        .stream = (uint64_t)(uintptr_t)k->stream,
-        .start_ns = start,
-        .end_ns = end,
-        .grid = {2, 1, 1},
-        .block = {640, 1, 1},
-        .registers = 96,
-        .static_shared = 0,
-        .dynamic_shared = 8192,
-    };
-    h->done(k->corr, &r);
+    kernel_done(h, k, start, end);
   }
-  free(ks->k);
-  free(ks);
+  kernels_free(ks);
 }
 
 void npkit_fake_gpu_one_rank_copy(const npkit_fake_op *op, uint64_t t0_ns) {
