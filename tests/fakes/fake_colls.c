@@ -26,21 +26,15 @@ static bool rooted(npkit_fake_kind k) {
          k == NPKIT_FAKE_K_SCATTER;
 }
 
-/* Whether this rank reads sendbuff / writes recvbuff in the call. */
-static bool uses_send(const npkit_fake_call *c, int me) {
+/* Whether this rank reads sendbuff (send) or writes recvbuff (!send) in the call. */
+static bool uses_buffer(const npkit_fake_call *c, int me, bool send) {
   switch (c->kind) {
   case NPKIT_FAKE_K_BROADCAST:
-  case NPKIT_FAKE_K_SCATTER: return me == c->root;
-  case NPKIT_FAKE_K_RECV: return false;
-  default: return true;
-  }
-}
-
-static bool uses_recv(const npkit_fake_call *c, int me) {
-  switch (c->kind) {
+  case NPKIT_FAKE_K_SCATTER: return !send || me == c->root;
   case NPKIT_FAKE_K_REDUCE:
-  case NPKIT_FAKE_K_GATHER: return me == c->root;
-  case NPKIT_FAKE_K_SEND: return false;
+  case NPKIT_FAKE_K_GATHER: return send || me == c->root;
+  case NPKIT_FAKE_K_SEND: return send;
+  case NPKIT_FAKE_K_RECV: return !send;
   default: return true;
   }
 }
@@ -116,9 +110,9 @@ static ncclResult_t check(const npkit_fake_call *call, size_t *esize, npkit_fake
     return npkit_fake_fail(ncclInvalidArgument,
                            "%s : invalid peer %d (peer should be in the 0..%d range)", call->name,
                            call->root, c->nranks);
-  if (call->count > 0 && uses_send(call, c->rank) && call->sendbuff == NULL)
+  if (call->count > 0 && uses_buffer(call, c->rank, true) && call->sendbuff == NULL)
     return npkit_fake_fail(ncclInvalidArgument, "%s : sendbuff argument is NULL", call->name);
-  if (call->count > 0 && uses_recv(call, c->rank) && call->recvbuff == NULL)
+  if (call->count > 0 && uses_buffer(call, c->rank, false) && call->recvbuff == NULL)
     return npkit_fake_fail(ncclInvalidArgument, "%s : recvbuff argument is NULL", call->name);
   if (call->count > SIZE_MAX / *esize / (size_t)c->nranks / 2)
     return npkit_fake_fail(ncclInvalidArgument, "%s : count %zu is too large", call->name,
@@ -265,6 +259,26 @@ static ncclResult_t plan_allreduce(plan_ctx *p) {
   return ncclSuccess;
 }
 
+/* Where a transfer with peer q reads or writes: nowhere, the whole buffer, its block q, or the
+ * scratch slot of q (reductions). */
+typedef enum place { NOWHERE, WHOLE, BLOCK_Q, SLOT_Q } place;
+
+static unsigned char *place_of(plan_ctx *p, place how, const void *buf, int q) {
+  unsigned char *b = (unsigned char *)(uintptr_t)buf;
+  return how == BLOCK_Q ? b + (size_t)q * p->bytes : how == SLOT_Q ? slot(p->op, q) : b;
+}
+
+/* With every other rank q, in rank order: the send of p->bytes from `send` (unless NOWHERE), then
+ * the receive of p->bytes into `recv` (unless NOWHERE). */
+static ncclResult_t with_peers(plan_ctx *p, place s, const void *send, place r, void *recv) {
+  for (int q = 0; q < p->n; q++) {
+    if (q == p->me) continue;
+    if (s != NOWHERE) TRY(xs(p, 0, q, place_of(p, s, send, q), p->bytes));
+    if (r != NOWHERE) TRY(xr(p, 0, q, place_of(p, r, recv, q), p->bytes));
+  }
+  return ncclSuccess;
+}
+
 static ncclResult_t plan_reduce(plan_ctx *p) {
   npkit_fake_op *op = p->op;
   bool root = p->me == op->root;
@@ -272,9 +286,7 @@ static ncclResult_t plan_reduce(plan_ctx *p) {
   op->start = start_premul;
   op->finish = finish_reduce;
   if (!root) return xs(p, 0, op->root, op->src, p->bytes);
-  for (int q = 0; q < p->n; q++)
-    if (q != p->me) TRY(xr(p, 0, q, slot(op, q), p->bytes));
-  return ncclSuccess;
+  return with_peers(p, NOWHERE, NULL, SLOT_Q, NULL);
 }
 
 static ncclResult_t plan_reducescatter(plan_ctx *p) {
@@ -282,32 +294,20 @@ static ncclResult_t plan_reducescatter(plan_ctx *p) {
   TRY(alloc_scratch(op, op->red.premul ? p->bytes * (size_t)p->n : 0, p->bytes));
   op->start = start_premul;
   op->finish = finish_reducescatter;
-  for (int q = 0; q < p->n; q++) {
-    if (q == p->me) continue;
-    TRY(xs(p, 0, q, op->src + (size_t)q * p->bytes, p->bytes));
-    TRY(xr(p, 0, q, slot(op, q), p->bytes));
-  }
-  return ncclSuccess;
+  return with_peers(p, BLOCK_Q, op->src, SLOT_Q, NULL);
 }
 
-static ncclResult_t plan_broadcast(plan_ctx *p) {
+/* Broadcast (the root sends its whole buffer) and Scatter (block q to rank q). */
+static ncclResult_t plan_from_root(plan_ctx *p, place s) {
   npkit_fake_op *op = p->op;
   op->start = start_copy_own;
   if (p->me != op->root) return xr(p, 0, op->root, op->recvbuff, p->bytes);
-  for (int q = 0; q < p->n; q++)
-    if (q != p->me) TRY(xs(p, 0, q, op->sendbuff, p->bytes));
-  return ncclSuccess;
+  return with_peers(p, s, op->sendbuff, NOWHERE, NULL);
 }
 
 static ncclResult_t plan_allgather(plan_ctx *p) {
-  npkit_fake_op *op = p->op;
-  op->start = start_copy_own;
-  for (int q = 0; q < p->n; q++) {
-    if (q == p->me) continue;
-    TRY(xs(p, 0, q, op->sendbuff, p->bytes));
-    TRY(xr(p, 0, q, (unsigned char *)op->recvbuff + (size_t)q * p->bytes, p->bytes));
-  }
-  return ncclSuccess;
+  p->op->start = start_copy_own;
+  return with_peers(p, WHOLE, p->op->sendbuff, BLOCK_Q, p->op->recvbuff);
 }
 
 static bool overlap(const void *a, const void *b, size_t len) {
@@ -328,31 +328,14 @@ static ncclResult_t plan_alltoall(plan_ctx *p) {
     op->src = op->tmp;
   }
   op->start = start_copy_own;
-  for (int q = 0; q < p->n; q++) {
-    if (q == p->me) continue;
-    TRY(xs(p, 0, q, op->src + (size_t)q * p->bytes, p->bytes));
-    TRY(xr(p, 0, q, (unsigned char *)op->recvbuff + (size_t)q * p->bytes, p->bytes));
-  }
-  return ncclSuccess;
+  return with_peers(p, BLOCK_Q, op->src, BLOCK_Q, op->recvbuff);
 }
 
 static ncclResult_t plan_gather(plan_ctx *p) {
   npkit_fake_op *op = p->op;
   op->start = start_copy_own;
   if (p->me != op->root) return xs(p, 0, op->root, op->sendbuff, p->bytes);
-  for (int q = 0; q < p->n; q++)
-    if (q != p->me) TRY(xr(p, 0, q, (unsigned char *)op->recvbuff + (size_t)q * p->bytes, p->bytes));
-  return ncclSuccess;
-}
-
-static ncclResult_t plan_scatter(plan_ctx *p) {
-  npkit_fake_op *op = p->op;
-  op->start = start_copy_own;
-  if (p->me != op->root) return xr(p, 0, op->root, op->recvbuff, p->bytes);
-  for (int q = 0; q < p->n; q++)
-    if (q != p->me)
-      TRY(xs(p, 0, q, (const unsigned char *)op->sendbuff + (size_t)q * p->bytes, p->bytes));
-  return ncclSuccess;
+  return with_peers(p, NOWHERE, NULL, BLOCK_Q, op->recvbuff);
 }
 
 static ncclResult_t plan(plan_ctx *p) {
@@ -362,11 +345,11 @@ static ncclResult_t plan(plan_ctx *p) {
   case NPKIT_FAKE_K_ALLREDUCE: return plan_allreduce(p);
   case NPKIT_FAKE_K_REDUCE: return plan_reduce(p);
   case NPKIT_FAKE_K_REDUCESCATTER: return plan_reducescatter(p);
-  case NPKIT_FAKE_K_BROADCAST: return plan_broadcast(p);
+  case NPKIT_FAKE_K_BROADCAST: return plan_from_root(p, WHOLE);
   case NPKIT_FAKE_K_ALLGATHER: return plan_allgather(p);
   case NPKIT_FAKE_K_ALLTOALL: return plan_alltoall(p);
   case NPKIT_FAKE_K_GATHER: return plan_gather(p);
-  case NPKIT_FAKE_K_SCATTER: return plan_scatter(p);
+  case NPKIT_FAKE_K_SCATTER: return plan_from_root(p, BLOCK_Q);
   case NPKIT_FAKE_K_SEND:
     return npkit_fake_op_xfer(op, 0, NPKIT_FAKE_CHAN_P2P, true, op->root, op->sendbuff, p->bytes);
   case NPKIT_FAKE_K_RECV:
