@@ -42,6 +42,12 @@ static ncclResult_t not_modelled(const char *fn, const char *what) {
   return npkit_fake_fail(ncclInvalidUsage, "%s : %s is not modelled by the fake NCCL", fn, what);
 }
 
+/* A function whose arguments are checked (bad: they are wrong) before it is refused. */
+static ncclResult_t refused(const char *fn, bool bad, const char *what) {
+  if (bad) return npkit_fake_fail(ncclInvalidArgument, "%s : invalid arguments", fn);
+  return not_modelled(fn, what);
+}
+
 /* ---- 2.28: the device API's host side ---- */
 
 API ncclResult_t pncclDevCommCreate(ncclComm_t comm, const void *reqs, void *outDevComm) {
@@ -91,9 +97,9 @@ API ncclResult_t pncclGinBarrierCreateRequirement(ncclComm_t comm, npkit_fake_te
                                                   void *outHandle, void *outReq) {
   (void)t;
   ncclResult_t r = usable(comm, "GinBarrierCreateRequirement");
-  if (r == ncclSuccess && (nBarriers < 0 || outHandle == NULL || outReq == NULL))
-    r = npkit_fake_fail(ncclInvalidArgument, "GinBarrierCreateRequirement : invalid arguments");
-  return r != ncclSuccess ? r : not_modelled("GinBarrierCreateRequirement", "GPU-initiated networking");
+  if (r != ncclSuccess) return r;
+  return refused("GinBarrierCreateRequirement", nBarriers < 0 || outHandle == NULL || outReq == NULL,
+                 "GPU-initiated networking");
 }
 NPKIT_FAKE_ALIAS(ncclGinBarrierCreateRequirement)
 
@@ -101,20 +107,20 @@ API int pncclLLA2ACalcSlots(int maxElts, int maxEltSize) { return maxElts * ((ma
 NPKIT_FAKE_ALIAS(ncclLLA2ACalcSlots)
 
 API ncclResult_t pncclLLA2ACreateRequirement(int nBlocks, int nSlots, void *outHandle, void *outReq) {
-  if (nBlocks < 0 || nSlots < 0 || outHandle == NULL || outReq == NULL)
-    return npkit_fake_fail(ncclInvalidArgument, "LLA2ACreateRequirement : invalid arguments");
-  return not_modelled("LLA2ACreateRequirement", "a device resource");
+  return refused("LLA2ACreateRequirement", nBlocks < 0 || nSlots < 0 || outHandle == NULL || outReq == NULL,
+                 "a device resource");
 }
 NPKIT_FAKE_ALIAS(ncclLLA2ACreateRequirement)
 
-API ncclResult_t pncclLsaBarrierCreateRequirement(npkit_fake_team t, int nBarriers, void *outHandle,
-                                                  void *outReq) {
-  (void)t;
-  if (nBarriers < 0 || outHandle == NULL || outReq == NULL)
-    return npkit_fake_fail(ncclInvalidArgument, "LsaBarrierCreateRequirement : invalid arguments");
-  return not_modelled("LsaBarrierCreateRequirement", "a device resource");
-}
-NPKIT_FAKE_ALIAS(ncclLsaBarrierCreateRequirement)
+/* The barriers' requirement builders: (team, nBarriers, outHandle, outReq). */
+#define BARRIER_REQUIREMENT(fn)                                                                    \
+  API ncclResult_t pnccl##fn(npkit_fake_team t, int nBarriers, void *outHandle, void *outReq) {    \
+    (void)t;                                                                                       \
+    return refused(#fn, nBarriers < 0 || outHandle == NULL || outReq == NULL, "a device resource"); \
+  }                                                                                                \
+  NPKIT_FAKE_ALIAS(nccl##fn)
+
+BARRIER_REQUIREMENT(LsaBarrierCreateRequirement)
 
 #endif /* !FAKE_NCCL_OLD */
 
@@ -135,9 +141,8 @@ API ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *
   (void)comm;
   (void)config;
   if (newcomm != NULL) *newcomm = NULL;
-  if (newcomm == NULL || uniqueId == NULL || nRanks < 1 || rank < 0 || rank >= nRanks)
-    return npkit_fake_fail(ncclInvalidArgument, "CommGrow : invalid arguments");
-  return not_modelled("CommGrow", "growing a communicator");
+  return refused("CommGrow", newcomm == NULL || uniqueId == NULL || nRanks < 1 || rank < 0 || rank >= nRanks,
+                 "growing a communicator");
 }
 NPKIT_FAKE_ALIAS(ncclCommGrow)
 
@@ -182,8 +187,7 @@ API ncclResult_t pncclCommQueryProperties(ncclComm_t comm, void *props) {
 NPKIT_FAKE_ALIAS(ncclCommQueryProperties)
 
 static ncclResult_t device_pointer(const void *window, const void *out, const char *fn) {
-  if (window == NULL || out == NULL) return npkit_fake_fail(ncclInvalidArgument, "%s : invalid arguments", fn);
-  return not_modelled(fn, "a device pointer");
+  return refused(fn, window == NULL || out == NULL, "a device pointer");
 }
 
 API ncclResult_t pncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset, void **outPtr) {
@@ -248,18 +252,16 @@ NPKIT_FAKE_ALIAS(ncclCommMemStats)
 /* ---- 2.30.3 / 2.30.4 ---- */
 
 API ncclResult_t pncclGinOutboxCreateRequirement(int nBlocks, int size_log2, void *outHandle, void *outReq) {
-  if (nBlocks < 0 || size_log2 < 0 || outHandle == NULL || outReq == NULL)
-    return npkit_fake_fail(ncclInvalidArgument, "GinOutboxCreateRequirement : invalid arguments");
-  return not_modelled("GinOutboxCreateRequirement", "GPU-initiated networking");
+  return refused("GinOutboxCreateRequirement", nBlocks < 0 || size_log2 < 0 || outHandle == NULL || outReq == NULL,
+                 "GPU-initiated networking");
 }
 NPKIT_FAKE_ALIAS(ncclGinOutboxCreateRequirement)
 
 API ncclResult_t pncclGinInboxA2ACreateRequirement(npkit_fake_team peers, int nBlocks, int size_log2,
                                                    void *outHandle, void *outReq) {
   (void)peers;
-  if (nBlocks < 0 || size_log2 < 0 || outHandle == NULL || outReq == NULL)
-    return npkit_fake_fail(ncclInvalidArgument, "GinInboxA2ACreateRequirement : invalid arguments");
-  return not_modelled("GinInboxA2ACreateRequirement", "GPU-initiated networking");
+  return refused("GinInboxA2ACreateRequirement", nBlocks < 0 || size_log2 < 0 || outHandle == NULL || outReq == NULL,
+                 "GPU-initiated networking");
 }
 NPKIT_FAKE_ALIAS(ncclGinInboxA2ACreateRequirement)
 
@@ -368,8 +370,7 @@ NPKIT_FAKE_ALIAS(ncclParamDumpAll)
 /* ---- 2.31.2: CFT ---- */
 
 static ncclResult_t le_info(const void *window, const void *a, const void *b, const char *fn) {
-  if (window == NULL || a == NULL || b == NULL) return npkit_fake_fail(ncclInvalidArgument, "%s : invalid arguments", fn);
-  return not_modelled(fn, "CFT");
+  return refused(fn, window == NULL || a == NULL || b == NULL, "CFT");
 }
 
 API ncclResult_t pncclGetMultimemDeviceLeInfo(ncclWindow_t window, size_t offset, uint32_t *leId, size_t *leOffset) {
@@ -401,13 +402,6 @@ API npkit_fake_team pncclTeamCftMultimem(ncclComm_t comm) { return team(comm, 0)
 NPKIT_FAKE_ALIAS(ncclTeamCftMultimem)
 
 /* nccl_device/cft_barrier.h at 2.31.2 (commit 889806836097) */
-API ncclResult_t pncclCftBarrierCreateRequirement(npkit_fake_team t, int nBarriers, void *outHandle,
-                                                  void *outReq) {
-  (void)t;
-  if (nBarriers < 0 || outHandle == NULL || outReq == NULL)
-    return npkit_fake_fail(ncclInvalidArgument, "CftBarrierCreateRequirement : invalid arguments");
-  return not_modelled("CftBarrierCreateRequirement", "a device resource");
-}
-NPKIT_FAKE_ALIAS(ncclCftBarrierCreateRequirement)
+BARRIER_REQUIREMENT(CftBarrierCreateRequirement)
 
 #endif /* FAKE_NCCL_NEW */
