@@ -7,7 +7,7 @@
  * Expected results are computed here from first principles: every input element is a function of
  * (rank, index, salt), small enough to be exact in every datatype, so each rank knows what every
  * other rank contributed and what each result must be.  float16/bfloat16 values are encoded and
- * decoded by this file's own code, not the library's.  ncclAvg on floating types is checked only
+ * decoded by the test programs' code (tests/programs/test_data.c), not the library's.  ncclAvg on floating types is checked only
  * when the number of ranks is a power of two (1/nranks is then exact). */
 #include <math.h>
 #include <mpi.h>
@@ -23,6 +23,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "test_data.h"
+#include "test_names.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SELFTEST_ASAN 1
@@ -109,77 +112,16 @@ static const ncclDataType_t all_types[] = {ncclInt8,    ncclUint8,   ncclInt32, 
                                            ncclFloat64, ncclBfloat16};
 #define NTYPES (sizeof all_types / sizeof all_types[0])
 
-static size_t tsize(ncclDataType_t dt) {
-  switch (dt) {
-  case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-  case ncclFloat16: case ncclBfloat16: return 2;
-  case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-  default: return 8;
-  }
-}
-
-static int is_float(ncclDataType_t dt) { return dt >= ncclFloat16 && dt <= ncclBfloat16; }
-static int is_unsigned(ncclDataType_t dt) {
-  return dt == ncclUint8 || dt == ncclUint32 || dt == ncclUint64;
-}
-
-/* 16-bit floats with `mbits` mantissa bits and exponent bias `bias`; only exact values. */
-static uint16_t enc16(double v, int mbits, int bias) {
-  if (v == 0) return signbit(v) ? 0x8000 : 0;
-  int e;
-  double m = frexp(fabs(v), &e); /* |v| = m * 2^e, m in [0.5, 1) */
-  unsigned f = (unsigned)((2 * m - 1) * (1 << mbits));
-  return (uint16_t)((unsigned)(v < 0) << 15 | (unsigned)(e - 1 + bias) << mbits | f);
-}
-
-static double dec16(uint16_t h, int mbits, int bias) {
-  int e = (h >> mbits) & ((1 << (15 - mbits)) - 1), f = h & ((1 << mbits) - 1);
-  double v = e == 0 ? ldexp(f, 1 - bias - mbits) : ldexp((1 << mbits) + f, e - bias - mbits);
-  return (h >> 15) ? -v : v;
-}
-
-static void put(void *buf, size_t i, ncclDataType_t dt, double v) {
-  switch (dt) {
-  case ncclInt8: ((int8_t *)buf)[i] = (int8_t)v; break;
-  case ncclUint8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-  case ncclInt32: ((int32_t *)buf)[i] = (int32_t)v; break;
-  case ncclUint32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-  case ncclInt64: ((int64_t *)buf)[i] = (int64_t)v; break;
-  case ncclUint64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-  case ncclFloat16: ((uint16_t *)buf)[i] = enc16(v, 10, 15); break;
-  case ncclFloat32: ((float *)buf)[i] = (float)v; break;
-  case ncclFloat64: ((double *)buf)[i] = v; break;
-  case ncclBfloat16: ((uint16_t *)buf)[i] = enc16(v, 7, 127); break;
-  default: break;
-  }
-}
-
-static double get(const void *buf, size_t i, ncclDataType_t dt) {
-  switch (dt) {
-  case ncclInt8: return ((const int8_t *)buf)[i];
-  case ncclUint8: return ((const uint8_t *)buf)[i];
-  case ncclInt32: return ((const int32_t *)buf)[i];
-  case ncclUint32: return ((const uint32_t *)buf)[i];
-  case ncclInt64: return (double)((const int64_t *)buf)[i];
-  case ncclUint64: return (double)((const uint64_t *)buf)[i];
-  case ncclFloat16: return dec16(((const uint16_t *)buf)[i], 10, 15);
-  case ncclFloat32: return ((const float *)buf)[i];
-  case ncclFloat64: return ((const double *)buf)[i];
-  case ncclBfloat16: return dec16(((const uint16_t *)buf)[i], 7, 127);
-  default: return NAN;
-  }
-}
-
 /* What rank r contributes at index i: small integers, exact in every type and for every result. */
 static double gen(int r, size_t i, int salt, ncclRedOp_t op, ncclDataType_t dt) {
   unsigned h = (unsigned)r * 7u + (unsigned)(i % 100003) * 13u + (unsigned)salt * 5u;
   if (op == ncclProd) return 1 + h % 2; /* products are powers of two: exact in every float type */
-  if (is_unsigned(dt)) return h % 16;
+  if (npkit_test_dtype_is_unsigned(dt)) return h % 16;
   return (double)(h % 16) - 8;
 }
 
 static void fill(void *buf, size_t count, int r, int salt, ncclRedOp_t op, ncclDataType_t dt) {
-  for (size_t i = 0; i < count; i++) put(buf, i, dt, gen(r, i, salt, op, dt));
+  for (size_t i = 0; i < count; i++) npkit_test_store(buf, dt, i, gen(r, i, salt, op, dt));
 }
 
 /* Integers wrap around in their type (products of many ranks overflow 8 bits). */
@@ -206,7 +148,7 @@ static double expect_red(int n, size_t i, int salt, ncclRedOp_t op, ncclDataType
     else if (op == ncclMin) acc = v < acc ? v : acc;
     else acc += v;
   }
-  if (op == ncclAvg) acc = is_float(dt) ? acc / n : (double)((int64_t)acc / n);
+  if (op == ncclAvg) acc = npkit_test_dtype_is_float(dt) ? acc / n : (double)((int64_t)acc / n);
   return wrap(dt, acc);
 }
 
@@ -215,7 +157,7 @@ static void check_red(const char *what, const void *out, size_t count, size_t fi
                       ncclRedOp_t op, ncclDataType_t dt, const double *scal, int line) {
   atomic_fetch_add(&g_checks, 1);
   for (size_t i = 0; i < count; i++) {
-    double want = expect_red(g_size, first + i, salt, op, dt, scal), got = get(out, i, dt);
+    double want = expect_red(g_size, first + i, salt, op, dt, scal), got = npkit_test_load(out, dt, i);
     if (got != want) {
       failf(line, "%s type %d op %d count %zu: element %zu is %g, expected %g", what, (int)dt,
             (int)op, count, first + i, got, want);
@@ -252,9 +194,9 @@ static void test_allreduce(ncclComm_t comm) {
   int salt = 0;
   for (size_t t = 0; t < NTYPES; t++) {
     ncclDataType_t dt = all_types[t];
-    size_t es = tsize(dt);
+    size_t es = npkit_test_dtype_size(dt);
     for (size_t o = 0; o < 5; o++) {
-      if (ops[o] == ncclAvg && is_float(dt) && !pow2) continue;
+      if (ops[o] == ncclAvg && npkit_test_dtype_is_float(dt) && !pow2) continue;
       const size_t counts[] = {1, 7, 1003};
       for (size_t c = 0; c < 3; c++) {
         for (int inplace = 0; inplace < 2; inplace++) {
@@ -278,7 +220,7 @@ static void test_allreduce(ncclComm_t comm) {
       {1 << 20, ncclFloat32, ncclSum, 0}, {1 << 20, ncclInt64, ncclMax, 1},
       {3 << 20, ncclInt8, ncclSum, 0},    {(1 << 20) + 3, ncclBfloat16, ncclSum, 1}};
   for (size_t b = 0; b < sizeof big / sizeof big[0]; b++) {
-    size_t n = big[b].n, es = tsize(big[b].dt);
+    size_t n = big[b].n, es = npkit_test_dtype_size(big[b].dt);
     void *send = xmalloc(n * es), *recv = xmalloc(n * es);
     fill(send, n, g_rank, 77, big[b].op, big[b].dt);
     void *out = big[b].inplace ? send : recv;
@@ -338,7 +280,7 @@ static void test_reduce(ncclComm_t comm) {
       if (cases[c].op == ncclAvg && !pow2) continue;
       for (int inplace = 0; inplace < 2; inplace++) {
         ncclDataType_t dt = cases[c].dt;
-        size_t n = cases[c].n, es = tsize(dt);
+        size_t n = cases[c].n, es = npkit_test_dtype_size(dt);
         salt++;
         unsigned char *send = xmalloc(n * es), *recv = xmalloc(n * es);
         fill(send, n, g_rank, salt, cases[c].op, dt);
@@ -390,7 +332,7 @@ static void test_reducescatter(ncclComm_t comm) {
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     for (int inplace = 0; inplace < 2; inplace++) {
       ncclDataType_t dt = cases[c].dt;
-      size_t n = cases[c].n, es = tsize(dt), total = n * (size_t)g_size;
+      size_t n = cases[c].n, es = npkit_test_dtype_size(dt), total = n * (size_t)g_size;
       salt++;
       unsigned char *send = xmalloc(total * es), *recv = xmalloc(n * es);
       fill(send, total, g_rank, salt, cases[c].op, dt);
@@ -691,13 +633,21 @@ static void test_premulsum(ncclComm_t comm) {
   free(f);
 }
 
+/* A communicator of every process, with the id rank 0 draws (kept in *id unless NULL); NULL when
+ * its creation failed. */
+static ncclComm_t world_comm(ncclUniqueId *id) {
+  ncclUniqueId own;
+  if (id == NULL) id = &own;
+  if (g_rank == 0) NCCL_OK(ncclGetUniqueId(id));
+  MPI_QUIET(MPI_Bcast(id, sizeof *id, MPI_BYTE, 0, MPI_COMM_WORLD));
+  ncclComm_t c = NULL;
+  NCCL_OK(ncclCommInitRank(&c, g_size, *id, g_rank));
+  return c;
+}
+
 /* Ranks that pass different counts get an error, not garbage or a hang. */
 static void test_mismatch(void) {
-  ncclUniqueId id;
-  if (g_rank == 0) NCCL_OK(ncclGetUniqueId(&id));
-  MPI_QUIET(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
-  ncclComm_t c = NULL;
-  NCCL_OK(ncclCommInitRank(&c, g_size, id, g_rank));
+  ncclComm_t c = world_comm(NULL);
   if (c == NULL || g_size < 2) {
     ncclCommDestroy(c);
     return;
@@ -721,10 +671,7 @@ static void test_mismatch(void) {
 
   /* Different operations: rank 0 broadcasts (and is done once its data is sent), the others
    * reduce and must not take the broadcast data for theirs. */
-  if (g_rank == 0) NCCL_OK(ncclGetUniqueId(&id));
-  MPI_QUIET(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
-  c = NULL;
-  NCCL_OK(ncclCommInitRank(&c, g_size, id, g_rank));
+  c = world_comm(NULL);
   if (c == NULL) return;
   if (g_rank == 0) {
     NCCL_OK(ncclBroadcast(buf, buf, 8, ncclFloat32, 0, c, NULL));
@@ -1063,11 +1010,7 @@ static int shm_exists(const ncclUniqueId *id) {
 }
 
 static void run_noop(void) {
-  ncclUniqueId id;
-  if (g_rank == 0) NCCL_OK(ncclGetUniqueId(&id));
-  MPI_QUIET(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
-  ncclComm_t comm = NULL;
-  NCCL_OK(ncclCommInitRank(&comm, g_size, id, g_rank));
+  ncclComm_t comm = world_comm(NULL);
   size_t n = 1 << 20;
   float *buf = xmalloc(n * 4);
   buf[0] = 42;
@@ -1150,10 +1093,7 @@ typedef struct named_test {
 static void run_all(void) {
   double t0 = now();
   ncclUniqueId id;
-  if (g_rank == 0) NCCL_OK(ncclGetUniqueId(&id));
-  MPI_QUIET(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
-  ncclComm_t comm = NULL;
-  NCCL_OK(ncclCommInitRank(&comm, g_size, id, g_rank));
+  ncclComm_t comm = world_comm(&id);
   if (comm == NULL) return;
   CHECK(!shm_exists(&id), "the segment is still linked once every rank joined");
   int n = 0, me = -1;
