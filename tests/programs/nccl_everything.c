@@ -25,33 +25,21 @@ typedef struct everything {
 
 static ncclResult_t note(everything *e, const char *fn, const npkit_test_comm *comm,
                          ncclResult_t res) {
-  npkit_test_call call = npkit_test_call_make(fn, res);
-  if (comm) {
-    call.comm = comm->label;
-    call.nranks = comm->nranks;
-  }
+  npkit_test_call call = npkit_test_call_on(fn, comm, res);
   npkit_test_journal_write(e->ctx.journal, &call);
   return res;
 }
 
 static ncclResult_t note_size(everything *e, const char *fn, const npkit_test_comm *comm,
                               size_t size, ncclResult_t res) {
-  npkit_test_call call = npkit_test_call_make(fn, res);
-  if (comm) {
-    call.comm = comm->label;
-    call.nranks = comm->nranks;
-  }
+  npkit_test_call call = npkit_test_call_on(fn, comm, res);
   call.size = (long long)size;
   npkit_test_journal_write(e->ctx.journal, &call);
   return res;
 }
 
 static void note_void(everything *e, const char *fn, const npkit_test_comm *comm) {
-  npkit_test_call call = npkit_test_call_make(fn, NPKIT_TEST_NO_RESULT);
-  if (comm) {
-    call.comm = comm->label;
-    call.nranks = comm->nranks;
-  }
+  npkit_test_call call = npkit_test_call_on(fn, comm, NPKIT_TEST_NO_RESULT);
   npkit_test_journal_write(e->ctx.journal, &call);
 }
 
@@ -109,10 +97,8 @@ static void groups(everything *e) {
   static float sim_send[64], sim_recv[64];
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
   note(e, "ncclGroupStart", NULL, ncclGroupStart());
-  npkit_test_call ar = npkit_test_call_make("ncclAllReduce", ncclSuccess);
+  npkit_test_call ar = npkit_test_call_on("ncclAllReduce", c, ncclSuccess);
   ar.result = ncclAllReduce(sim_send, sim_recv, 64, ncclFloat32, ncclSum, c->comm, 0);
-  ar.comm = c->label;
-  ar.nranks = c->nranks;
   ar.count = 64;
   ar.datatype = ncclFloat32;
   ar.op = ncclSum;
@@ -249,10 +235,8 @@ static void window_calls(everything *e, ncclWindow_t win, const void *buf) {
   /* one-sided operations with itself: journaled like Send (peer, count, datatype) */
   put_signal_fn put = NEWER(put_signal_fn, "ncclPutSignal");
   if (put) {
-    npkit_test_call call = npkit_test_call_make("ncclPutSignal", ncclSuccess);
+    npkit_test_call call = npkit_test_call_on("ncclPutSignal", c, ncclSuccess);
     call.result = put(buf, 16, ncclFloat32, 0, win, 0, 0, 0, 0, c->comm, 0);
-    call.comm = c->label;
-    call.nranks = c->nranks;
     call.count = 16;
     call.datatype = ncclFloat32;
     call.peer = 0;
@@ -260,10 +244,8 @@ static void window_calls(everything *e, ncclWindow_t win, const void *buf) {
   }
   signal_fn sig = NEWER(signal_fn, "ncclSignal");
   if (sig) {
-    npkit_test_call call = npkit_test_call_make("ncclSignal", ncclSuccess);
+    npkit_test_call call = npkit_test_call_on("ncclSignal", c, ncclSuccess);
     call.result = sig(0, 0, 0, 0, c->comm, 0);
-    call.comm = c->label;
-    call.nranks = c->nranks;
     call.count = 0;
     call.peer = 0;
     npkit_test_journal_write(e->ctx.journal, &call);
@@ -271,10 +253,8 @@ static void window_calls(everything *e, ncclWindow_t win, const void *buf) {
   wait_signal_fn wait = NEWER(wait_signal_fn, "ncclWaitSignal");
   if (wait) {
     npkit_test_wait_signal_desc d = {1, 0, 0, 0};
-    npkit_test_call call = npkit_test_call_make("ncclWaitSignal", ncclSuccess);
+    npkit_test_call call = npkit_test_call_on("ncclWaitSignal", c, ncclSuccess);
     call.result = wait(1, &d, c->comm, 0);
-    call.comm = c->label;
-    call.nranks = c->nranks;
     call.count = 0;
     npkit_test_journal_write(e->ctx.journal, &call);
   }

@@ -273,11 +273,7 @@ static void run_iteration(mix_job *job, long it) {
 
 static void journal_result(mix_job *job, const char *fn, const npkit_test_comm *c,
                            ncclResult_t res) {
-  npkit_test_call call = npkit_test_call_make(fn, res);
-  if (c) {
-    call.comm = c->label;
-    call.nranks = c->nranks;
-  }
+  npkit_test_call call = npkit_test_call_on(fn, c, res);
   npkit_test_journal_write(job->ctx.journal, &call);
   if (res != ncclSuccess) {
     fprintf(stderr, "rank %d: %s failed: %s\n", job->rank, fn, ncclGetErrorString(res));

@@ -110,26 +110,23 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* One float32 call of fn on every device's communicator, in one group. */
+static void on_every_device(npkit_test_ctx *ctx, const worker *ws, npkit_test_fn fn, size_t count,
+                            int root, unsigned call) {
+  npkit_test_group_start(ctx);
+  for (int d = 0; d < NDEV; d++)
+    npkit_test_coll(ctx, fn, &ws[d].comm, count, ncclFloat32, ncclSum, root, call);
+  npkit_test_group_end(ctx);
+}
+
 /* Every call on all communicators at once, the single-thread multi-GPU idiom. */
 static void run_grouped(npkit_test_ctx *ctx, const threads_options *opt, const threads_sizes *s,
                         const worker *ws) {
   for (long it = 0; it < opt->iters; it++) {
     unsigned k = (unsigned)it * 100u;
-    npkit_test_group_start(ctx);
-    for (int d = 0; d < NDEV; d++)
-      npkit_test_coll(ctx, NPKIT_TEST_ALLREDUCE, &ws[d].comm, s->allreduce, ncclFloat32, ncclSum,
-                      -1, k + 1);
-    npkit_test_group_end(ctx);
-    npkit_test_group_start(ctx);
-    for (int d = 0; d < NDEV; d++)
-      npkit_test_coll(ctx, NPKIT_TEST_BROADCAST, &ws[d].comm, s->broadcast, ncclFloat32, ncclSum,
-                      (int)(it % NDEV), k + 2);
-    npkit_test_group_end(ctx);
-    npkit_test_group_start(ctx);
-    for (int d = 0; d < NDEV; d++)
-      npkit_test_coll(ctx, NPKIT_TEST_ALLGATHER, &ws[d].comm, s->allgather, ncclFloat32, ncclSum,
-                      -1, k + 3);
-    npkit_test_group_end(ctx);
+    on_every_device(ctx, ws, NPKIT_TEST_ALLREDUCE, s->allreduce, -1, k + 1);
+    on_every_device(ctx, ws, NPKIT_TEST_BROADCAST, s->broadcast, (int)(it % NDEV), k + 2);
+    on_every_device(ctx, ws, NPKIT_TEST_ALLGATHER, s->allgather, -1, k + 3);
     npkit_test_group_start(ctx);
     for (int d = 0; d < NDEV; d++) {
       npkit_test_coll(ctx, NPKIT_TEST_SEND, &ws[d].comm, s->ring, ncclFloat32, ncclSum,
@@ -143,11 +140,7 @@ static void run_grouped(npkit_test_ctx *ctx, const threads_options *opt, const t
 
 static void journal_result(npkit_test_ctx *ctx, const char *fn, const npkit_test_comm *c,
                            ncclResult_t res) {
-  npkit_test_call call = npkit_test_call_make(fn, res);
-  if (c) {
-    call.comm = c->label;
-    call.nranks = c->nranks;
-  }
+  npkit_test_call call = npkit_test_call_on(fn, c, res);
   npkit_test_journal_write(ctx->journal, &call);
   if (res != ncclSuccess) {
     fprintf(stderr, "%s failed: %s\n", fn, ncclGetErrorString(res));

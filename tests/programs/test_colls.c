@@ -47,6 +47,15 @@ const char *npkit_test_fn_name(npkit_test_fn fn) {
   return fn_names[fn];
 }
 
+npkit_test_call npkit_test_call_on(const char *fn, const npkit_test_comm *comm, int result) {
+  npkit_test_call c = npkit_test_call_make(fn, result);
+  if (comm != NULL) {
+    c.comm = comm->label;
+    c.nranks = comm->nranks;
+  }
+  return c;
+}
+
 void npkit_test_ctx_init(npkit_test_ctx *ctx) {
   memset(ctx, 0, sizeof *ctx);
   ctx->premul_scalar = 1.0;
@@ -294,13 +303,11 @@ static void journal(const npkit_test_ctx *ctx, const npkit_test_pending *p, nccl
   ncclDataType_t datatype = p->datatype;
   ncclRedOp_t op = p->op;
   int root = p->root;
-  npkit_test_call c = npkit_test_call_make(p->config_fn ? config_names[fn] : fn_names[fn], res);
+  npkit_test_call c = npkit_test_call_on(p->config_fn ? config_names[fn] : fn_names[fn], comm, res);
   if (p->config_fn) {
     c.has_tag = 1;
     c.tag = p->config.userProfilerTag;
   }
-  c.comm = comm->label;
-  c.nranks = comm->nranks;
   c.count = (long long)count;
   c.datatype = datatype;
   if (is_reduction(fn)) c.op = op;

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "test_journal.h"
+
 typedef struct npkit_test_comm {
   ncclComm_t comm;
   const char *label; /* journal name: "world", "split", "c0"; "null" for a NULL communicator */
@@ -68,6 +70,10 @@ ncclResult_t npkit_test_coll_config(npkit_test_ctx *ctx, npkit_test_fn fn,
                                     unsigned call, uint64_t tag);
 ncclResult_t npkit_test_group_start(npkit_test_ctx *ctx);
 ncclResult_t npkit_test_group_end(npkit_test_ctx *ctx);
+
+/* The journal's description of a call of fn on comm (none when NULL) that returned result,
+ * every other field absent. */
+npkit_test_call npkit_test_call_on(const char *fn, const npkit_test_comm *comm, int result);
 
 /* The NCCL function name of fn ("ncclAllReduce"). */
 const char *npkit_test_fn_name(npkit_test_fn fn);
