@@ -26,7 +26,7 @@ typedef struct group_state {
 
 static _Thread_local group_state group;
 
-static const char *kind_name(unsigned kind) {
+const char *npkit_fake_kind_name(unsigned kind) {
   static const char *const names[] = {
       [NPKIT_FAKE_K_ALLREDUCE] = "AllReduce",   [NPKIT_FAKE_K_BROADCAST] = "Broadcast",
       [NPKIT_FAKE_K_REDUCE] = "Reduce",         [NPKIT_FAKE_K_ALLGATHER] = "AllGather",
@@ -36,7 +36,12 @@ static const char *kind_name(unsigned kind) {
       [NPKIT_FAKE_K_INIT] = "CommInitRank",     [NPKIT_FAKE_K_SPLIT] = "CommSplit",
       [NPKIT_FAKE_K_SHRINK] = "CommShrink",
   };
-  return kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "unknown call";
+  return kind < sizeof names / sizeof names[0] ? names[kind] : NULL;
+}
+
+static const char *kind_name(unsigned kind) {
+  const char *name = npkit_fake_kind_name(kind);
+  return name != NULL ? name : "unknown call";
 }
 
 npkit_fake_op *npkit_fake_op_new(ncclComm_t comm, npkit_fake_kind kind, const char *name) {

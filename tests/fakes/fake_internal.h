@@ -286,6 +286,8 @@ struct npkit_fake_op {
   bool replay;        /* run by a replay of such a graph */
 };
 
+/* NCCL's name of the call ("AllReduce", "CommShrink"); NULL for a value that is no kind. */
+const char *npkit_fake_kind_name(unsigned kind);
 npkit_fake_op *npkit_fake_op_new(ncclComm_t comm, npkit_fake_kind kind, const char *name);
 void npkit_fake_op_free(npkit_fake_op *op);
 /* Adds a transfer of len bytes to or from peer (skipped when len is 0). */

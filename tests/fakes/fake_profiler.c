@@ -174,20 +174,9 @@ struct npkit_fake_prof_comm {
   uint64_t seq[NPKIT_FAKE_K_SCATTER + 1]; /* per NCCL function, indexed by kind */
 };
 
+/* The function of a data call, NULL for the other kinds. */
 static const char *kind_func(npkit_fake_kind k) {
-  switch (k) {
-  case NPKIT_FAKE_K_ALLREDUCE: return "AllReduce";
-  case NPKIT_FAKE_K_BROADCAST: return "Broadcast";
-  case NPKIT_FAKE_K_REDUCE: return "Reduce";
-  case NPKIT_FAKE_K_ALLGATHER: return "AllGather";
-  case NPKIT_FAKE_K_REDUCESCATTER: return "ReduceScatter";
-  case NPKIT_FAKE_K_ALLTOALL: return "AlltoAll";
-  case NPKIT_FAKE_K_GATHER: return "Gather";
-  case NPKIT_FAKE_K_SCATTER: return "Scatter";
-  case NPKIT_FAKE_K_SEND: return "Send";
-  case NPKIT_FAKE_K_RECV: return "Recv";
-  default: return NULL;
-  }
+  return k >= NPKIT_FAKE_K_ALLREDUCE && k <= NPKIT_FAKE_K_RECV ? npkit_fake_kind_name(k) : NULL;
 }
 
 /* NCCL's own string table (which has no entry for uint8) */

@@ -25,26 +25,25 @@ struct npkit_test_pending {
   npkit_test_coll_cfg config;
 };
 
-static const char *const fn_names[] = {
-  [NPKIT_TEST_ALLREDUCE] = "ncclAllReduce",   [NPKIT_TEST_BROADCAST] = "ncclBroadcast",
-  [NPKIT_TEST_BCAST] = "ncclBcast",           [NPKIT_TEST_REDUCE] = "ncclReduce",
-  [NPKIT_TEST_ALLGATHER] = "ncclAllGather",   [NPKIT_TEST_REDUCESCATTER] = "ncclReduceScatter",
-  [NPKIT_TEST_ALLTOALL] = "ncclAlltoAll",     [NPKIT_TEST_GATHER] = "ncclGather",
-  [NPKIT_TEST_SCATTER] = "ncclScatter",       [NPKIT_TEST_SEND] = "ncclSend",
-  [NPKIT_TEST_RECV] = "ncclRecv",
-};
-
-/* The collectives that have an nccl*Config variant (2.31.2: not Bcast, Send, Recv). */
-static const char *const config_names[] = {
-  [NPKIT_TEST_ALLREDUCE] = "ncclAllReduceConfig",   [NPKIT_TEST_BROADCAST] = "ncclBroadcastConfig",
-  [NPKIT_TEST_REDUCE] = "ncclReduceConfig",         [NPKIT_TEST_ALLGATHER] = "ncclAllGatherConfig",
-  [NPKIT_TEST_REDUCESCATTER] = "ncclReduceScatterConfig",
-  [NPKIT_TEST_ALLTOALL] = "ncclAlltoAllConfig",     [NPKIT_TEST_GATHER] = "ncclGatherConfig",
-  [NPKIT_TEST_SCATTER] = "ncclScatterConfig",
+/* Each function's name, and that of its nccl*Config variant (2.31.2: none for Bcast, Send, Recv). */
+static const struct {
+  const char *name, *config;
+} fns[] = {
+  [NPKIT_TEST_ALLREDUCE] = {"ncclAllReduce", "ncclAllReduceConfig"},
+  [NPKIT_TEST_BROADCAST] = {"ncclBroadcast", "ncclBroadcastConfig"},
+  [NPKIT_TEST_BCAST] = {"ncclBcast", NULL},
+  [NPKIT_TEST_REDUCE] = {"ncclReduce", "ncclReduceConfig"},
+  [NPKIT_TEST_ALLGATHER] = {"ncclAllGather", "ncclAllGatherConfig"},
+  [NPKIT_TEST_REDUCESCATTER] = {"ncclReduceScatter", "ncclReduceScatterConfig"},
+  [NPKIT_TEST_ALLTOALL] = {"ncclAlltoAll", "ncclAlltoAllConfig"},
+  [NPKIT_TEST_GATHER] = {"ncclGather", "ncclGatherConfig"},
+  [NPKIT_TEST_SCATTER] = {"ncclScatter", "ncclScatterConfig"},
+  [NPKIT_TEST_SEND] = {"ncclSend", NULL},
+  [NPKIT_TEST_RECV] = {"ncclRecv", NULL},
 };
 
 const char *npkit_test_fn_name(npkit_test_fn fn) {
-  return fn_names[fn];
+  return fns[fn].name;
 }
 
 npkit_test_call npkit_test_call_on(const char *fn, const npkit_test_comm *comm, int result) {
@@ -141,7 +140,7 @@ static void verify(npkit_test_ctx *ctx, const npkit_test_pending *p) {
         fprintf(stderr,
                 "check failed: %s on %s (rank %d/%d) call %u count %zu %s: element %zu is %g, "
                 "expected %g\n",
-                fn_names[p->fn], p->comm.label, p->comm.rank, p->comm.nranks, p->call, p->count,
+                fns[p->fn].name, p->comm.label, p->comm.rank, p->comm.nranks, p->call, p->count,
                 npkit_test_dtype_name(p->datatype), j, got, want);
         ctx->mismatches++;
         break;
@@ -150,7 +149,7 @@ static void verify(npkit_test_ctx *ctx, const npkit_test_pending *p) {
   }
   if (ctx->results) {
     size_t bytes = p->recv_elems * npkit_test_dtype_size(p->datatype);
-    fprintf(ctx->results, "%s %s call=%u count=%zu %016" PRIx64 "\n", fn_names[p->fn],
+    fprintf(ctx->results, "%s %s call=%u count=%zu %016" PRIx64 "\n", fns[p->fn].name,
             p->comm.label, p->call, p->count,
             npkit_test_fnv1a(p->recv, bytes, NPKIT_TEST_FNV_INIT));
   }
@@ -303,7 +302,7 @@ static void journal(const npkit_test_ctx *ctx, const npkit_test_pending *p, nccl
   ncclDataType_t datatype = p->datatype;
   ncclRedOp_t op = p->op;
   int root = p->root;
-  npkit_test_call c = npkit_test_call_on(p->config_fn ? config_names[fn] : fn_names[fn], comm, res);
+  npkit_test_call c = npkit_test_call_on(p->config_fn ? fns[fn].config : fns[fn].name, comm, res);
   if (p->config_fn) {
     c.has_tag = 1;
     c.tag = p->config.userProfilerTag;
@@ -322,7 +321,7 @@ static inline __attribute__((always_inline)) ncclResult_t run_call(npkit_test_ct
                              unsigned call, void *config_fn, uint64_t tag) {
   npkit_test_pending *p = prepare(fn, comm, count, datatype, op, root, call);
   if (!p) {
-    fprintf(stderr, "out of memory for %s of %zu elements\n", fn_names[fn], count);
+    fprintf(stderr, "out of memory for %s of %zu elements\n", fns[fn].name, count);
     ctx->failures++;
     return ncclSystemError;
   }
@@ -355,9 +354,8 @@ ncclResult_t npkit_test_coll_config(npkit_test_ctx *ctx, npkit_test_fn fn,
                                     const npkit_test_comm *comm, size_t count,
                                     ncclDataType_t datatype, ncclRedOp_t op, int root,
                                     unsigned call, uint64_t tag) {
-  void *f = fn < sizeof config_names / sizeof config_names[0] && config_names[fn] != NULL
-                ? npkit_test_sym(config_names[fn])
-                : NULL;
+  void *f = fn < sizeof fns / sizeof fns[0] && fns[fn].config != NULL ? npkit_test_sym(fns[fn].config)
+                                                                       : NULL;
   if (f == NULL) return NPKIT_TEST_UNRESOLVED;
   return run_call(ctx, fn, comm, count, datatype, op, root, call, f, tag);
 }
