@@ -10,14 +10,15 @@ typedef struct fn_info {
   npkit_fn_class cls;
   int since;
   char ret; /* the Ret column of nccl_api.def; 'V' for void */
+  char root; /* the Root column */
 } fn_info;
 
 static const fn_info fn_table[NPKIT_FN_COUNT] = {
-  [NPKIT_FN_NONE] = {"ncclUnknown", NPKIT_CLASS_misc, 0, 'R'},
-#define NPKIT_NCCL_API(name, cls, since, ret, params, args, describe, after) \
-  [NPKIT_FN_##name] = {"nccl" #name, NPKIT_CLASS_##cls, since, #ret[0]},
-#define NPKIT_NCCL_API_VOID(name, cls, since, params, args) \
-  [NPKIT_FN_##name] = {"nccl" #name, NPKIT_CLASS_##cls, since, 'V'},
+  [NPKIT_FN_NONE] = {"ncclUnknown", NPKIT_CLASS_misc, 0, 'R', 0},
+#define NPKIT_NCCL_API(name, cls, since, root, ret, params, args, describe, after) \
+  [NPKIT_FN_##name] = {"nccl" #name, NPKIT_CLASS_##cls, since, #ret[0], root},
+#define NPKIT_NCCL_API_VOID(name, cls, since, root, params, args) \
+  [NPKIT_FN_##name] = {"nccl" #name, NPKIT_CLASS_##cls, since, 'V', root},
 #include "nccl_api.def"
 #undef NPKIT_NCCL_API
 #undef NPKIT_NCCL_API_VOID
@@ -37,6 +38,8 @@ npkit_fn_class npkit_fn_class_of(unsigned fn) {
 }
 
 int npkit_fn_since(unsigned fn) { return fn < NPKIT_FN_COUNT ? fn_table[fn].since : 0; }
+
+int npkit_fn_has_root(unsigned fn) { return fn < NPKIT_FN_COUNT && fn_table[fn].root; }
 
 int npkit_fn_returns_result(unsigned fn) { return fn >= NPKIT_FN_COUNT || fn_table[fn].ret == 'R'; }
 

@@ -8,8 +8,8 @@
 
 typedef enum npkit_fn {
   NPKIT_FN_NONE = 0,
-#define NPKIT_NCCL_API(name, cls, since, ret, params, args, describe, after) NPKIT_FN_##name,
-#define NPKIT_NCCL_API_VOID(name, cls, since, params, args) NPKIT_FN_##name,
+#define NPKIT_NCCL_API(name, cls, since, root, ret, params, args, describe, after) NPKIT_FN_##name,
+#define NPKIT_NCCL_API_VOID(name, cls, since, root, params, args) NPKIT_FN_##name,
 #include "nccl_api.def"
 #undef NPKIT_NCCL_API
 #undef NPKIT_NCCL_API_VOID
@@ -34,6 +34,8 @@ const char *npkit_fn_short_name(unsigned fn);
 npkit_fn_class npkit_fn_class_of(unsigned fn);
 /* NCCL_VERSION_CODE of the first NCCL that has the function. */
 int npkit_fn_since(unsigned fn);
+/* 1 when the call takes a root rank (the Root column of nccl_api.def; the event's peer holds it). */
+int npkit_fn_has_root(unsigned fn);
 /* 1 when the function returns an ncclResult_t (not a string, an int, a team or nothing). */
 int npkit_fn_returns_result(unsigned fn);
 /* Accepts "AllReduce", "ncclAllReduce", any case; NPKIT_FN_NONE if unknown. */

@@ -124,10 +124,6 @@ void npkit_api_fmt_comm_label(npkit_api_fmt *f, npkit_json *w, uint32_t local_id
   npkit_json_commit(w, put_comm_label(f, p, local_id));
 }
 
-static int has_root(unsigned fn) {
-  return fn == NPKIT_FN_Broadcast || fn == NPKIT_FN_Bcast || fn == NPKIT_FN_Reduce || fn == NPKIT_FN_Gather ||
-         fn == NPKIT_FN_Scatter;
-}
 
 static int creates_comm(unsigned fn) {
   return fn == NPKIT_FN_CommInitRank || fn == NPKIT_FN_CommInitRankConfig || fn == NPKIT_FN_CommInitRankScalable ||
@@ -191,7 +187,7 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
     p = put_str(p, npkit_redop_name(a->redop));
     *p++ = '"';
   }
-  if (has_root(fn)) {
+  if (npkit_fn_has_root(fn)) {
     NPKIT_PUT(p, ",\"root\":");
     p = npkit_fmt_i64(p, a->peer);
   } else if (fn == NPKIT_FN_Send || fn == NPKIT_FN_Recv || fn == NPKIT_FN_PutSignal || fn == NPKIT_FN_Signal) {

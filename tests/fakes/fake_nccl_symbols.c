@@ -31,8 +31,8 @@ typedef struct api_fn {
 } api_fn;
 
 static const api_fn api[] = {
-#define NPKIT_NCCL_API(name, cls, since, ret, params, args, describe, after) {#name, since},
-#define NPKIT_NCCL_API_VOID(name, cls, since, params, args) {#name, since},
+#define NPKIT_NCCL_API(name, cls, since, root, ret, params, args, describe, after) {#name, since},
+#define NPKIT_NCCL_API_VOID(name, cls, since, root, params, args) {#name, since},
 #include "nccl_api.def"
 #undef NPKIT_NCCL_API
 #undef NPKIT_NCCL_API_VOID
