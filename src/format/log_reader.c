@@ -888,14 +888,23 @@ char *npkit_reader_version_note(const npkit_log_reader *r, char *buf, size_t len
 
 /* ---- lookups ---- */
 
-const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id) {
+size_t npkit_reader_comm_pos(const npkit_log_reader *r, uint32_t local_id, size_t *hint) {
+  if (hint != NULL && *hint < r->n_comms && r->comms[*hint].local_id == local_id) return *hint;
   size_t lo = 0, hi = r->n_comms;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (r->comms[mid].local_id == local_id) return &r->comms[mid];
+    if (r->comms[mid].local_id == local_id) {
+      if (hint != NULL) *hint = mid;
+      return mid;
+    }
     if (r->comms[mid].local_id < local_id) lo = mid + 1; else hi = mid;
   }
-  return NULL;
+  return SIZE_MAX;
+}
+
+const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id) {
+  size_t pos = npkit_reader_comm_pos(r, local_id, NULL);
+  return pos != SIZE_MAX ? &r->comms[pos] : NULL;
 }
 
 const npkit_thread_rec *npkit_reader_thread(const npkit_log_reader *r, uint32_t index) {

@@ -153,6 +153,9 @@ char *npkit_reader_damage(const npkit_log_reader *r, char *buf, size_t len);
  * this npkit's (2): the parts it does not know are left out"; "" otherwise.  Returns buf. */
 char *npkit_reader_version_note(const npkit_log_reader *r, char *buf, size_t len);
 
+/* Position of a communicator (its local id) in r->comms, SIZE_MAX if absent.  `hint` (may be
+ * NULL) remembers the latest position found: a log's events name the same communicator in runs. */
+size_t npkit_reader_comm_pos(const npkit_log_reader *r, uint32_t local_id, size_t *hint);
 /* Lookups by key; NULL if absent. */
 const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id);
 const npkit_thread_rec *npkit_reader_thread(const npkit_log_reader *r, uint32_t index);

@@ -3,8 +3,7 @@
 #include <string.h>
 
 #include "clock_align.h"
-#include "report_scan.h"
-#include "report_steps.h"
+#include "job.h"
 
 typedef struct host_end {
   uint32_t host;
@@ -12,9 +11,10 @@ typedef struct host_end {
 } host_end;
 
 typedef struct align_walk {
-  npkit_report *rep;
+  npkit_job *job;
   npkit_clock_align *align;  /* NULL: only the same-host end spread */
   host_end *tmp;
+  int spread;                /* collect the same-host end spread */
   uint64_t gpu, cpu;
 } align_walk;
 
@@ -32,7 +32,7 @@ static int align_instance(void *p, uint64_t seq, const npkit_inst_entry *e, size
   for (size_t i = 1; i < n; i++)
     if (e[i].gpu != e[0].gpu) return 0; /* GPU and CPU ends do not mean the same instant */
   for (size_t i = 0; i < n; i++) {
-    w->tmp[i].host = w->rep->logs[w->rep->members[e[i].member].log].host;
+    w->tmp[i].host = w->job->logs[w->job->members[e[i].member].log].host;
     w->tmp[i].end_ns = e[i].end_ns;
   }
   qsort(w->tmp, n, sizeof(*w->tmp), cmp_host_end);
@@ -46,7 +46,7 @@ static int align_instance(void *p, uint64_t seq, const npkit_inst_entry *e, size
     /* median of the sorted run; for an even count the lower middle plus half the difference */
     uint64_t lo = w->tmp[i + (k - 1) / 2].end_ns, hi = w->tmp[i + k / 2].end_ns;
     uint64_t median = lo + (hi - lo) / 2;
-    if (k >= 2 && npkit_quantile_add(&w->rep->host_end_spread, w->tmp[j - 1].end_ns - w->tmp[i].end_ns) != 0)
+    if (k >= 2 && w->spread && npkit_quantile_add(&w->job->host_end_spread, w->tmp[j - 1].end_ns - w->tmp[i].end_ns) != 0)
       return -1;
     if (i == 0) {
       anchor = median;
@@ -63,36 +63,33 @@ static int align_instance(void *p, uint64_t seq, const npkit_inst_entry *e, size
   return 0;
 }
 
-int npkit_report_align(npkit_report *rep) {
-  int want_offsets = rep->opts.align && rep->n_hosts > 1;
-  for (size_t h = 0; h < rep->n_hosts; h++) {
-    memset(&rep->hosts[h].align, 0, sizeof(rep->hosts[h].align));
-    rep->hosts[h].align.via = -1;
-    rep->hosts[h].align.status = h == 0 ? NPKIT_ALIGN_REFERENCE : NPKIT_ALIGN_NONE;
+int npkit_job_align(npkit_job *job, int estimate, int spread) {
+  int want_offsets = estimate && job->n_hosts > 1;
+  for (size_t h = 0; h < job->n_hosts; h++) {
+    memset(&job->hosts[h].align, 0, sizeof(job->hosts[h].align));
+    job->hosts[h].align.via = -1;
+    job->hosts[h].align.status = h == 0 ? NPKIT_ALIGN_REFERENCE : NPKIT_ALIGN_NONE;
   }
-  if (!want_offsets && !rep->opts.analyses) return 0;
-  align_walk w = {.rep = rep};
-  uint32_t *ids = malloc((rep->n_members ? rep->n_members : 1) * sizeof(*ids));
-  w.tmp = malloc((rep->n_members ? rep->n_members : 1) * sizeof(*w.tmp));
-  if (want_offsets) w.align = npkit_align_create((uint32_t)rep->n_hosts);
+  if (!want_offsets && !spread) return 0;
+  align_walk w = {.job = job, .spread = spread};
+  uint32_t *ids = malloc((job->n_members ? job->n_members : 1) * sizeof(*ids));
+  w.tmp = malloc((job->n_members ? job->n_members : 1) * sizeof(*w.tmp));
+  if (want_offsets) w.align = npkit_align_create((uint32_t)job->n_hosts);
   int rc = -1;
   if (ids == NULL || w.tmp == NULL || (want_offsets && w.align == NULL)) goto out;
   rc = 0;
-  for (size_t c = 0; c < rep->n_comms && rc == 0; c++) {
-    const npkit_rep_comm *cm = &rep->comms[c];
-    size_t n = 0;
-    for (int32_t r = 0; cm->members != NULL && r < cm->nranks; r++)
-      if (cm->members[r] != NPKIT_SCAN_NONE) ids[n++] = cm->members[r];
-    if (n >= 2) rc = npkit_inst_join(rep->inst, ids, n, align_instance, &w) != 0 ? -1 : 0;
+  for (size_t c = 0; c < job->n_comms && rc == 0; c++) {
+    size_t n = npkit_job_comm_members(&job->comms[c], ids);
+    if (n >= 2) rc = npkit_inst_join(job->inst, ids, n, align_instance, &w) != 0 ? -1 : 0;
   }
   if (rc == 0 && want_offsets) {
-    npkit_align_host *out = malloc(rep->n_hosts * sizeof(*out));
-    if (out == NULL || npkit_align_solve(w.align, 0, out, &rep->align) != 0) {
+    npkit_align_host *out = malloc(job->n_hosts * sizeof(*out));
+    if (out == NULL || npkit_align_solve(w.align, 0, out, &job->align) != 0) {
       rc = -1;
     } else {
-      for (size_t h = 0; h < rep->n_hosts; h++) rep->hosts[h].align = out[h];
-      rep->align_done = 1;
-      rep->align_source = w.gpu > 0 && w.cpu == 0 ? NPKIT_TIME_GPU : NPKIT_TIME_CPU;
+      for (size_t h = 0; h < job->n_hosts; h++) job->hosts[h].align = out[h];
+      job->align_done = 1;
+      job->align_source = w.gpu > 0 && w.cpu == 0 ? NPKIT_TIME_GPU : NPKIT_TIME_CPU;
     }
     free(out);
   }

@@ -7,7 +7,8 @@
 #include <sys/stat.h>
 
 #include "npkit/event_log.h"
-#include "report_model.h"
+#include "job.h"
+#include "grow.h"
 
 typedef struct path_list {
   char **p;
@@ -15,13 +16,7 @@ typedef struct path_list {
 } path_list;
 
 static int push(path_list *l, const char *dir, const char *name) {
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 16;
-    char **np = realloc(l->p, cap * sizeof(*np));
-    if (np == NULL) return -1;
-    l->p = np;
-    l->cap = cap;
-  }
+  if (NPKIT_GROW(l->p, l->cap, l->n + 1, 16) != 0) return -1;
   size_t nd = dir ? strlen(dir) : 0, nn = strlen(name);
   char *s = malloc(nd + nn + 2);
   if (s == NULL) return -1;
@@ -43,13 +38,13 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void npkit_report_free_inputs(char **paths, size_t n) {
+void npkit_job_free_inputs(char **paths, size_t n) {
   if (paths == NULL) return;
   for (size_t i = 0; i < n; i++) free(paths[i]);
   free(paths);
 }
 
-int npkit_report_inputs(char *const *args, size_t n_args, char ***paths, size_t *n_paths, char *err, size_t errlen) {
+int npkit_job_inputs(char *const *args, size_t n_args, char ***paths, size_t *n_paths, char *err, size_t errlen) {
   path_list l = {0};
   *paths = NULL;
   *n_paths = 0;
@@ -94,6 +89,6 @@ int npkit_report_inputs(char *const *args, size_t n_args, char ***paths, size_t 
 oom:
   snprintf(err, errlen, "out of memory");
 fail:
-  npkit_report_free_inputs(l.p, l.n);
+  npkit_job_free_inputs(l.p, l.n);
   return -1;
 }

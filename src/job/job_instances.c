@@ -1,4 +1,4 @@
-#include "report_instances.h"
+#include "job_instances.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -24,6 +24,13 @@
 #define NPKIT_INST_MAX_SEQ (1ull << 32)
 #define NPKIT_INST_NO_ROW UINT32_MAX
 
+/* Where the times of a collective come from. */
+typedef enum npkit_time_source {
+  NPKIT_TIME_NONE = 0, /* no timed call: e.g. only calls inside groups, with API events alone */
+  NPKIT_TIME_CPU,
+  NPKIT_TIME_GPU,
+} npkit_time_source;
+
 typedef struct npkit_inst_entry {
   uint32_t member;
   uint32_t row;      /* table row of the call, NPKIT_INST_NO_ROW if the call was not seen */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report_model.h"
+#include "duration.h"
 
 #define COPY_BLOCK_EVENTS 4096
 #define OUT_BUF (1u << 20)

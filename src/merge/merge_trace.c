@@ -7,8 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "json_writer.h"
-#include "report_model.h"
+#include "job.h"
 #include "trace_render.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -28,19 +29,17 @@ void npkit_merge_stats_free(npkit_merge_stats *st) {
 }
 
 static int add_warning(npkit_merge_stats *st, const char *text) {
-  char **nw = realloc(st->warnings, (st->n_warnings + 1) * sizeof(*nw));
-  if (nw == NULL) return -1;
-  st->warnings = nw;
-  if ((nw[st->n_warnings] = strdup(text)) == NULL) return -1;
+  if (NPKIT_GROW(st->warnings, st->cap_warnings, st->n_warnings + 1, 8) != 0) return -1;
+  if ((st->warnings[st->n_warnings] = strdup(text)) == NULL) return -1;
   st->n_warnings++;
   return 0;
 }
 
 /* Trace pids: rank + 1 as in single-rank traces, unless two logs claim the same one. */
-static int assign_pids(const npkit_report *rep, const unsigned char *sel, int64_t *pid, npkit_merge_stats *st) {
-  for (size_t i = 0; i < rep->n_logs; i++) {
+static int assign_pids(const npkit_job *job, const unsigned char *sel, int64_t *pid, npkit_merge_stats *st) {
+  for (size_t i = 0; i < job->n_logs; i++) {
     if (!sel[i]) continue;
-    const npkit_rep_log *l = &rep->logs[i];
+    const npkit_job_log *l = &job->logs[i];
     int64_t p = l->rank >= 0 && l->rank < 2000000 ? (int64_t)l->rank + 1 : 1 + (int64_t)((uint32_t)l->pid % 2000000u);
     for (int clash = 1; clash;) {
       clash = 0;
@@ -59,40 +58,40 @@ static int assign_pids(const npkit_report *rep, const unsigned char *sel, int64_
   return 0;
 }
 
-static void ranks_of_host(npkit_json *w, const npkit_report *rep, size_t h) {
+static void ranks_of_host(npkit_json *w, const npkit_job *job, size_t h) {
   npkit_json_begin_array(w);
-  for (size_t i = 0; i < rep->n_logs; i++)
-    if (rep->logs[i].host == h && rep->logs[i].rank >= 0) npkit_json_int(w, rep->logs[i].rank);
+  for (size_t i = 0; i < job->n_logs; i++)
+    if (job->logs[i].host == h && job->logs[i].rank >= 0) npkit_json_int(w, job->logs[i].rank);
   npkit_json_end_array(w);
 }
 
-static void write_alignment(npkit_json *w, const npkit_report *rep, const npkit_merge_options *o) {
+static void write_alignment(npkit_json *w, const npkit_job *job, const npkit_merge_options *o) {
   npkit_json_key(w, "clock_alignment");
   npkit_json_begin_object(w);
   npkit_json_key(w, "enabled");
   npkit_json_bool(w, o->align);
   npkit_json_key(w, "estimated");
-  npkit_json_bool(w, rep->align_done);
+  npkit_json_bool(w, job->align_done);
   npkit_json_key(w, "method");
   npkit_json_string(w, "median of end-time differences of shared collectives (same communicator and sequence "
                        "number), outliers beyond 5 sigma (MAD) rejected; ranks on one host share its clock");
   npkit_json_key(w, "source");
-  npkit_json_string(w, rep->align_done ? (rep->align_source == NPKIT_TIME_GPU ? "gpu" : "cpu") : "none");
+  npkit_json_string(w, job->align_done ? (job->align_source == NPKIT_TIME_GPU ? "gpu" : "cpu") : "none");
   npkit_json_key(w, "reference_host");
-  npkit_json_string(w, rep->n_hosts ? rep->hosts[0].name : "");
+  npkit_json_string(w, job->n_hosts ? job->hosts[0].name : "");
   npkit_json_key(w, "cycle_checks");
-  npkit_json_uint(w, rep->align.cycle_checks);
+  npkit_json_uint(w, job->align.cycle_checks);
   npkit_json_key(w, "cycle_failures");
-  npkit_json_uint(w, rep->align.cycle_failures);
+  npkit_json_uint(w, job->align.cycle_failures);
   npkit_json_key(w, "hosts");
   npkit_json_begin_array(w);
-  for (size_t h = 0; h < rep->n_hosts; h++) {
-    const npkit_align_host *a = &rep->hosts[h].align;
+  for (size_t h = 0; h < job->n_hosts; h++) {
+    const npkit_align_host *a = &job->hosts[h].align;
     npkit_json_begin_object(w);
     npkit_json_key(w, "host");
-    npkit_json_string(w, rep->hosts[h].name);
+    npkit_json_string(w, job->hosts[h].name);
     npkit_json_key(w, "ranks");
-    ranks_of_host(w, rep, h);
+    ranks_of_host(w, job, h);
     npkit_json_key(w, "offset_ns");
     npkit_json_int(w, a->offset_ns);
     npkit_json_key(w, "uncertainty_ns");
@@ -106,7 +105,7 @@ static void write_alignment(npkit_json *w, const npkit_report *rep, const npkit_
     npkit_json_key(w, "rejected");
     npkit_json_uint(w, a->rejected);
     npkit_json_key(w, "via");
-    if (a->via >= 0) npkit_json_string(w, rep->hosts[a->via].name);
+    if (a->via >= 0) npkit_json_string(w, job->hosts[a->via].name);
     else npkit_json_null(w);
     npkit_json_key(w, "status");
     npkit_json_string(w, npkit_align_status_name(a->status));
@@ -156,10 +155,7 @@ static void write_filters(npkit_json *w, const npkit_merge_filter *f) {
 }
 
 /* One log's entry of otherData.logs: where it is in the trace, and its own summary. */
-static int write_log_entry(npkit_json *w, const npkit_rep_log *l, int64_t pid, int64_t offset, uint64_t base,
-                           char *err, size_t errlen) {
-  npkit_log_reader *r;
-  if (npkit_reader_open(l->path, &r, err, errlen) != 0) return -1;
+static void write_log_entry(npkit_json *w, const npkit_job_log *l, int64_t pid, int64_t offset, uint64_t base) {
   npkit_json_next_line(w);
   npkit_json_begin_object(w);
   npkit_json_key(w, "trace_pid");
@@ -169,10 +165,8 @@ static int write_log_entry(npkit_json *w, const npkit_rep_log *l, int64_t pid, i
   npkit_json_key(w, "clock_offset_ns");
   npkit_json_int(w, offset);
   npkit_json_key(w, "summary");
-  npkit_render_summary(r, w, base);
+  npkit_render_summary(l->reader, w, base);
   npkit_json_end_object(w);
-  npkit_reader_close(r);
-  return 0;
 }
 
 /* A file that disappears with its descriptor, for a filtered copy. */
@@ -190,12 +184,12 @@ static int temp_fd(const char *dir, char *err, size_t errlen) {
   return fd;
 }
 
-static int render_one(npkit_json *w, const npkit_rep_log *l, const npkit_merge_options *o, const npkit_render_opts *ro,
+static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_options *o, const npkit_render_opts *ro,
                       npkit_merge_stats *st, char *err, size_t errlen) {
-  npkit_log_reader *r, *view;
+  npkit_log_reader *r = l->reader, *view;
   npkit_render_stats rs;
   int fd = -1, rc;
-  if (npkit_reader_open(l->path, &r, err, errlen) != 0) return -1;
+  npkit_reader_rewind(r);
   st->events_in += r->n_events;
   view = r;
   if (npkit_merge_filters_events(&o->filter)) {
@@ -204,7 +198,6 @@ static int render_one(npkit_json *w, const npkit_rep_log *l, const npkit_merge_o
         npkit_merge_filtered_copy(r, &o->filter, ro->offset_ns, ro->base_ns, fd, &kept, err, errlen) != 0 ||
         npkit_reader_open_fd(fd, l->path, &view, err, errlen) != 0) {
       if (fd >= 0) close(fd);
-      npkit_reader_close(r);
       return -1;
     }
   }
@@ -214,44 +207,45 @@ static int render_one(npkit_json *w, const npkit_rep_log *l, const npkit_merge_o
   st->groups += rs.groups;
   if (view != r) npkit_reader_close(view);
   if (fd >= 0) close(fd);
-  npkit_reader_close(r);
   return rc;
 }
 
 int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
                       char *err, size_t errlen) {
-  npkit_report rep;
-  npkit_report_options ro;
+  npkit_job job;
   memset(st, 0, sizeof(*st));
-  npkit_report_defaults(&ro);
-  ro.align = o->align;
-  ro.analyses = 0;
-  ro.top = 0;
-  if (npkit_report_run(&rep, paths, n_paths, &ro, err, errlen) != 0) {
-    npkit_report_free(&rep);
+  /* the events matter only to align several hosts */
+  if (npkit_job_open(&job, paths, n_paths, err, errlen) != 0 ||
+      (o->align && job.n_hosts > 1 && npkit_job_scan_collectives(&job, err, errlen) != 0)) {
+    npkit_job_free(&job);
+    return -1;
+  }
+  if (npkit_job_align(&job, o->align, 0) != 0) {
+    npkit_job_free(&job);
+    snprintf(err, errlen, "out of memory");
     return -1;
   }
   int rc = -1;
-  unsigned char *sel = calloc(rep.n_logs, 1);
-  int64_t *pid = calloc(rep.n_logs, sizeof(*pid));
+  unsigned char *sel = calloc(job.n_logs, 1);
+  int64_t *pid = calloc(job.n_logs, sizeof(*pid));
   npkit_json w;
   int w_open = 0;
   if (sel == NULL || pid == NULL) goto oom;
-  for (size_t i = 0; i < rep.n_warnings; i++)
-    if (add_warning(st, rep.warnings[i]) != 0) goto oom;
-  st->skipped = n_paths - rep.n_logs;
-  st->hosts = rep.n_hosts;
-  st->aligned = rep.align_done;
+  for (size_t i = 0; i < job.n_warnings; i++)
+    if (add_warning(st, job.warnings[i]) != 0) goto oom;
+  st->skipped = n_paths - job.n_logs;
+  st->hosts = job.n_hosts;
+  st->aligned = job.align_done;
   uint64_t base = 0;
-  for (size_t i = 0; i < rep.n_logs; i++) {
-    const npkit_rep_log *l = &rep.logs[i];
+  for (size_t i = 0; i < job.n_logs; i++) {
+    const npkit_job_log *l = &job.logs[i];
     sel[i] = (unsigned char)npkit_merge_rank_selected(&o->filter, l->rank);
     if (!sel[i]) {
       st->skipped++;
       continue;
     }
     st->logs++;
-    const npkit_align_host *a = &rep.hosts[l->host].align;
+    const npkit_align_host *a = &job.hosts[l->host].align;
     if (a->uncertainty_ns > st->max_uncertainty_ns) st->max_uncertainty_ns = a->uncertainty_ns;
     uint64_t b = l->clock_base_ns + (uint64_t)a->offset_ns;
     if (base == 0 || b < base) base = b;
@@ -260,7 +254,7 @@ int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_opti
     snprintf(err, errlen, "no log matches --ranks");
     goto fail;
   }
-  if (assign_pids(&rep, sel, pid, st) != 0) goto oom;
+  if (assign_pids(&job, sel, pid, st) != 0) goto oom;
 
   if (npkit_json_init(&w, fd) != 0) {
     npkit_json_finish(&w, NULL, 0);
@@ -286,14 +280,12 @@ int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_opti
   npkit_json_string(&w, buf);
   npkit_json_key(&w, "ranks");
   npkit_json_uint(&w, st->logs);
-  write_alignment(&w, &rep, o);
+  write_alignment(&w, &job, o);
   write_filters(&w, &o->filter);
   npkit_json_key(&w, "logs");
   npkit_json_begin_array(&w);
-  for (size_t i = 0; i < rep.n_logs; i++)
-    if (sel[i] && write_log_entry(&w, &rep.logs[i], pid[i], rep.hosts[rep.logs[i].host].align.offset_ns, base, err,
-                                  errlen) != 0)
-      goto fail;
+  for (size_t i = 0; i < job.n_logs; i++)
+    if (sel[i]) write_log_entry(&w, &job.logs[i], pid[i], job.hosts[job.logs[i].host].align.offset_ns, base);
   npkit_json_end_array(&w);
   npkit_json_key(&w, "warnings");
   npkit_json_begin_array(&w);
@@ -302,10 +294,10 @@ int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_opti
   npkit_json_end_object(&w);
   npkit_json_key(&w, "traceEvents");
   npkit_json_begin_array(&w);
-  for (size_t i = 0; i < rep.n_logs; i++) {
+  for (size_t i = 0; i < job.n_logs; i++) {
     if (!sel[i]) continue;
-    npkit_render_opts opts = {pid[i], base, rep.hosts[rep.logs[i].host].align.offset_ns};
-    if (render_one(&w, &rep.logs[i], o, &opts, st, err, errlen) != 0) goto fail;
+    npkit_render_opts opts = {pid[i], base, job.hosts[job.logs[i].host].align.offset_ns};
+    if (render_one(&w, &job.logs[i], o, &opts, st, err, errlen) != 0) goto fail;
   }
   npkit_json_raw(&w, "\n", 1);
   npkit_json_end_array(&w);
@@ -323,6 +315,6 @@ out:
   if (w_open) npkit_json_finish(&w, NULL, 0);
   free(sel);
   free(pid);
-  npkit_report_free(&rep);
+  npkit_job_free(&job);
   return rc;
 }

@@ -32,7 +32,7 @@ typedef struct npkit_merge_stats {
   uint64_t calls, groups;    /* trace events written for NCCL calls and ncclGroup slices */
   uint64_t bytes;            /* JSON bytes written */
   char **warnings;           /* to show the user; freed by npkit_merge_stats_free */
-  size_t n_warnings;
+  size_t n_warnings, cap_warnings;
 } npkit_merge_stats;
 
 void npkit_merge_defaults(npkit_merge_options *o);

@@ -166,7 +166,7 @@ static int gpu(npkit_report *rep) {
   }
   /* exposed communication: the rank with the most sets the pace */
   size_t worst = SIZE_MAX;
-  for (size_t i = 0; i < rep->n_logs; i++)
+  for (size_t i = 0; i < rep->job.n_logs; i++)
     if (rep->logs[i].has_gpu && rep->logs[i].gpu.comm_ns > 0 &&
         (worst == SIZE_MAX || rep->logs[i].gpu.exposed_ns > rep->logs[worst].gpu.exposed_ns))
       worst = i;
@@ -188,7 +188,7 @@ static int gpu(npkit_report *rep) {
   /* Bubbles: regular gaps of the whole GPU, when no stream runs anything.  They fall in the same
    * step on every rank, so the worst rank's total is the time at stake, not the sum over ranks. */
   size_t bub = SIZE_MAX, ranks_with = 0, streams_with = 0;
-  for (size_t i = 0; i < rep->n_logs; i++) {
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
     const npkit_gpu_rank *g = &rep->logs[i].gpu;
     if (!rep->logs[i].has_gpu) continue;
     for (size_t s = 0; s < g->n_streams; s++) streams_with += g->streams[s].regular != 0;
@@ -224,7 +224,7 @@ static int npkit_shared(npkit_report *rep) {
   npkit_finding *f;
   char lab[64];
   size_t logs = 0, first = 0;
-  for (size_t i = 0; i < rep->n_logs; i++)
+  for (size_t i = 0; i < rep->job.n_logs; i++)
     if (rep->logs[i].npkit_shared_reads > 0 && logs++ == 0) first = i;
   if (logs == 0) return 0;
   ADD(&rep->findings, NPKIT_FIND_NPKIT_SHARED, NAN);
@@ -247,11 +247,11 @@ static int npkit_shared(npkit_report *rep) {
 static int data_quality(npkit_report *rep) {
   npkit_finding *f;
   char lab[64], a[32];
-  for (size_t i = 0; i < rep->n_logs; i++) {
-    const npkit_rep_log *l = &rep->logs[i];
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
+    const npkit_job_log *jl = &rep->job.logs[i];
     npkit_report_log_label(rep, i, lab, sizeof(lab));
-    for (uint32_t k = 0; k < l->n_loss; k++) {
-      const npkit_rep_loss *s = &l->loss[k];
+    for (uint32_t k = 0; k < jl->n_loss; k++) {
+      const npkit_job_loss *s = &jl->loss[k];
       double total = (double)(s->recorded + s->dropped);
       if (total == 0 || (double)s->dropped / total <= NPKIT_REPORT_LOSS_LIMIT) continue;
       ADD(&rep->findings, NPKIT_FIND_LOST_EVENTS, NAN);
@@ -265,30 +265,30 @@ static int data_quality(npkit_report *rep) {
                "Raise the event buffer and run again: NPKIT_EVENT_BUF_SIZE is in MB (default 64), e.g. "
                "NPKIT_EVENT_BUF_SIZE=256.");
     }
-    if (l->skipped_blocks > 0) {
+    if (jl->skipped_blocks > 0) {
       ADD(&rep->findings, NPKIT_FIND_TRUNCATED, NAN);
       f->log = (int32_t)i;
       snprintf(f->title, sizeof(f->title), "The log of %s is damaged", lab);
       snprintf(f->evidence, sizeof(f->evidence),
                "%s: %" PRIu64 " corrupt block%s (%" PRIu64 " bytes) could not be read and were skipped; the report "
-               "covers the rest.", l->path, l->skipped_blocks, l->skipped_blocks == 1 ? "" : "s", l->skipped_bytes);
+               "covers the rest.", jl->path, jl->skipped_blocks, jl->skipped_blocks == 1 ? "" : "s", jl->skipped_bytes);
       snprintf(f->next_step, sizeof(f->next_step),
                "Check the storage the logs were written to (a failing disk, a network file system that lost writes); "
                "numbers of this rank miss the events of the skipped blocks.");
     }
-    if (l->truncated || !l->closed_cleanly) {
+    if (jl->truncated || !jl->closed_cleanly) {
       ADD(&rep->findings, NPKIT_FIND_TRUNCATED, NAN);
       f->log = (int32_t)i;
       snprintf(f->title, sizeof(f->title), "The log of %s ends early", lab);
-      snprintf(f->evidence, sizeof(f->evidence), "%s: %s; the report covers it up to its last complete block.", l->path,
-               l->truncated ? l->truncation : "no END block (the process was killed or is still running)");
+      snprintf(f->evidence, sizeof(f->evidence), "%s: %s; the report covers it up to its last complete block.", jl->path,
+               jl->truncated ? jl->truncation : "no END block (the process was killed or is still running)");
       snprintf(f->next_step, sizeof(f->next_step),
                "Check how the process ended (a crash, a kill by the launcher or a time limit); logs are complete only "
                "after a clean exit.");
     }
   }
-  for (size_t c = 0; c < rep->n_comms; c++) {
-    const npkit_rep_comm *cm = &rep->comms[c];
+  for (size_t c = 0; c < rep->job.n_comms; c++) {
+    const npkit_job_comm *cm = &rep->job.comms[c];
     if (cm->nranks <= 0 || cm->n_members >= (uint32_t)cm->nranks) continue;
     ADD(&rep->findings, NPKIT_FIND_MISSING_RANKS, NAN);
     f->comm = (uint32_t)c;
@@ -303,30 +303,30 @@ static int data_quality(npkit_report *rep) {
     break; /* one is enough: the others have the same cause */
   }
   if (npkit_shared(rep) != 0) return -1;
-  if (rep->align_done) {
+  if (rep->job.align_done) {
     size_t none = 0, worst = 0;
-    for (size_t h = 1; h < rep->n_hosts; h++) {
-      if (rep->hosts[h].align.status == NPKIT_ALIGN_NONE) none++;
-      if (rep->hosts[h].align.uncertainty_ns > rep->hosts[worst].align.uncertainty_ns) worst = h;
+    for (size_t h = 1; h < rep->job.n_hosts; h++) {
+      if (rep->job.hosts[h].align.status == NPKIT_ALIGN_NONE) none++;
+      if (rep->job.hosts[h].align.uncertainty_ns > rep->job.hosts[worst].align.uncertainty_ns) worst = h;
     }
-    double unc = rep->hosts[worst].align.uncertainty_ns;
-    if (none > 0 || rep->align.cycle_failures > 0 || unc > rep->opts.threshold_ns) {
+    double unc = rep->job.hosts[worst].align.uncertainty_ns;
+    if (none > 0 || rep->job.align.cycle_failures > 0 || unc > rep->opts.threshold_ns) {
       ADD(&rep->findings, NPKIT_FIND_CLOCK, NAN);
       snprintf(f->title, sizeof(f->title), "Clock alignment between hosts is %s", none ? "incomplete" : "uncertain");
       f->evidence[0] = '\0';
       if (none)
         appendf(f->evidence, sizeof(f->evidence), "%zu host%s share%s no collective with the reference host %s. ", none,
-                none == 1 ? "" : "s", none == 1 ? "s" : "", rep->hosts[0].name);
+                none == 1 ? "" : "s", none == 1 ? "s" : "", rep->job.hosts[0].name);
       if (unc > rep->opts.threshold_ns) {
         npkit_report_duration(unc, a, sizeof(a));
         appendf(f->evidence, sizeof(f->evidence), "The offset of host %s is uncertain by %s: cross-host arrival "
-                "comparisons finer than that are unreliable. ", rep->hosts[worst].name, a);
+                "comparisons finer than that are unreliable. ", rep->job.hosts[worst].name, a);
       }
-      if (rep->align.cycle_failures > 0) {
-        npkit_report_duration(rep->align.worst_cycle_ns, a, sizeof(a));
+      if (rep->job.align.cycle_failures > 0) {
+        npkit_report_duration(rep->job.align.worst_cycle_ns, a, sizeof(a));
         appendf(f->evidence, sizeof(f->evidence), "%" PRIu32 " of %" PRIu32 " consistency checks failed (worst "
-                "mismatch %s between %s and %s). ", rep->align.cycle_failures, rep->align.cycle_checks, a,
-                rep->hosts[rep->align.worst_a].name, rep->hosts[rep->align.worst_b].name);
+                "mismatch %s between %s and %s). ", rep->job.align.cycle_failures, rep->job.align.cycle_checks, a,
+                rep->job.hosts[rep->job.align.worst_a].name, rep->job.hosts[rep->job.align.worst_b].name);
       }
       snprintf(f->next_step, sizeof(f->next_step),
                "Collective ends line up only when the calls block until the collective completes; GPU activity events "

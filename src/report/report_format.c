@@ -9,23 +9,15 @@
 #include "report_model.h"
 
 void npkit_report_log_label(const npkit_report *rep, size_t log, char *buf, size_t len) {
-  if (log >= rep->n_logs) {
-    snprintf(buf, len, "?");
-    return;
-  }
-  const npkit_rep_log *l = &rep->logs[log];
-  if (l->rank >= 0)
-    snprintf(buf, len, "rank %" PRId32, l->rank);
-  else
-    snprintf(buf, len, "%s:%" PRId32, rep->hosts[l->host].name, l->pid);
+  npkit_job_log_label(&rep->job, log, buf, len);
 }
 
 void npkit_report_comm_label(const npkit_report *rep, uint32_t comm, char *buf, size_t len) {
-  if (comm >= rep->n_comms) {
+  if (comm >= rep->job.n_comms) {
     snprintf(buf, len, "unknown comm");
     return;
   }
-  const npkit_rep_comm *c = &rep->comms[comm];
+  const npkit_job_comm *c = &rep->job.comms[comm];
   if (c->name[0] != '\0')
     snprintf(buf, len, "%.32s (%" PRId32 " ranks)", c->name, c->nranks);
   else
@@ -35,22 +27,23 @@ void npkit_report_comm_label(const npkit_report *rep, uint32_t comm, char *buf, 
 void npkit_report_overview(const npkit_report *rep, char *buf, size_t len) {
   uint64_t calls = 0, events = 0, first = 0, last = 0;
   char a[32], b[32];
-  for (size_t i = 0; i < rep->n_logs; i++) {
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
     const npkit_rep_log *l = &rep->logs[i];
+    const npkit_job_log *jl = &rep->job.logs[i];
     calls += l->api_calls;
-    events += l->events;
+    events += jl->events;
     if (l->first_ns && (first == 0 || l->first_ns < first)) first = l->first_ns;
     if (l->last_ns > last) last = l->last_ns;
   }
-  npkit_report_bytes(rep->input_bytes, a, sizeof(a));
+  npkit_report_bytes(rep->job.input_bytes, a, sizeof(a));
   npkit_report_duration(last > first ? (double)(last - first) : 0, b, sizeof(b));
   snprintf(buf, len, "%zu log%s on %zu host%s, %" PRIu64 " events (%" PRIu64 " NCCL calls), %s of activity, %s read",
-           rep->n_logs, rep->n_logs == 1 ? "" : "s", rep->n_hosts, rep->n_hosts == 1 ? "" : "s", events, calls, b, a);
+           rep->job.n_logs, rep->job.n_logs == 1 ? "" : "s", rep->job.n_hosts, rep->job.n_hosts == 1 ? "" : "s", events, calls, b, a);
 }
 
 size_t npkit_report_simulated_logs(const npkit_report *rep) {
   size_t n = 0;
-  for (size_t i = 0; i < rep->n_logs; i++) n += rep->logs[i].simulated != 0;
+  for (size_t i = 0; i < rep->job.n_logs; i++) n += rep->job.logs[i].simulated != 0;
   return n;
 }
 
@@ -63,7 +56,7 @@ void npkit_report_simulated_note(const npkit_report *rep, char *buf, size_t len)
   snprintf(buf, len,
            "SIMULATED GPU: %s%zu of %zu logs were recorded with NPKIT_SIMULATED=1, against the fake NCCL and CUPTI "
            "of the test suite: kernels, GPU times and NCCL's own events come from a simulation on the CPU, not from "
-           "a GPU.", n == rep->n_logs ? "all " : "", n, rep->n_logs);
+           "a GPU.", n == rep->job.n_logs ? "all " : "", n, rep->job.n_logs);
 }
 
 static void three_digits(double v, const char *unit, char *buf, size_t len);
@@ -125,21 +118,3 @@ const char *npkit_source_name(uint32_t source) {
   }
 }
 
-static double unit_ns(const char *u) {
-  if (strcmp(u, "ns") == 0) return 1;
-  if (strcmp(u, "us") == 0) return 1e3;
-  if (strcmp(u, "ms") == 0) return 1e6;
-  if (strcmp(u, "s") == 0) return 1e9;
-  return -1;
-}
-
-int npkit_parse_duration(const char *s, const char *default_unit, double *ns) {
-  char *end;
-  if (s == NULL || *s == '\0') return -1;
-  double v = strtod(s, &end);
-  if (end == s || !isfinite(v)) return -1;
-  double k = unit_ns(*end ? end : default_unit);
-  if (k < 0) return -1;
-  *ns = v * k;
-  return 0;
-}

@@ -72,43 +72,43 @@ static void findings(npkit_report *rep, FILE *o) {
 
 static void alignment(npkit_report *rep, FILE *o) {
   fputs("<section id=\"alignment\"><h2>Clock alignment</h2>\n", o);
-  if (rep->n_hosts <= 1) {
+  if (rep->job.n_hosts <= 1) {
     fputs("<p>All ranks ran on one host and share its clock: no offsets needed.</p>\n", o);
   } else if (!rep->opts.align) {
     fputs("<p>Disabled: the hosts' clocks are taken as they are.</p>\n", o);
   } else {
     fprintf(o, "<p>Offsets estimated from the ends of shared collectives (%s end times); reference host ",
-            rep->align_source == NPKIT_TIME_GPU ? "GPU" : "API call");
-    ESC(rep->hosts[0].name);
+            rep->job.align_source == NPKIT_TIME_GPU ? "GPU" : "API call");
+    ESC(rep->job.hosts[0].name);
     fputs(".</p>\n<table id=\"hosts\">", o);
     HEAD(o, "host", "logs", "offset", "uncertainty", "sigma", "samples", "used", "rejected", "via", "status");
-    for (size_t h = 0; h < rep->n_hosts; h++) {
-      const npkit_align_host *a = &rep->hosts[h].align;
+    for (size_t h = 0; h < rep->job.n_hosts; h++) {
+      const npkit_align_host *a = &rep->job.hosts[h].align;
       fputs("<tr>", o);
-      npkit_html_td(o, 1, rep->hosts[h].name);
-      npkit_html_td_u64(o, rep->hosts[h].n_logs);
+      npkit_html_td(o, 1, rep->job.hosts[h].name);
+      npkit_html_td_u64(o, rep->job.hosts[h].n_logs);
       npkit_html_td_dur(o, (double)a->offset_ns);
       npkit_html_td_dur(o, a->status == NPKIT_ALIGN_OK ? a->uncertainty_ns : NAN);
       npkit_html_td_dur(o, a->status == NPKIT_ALIGN_OK ? a->sigma_ns : NAN);
       npkit_html_td_u64(o, a->samples);
       npkit_html_td_u64(o, a->used);
       npkit_html_td_u64(o, a->rejected);
-      npkit_html_td(o, 0, a->via >= 0 ? rep->hosts[a->via].name : "-");
+      npkit_html_td(o, 0, a->via >= 0 ? rep->job.hosts[a->via].name : "-");
       npkit_html_td(o, 0, npkit_align_status_name(a->status));
       fputs("</tr>\n", o);
     }
     fputs("</table>\n", o);
-    if (rep->align.cycle_checks > 0) {
+    if (rep->job.align.cycle_checks > 0) {
       char w[32];
-      npkit_report_duration(rep->align.worst_cycle_ns, w, sizeof(w));
+      npkit_report_duration(rep->job.align.worst_cycle_ns, w, sizeof(w));
       fprintf(o, "<p class=\"note\">Consistency: %" PRIu32 " of %" PRIu32 " cross-checks failed (largest mismatch %s)."
-                 "</p>\n", rep->align.cycle_failures, rep->align.cycle_checks, w);
+                 "</p>\n", rep->job.align.cycle_failures, rep->job.align.cycle_checks, w);
     }
   }
-  if (rep->host_end_spread.n > 0) {
+  if (rep->job.host_end_spread.n > 0) {
     char a[32], b[32];
-    npkit_report_duration(npkit_quantile_get(&rep->host_end_spread, 0.5), a, sizeof(a));
-    npkit_report_duration(npkit_quantile_get(&rep->host_end_spread, 0.99), b, sizeof(b));
+    npkit_report_duration(npkit_quantile_get(&rep->job.host_end_spread, 0.5), a, sizeof(a));
+    npkit_report_duration(npkit_quantile_get(&rep->job.host_end_spread, 0.99), b, sizeof(b));
     fprintf(o, "<p class=\"note\">Ranks of one host leave the same collective within %s (median), %s (p99).</p>\n", a, b);
   }
   fputs("</section>\n", o);
@@ -324,9 +324,9 @@ static int gpu(npkit_report *rep, FILE *o) {
     return 0;
   }
   size_t n = 0;
-  const char **labels = malloc(rep->n_logs * sizeof(*labels));
-  char (*store)[64] = malloc(rep->n_logs * sizeof(*store));
-  double *ratio = malloc(rep->n_logs * sizeof(*ratio));
+  const char **labels = malloc(rep->job.n_logs * sizeof(*labels));
+  char (*store)[64] = malloc(rep->job.n_logs * sizeof(*store));
+  double *ratio = malloc(rep->job.n_logs * sizeof(*ratio));
   if (labels == NULL || store == NULL || ratio == NULL) {
     free(labels);
     free(store);
@@ -336,7 +336,7 @@ static int gpu(npkit_report *rep, FILE *o) {
   fputs("<table id=\"overlap\">", o);
   HEAD(o, "rank", "overlap ratio", "communication", "computation", "exposed communication", "busy", "idle", "streams",
        "regular gaps");
-  for (size_t i = 0; i < rep->n_logs; i++) {
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
     const npkit_rep_log *l = &rep->logs[i];
     if (!l->has_gpu) continue;
     npkit_report_log_label(rep, i, lab, sizeof(lab));
@@ -360,7 +360,7 @@ static int gpu(npkit_report *rep, FILE *o) {
   }
   fputs("</table>\n<table id=\"gpu-idle\">", o);
   HEAD(o, "rank", "timeline", "kernels", "idle", "gaps", "largest gap", "regular gaps", "gap", "period");
-  for (size_t i = 0; i < rep->n_logs; i++) {
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
     const npkit_rep_log *l = &rep->logs[i];
     if (!l->has_gpu) continue;
     npkit_report_log_label(rep, i, lab, sizeof(lab));
@@ -397,11 +397,11 @@ static void losses(npkit_report *rep, FILE *o) {
   fputs("<section id=\"lost\"><h2>Lost events</h2>\n<table id=\"lost-events\">", o);
   HEAD(o, "rank", "source", "recorded", "lost", "lost %");
   int advice = 0;
-  for (size_t i = 0; i < rep->n_logs; i++) {
-    const npkit_rep_log *l = &rep->logs[i];
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
+    const npkit_job_log *jl = &rep->job.logs[i];
     npkit_report_log_label(rep, i, lab, sizeof(lab));
-    for (uint32_t k = 0; k < l->n_loss; k++) {
-      const npkit_rep_loss *s = &l->loss[k];
+    for (uint32_t k = 0; k < jl->n_loss; k++) {
+      const npkit_job_loss *s = &jl->loss[k];
       double total = (double)(s->recorded + s->dropped), pct = total > 0 ? 100.0 * (double)s->dropped / total : 0;
       int over = pct > 100.0 * NPKIT_REPORT_LOSS_LIMIT;
       advice |= over;
@@ -419,31 +419,14 @@ static void losses(npkit_report *rep, FILE *o) {
   fputs("</section>\n", o);
 }
 
-/* The timeline strip and the call-site and marks sections read the logs again. */
+/* The timeline strip, built by the analyses when the report was asked for it (opts.timeline). */
 static void timeline(npkit_report *rep, FILE *o) {
-  npkit_timeline tl;
-  char err[256];
-  if (npkit_timeline_build(rep, &tl, err, sizeof(err)) != 0) {
-    fputs("<section id=\"timeline-section\"><h2>Timeline of the largest arrival spread</h2><p class=\"note\">", o);
-    ESC(err);
-    fputs("</p></section>\n", o);
+  if (!rep->opts.timeline) {
+    fputs("<section id=\"timeline-section\"><h2>Timeline of the largest arrival spread</h2><p class=\"note\">"
+          "Not built for this report.</p></section>\n", o);
     return;
   }
-  npkit_timeline_html(rep, &tl, o);
-  npkit_timeline_free(&tl);
-}
-
-static void extras(npkit_report *rep, FILE *o) {
-  npkit_report_extras x;
-  char err[256];
-  if (npkit_report_extras_run_report(&x, rep, err, sizeof(err)) == 0) {
-    npkit_report_extras_html(&x, o);
-  } else {
-    fputs("<section id=\"call-sites\"><h2>Call sites and marks</h2><p class=\"note\">", o);
-    ESC(err);
-    fputs("</p></section>\n", o);
-  }
-  npkit_report_extras_free(&x);
+  npkit_timeline_html(rep, &rep->timeline, o);
 }
 
 int npkit_report_html(npkit_report *rep, FILE *o) {
@@ -461,11 +444,11 @@ int npkit_report_html(npkit_report *rep, FILE *o) {
   fputs("<p id=\"summary\">", o);
   ESC(line);
   fputs(".</p>\n", o);
-  if (rep->n_warnings > 0) {
+  if (rep->job.n_warnings > 0) {
     fputs("<ul class=\"warnings\">", o);
-    for (size_t i = 0; i < rep->n_warnings; i++) {
+    for (size_t i = 0; i < rep->job.n_warnings; i++) {
       fputs("<li>", o);
-      ESC(rep->warnings[i]);
+      ESC(rep->job.warnings[i]);
       fputs("</li>", o);
     }
     fputs("</ul>\n", o);
@@ -479,7 +462,7 @@ int npkit_report_html(npkit_report *rep, FILE *o) {
   if (rc == 0) rc = gpu(rep, o);
   alignment(rep, o);
   losses(rep, o);
-  extras(rep, o);
+  npkit_report_extras_html(rep, o);
   fputs("<p class=\"note\">Generated by npkit-preload " NPKIT_VERSION_STRING ". Definitions: docs/report.md.</p>\n"
         "</body></html>\n", o);
   fflush(o);

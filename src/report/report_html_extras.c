@@ -64,11 +64,12 @@ static void callsites(npkit_callsites *cs, FILE *o) {
   fputs("</table></section>\n", o);
 }
 
-static void marks(const npkit_report_extras *x, FILE *o) {
+static void marks(const npkit_report *rep, FILE *o) {
   size_t with = 0, gpu = 0;
-  for (size_t i = 0; i < x->n_logs; i++) {
-    if (x->logs[i].overlap.ranges == 0) continue;
-    if (x->logs[i].overlap.gpu_events > 0) gpu++; else with++;
+  char label[96];
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
+    if (rep->logs[i].overlap.ranges == 0) continue;
+    if (rep->logs[i].overlap.gpu_events > 0) gpu++; else with++;
   }
   fputs("<section id=\"marks\"><h2>Overlap with marked computation</h2>\n", o);
   if (with == 0) {
@@ -86,11 +87,12 @@ static void marks(const npkit_report_extras *x, FILE *o) {
   if (gpu > 0) fprintf(o, " %zu logs with GPU events are left out: their GPU timeline is the better source.", gpu);
   fputs("</p>\n<table id=\"mark-overlap\">", o);
   NPKIT_HTML_HEAD(o, "rank", "overlap", "communication", "computation", "exposed", "marks (ranges, total)");
-  for (size_t i = 0; i < x->n_logs; i++) {
-    const npkit_mark_overlap *m = &x->logs[i].overlap;
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
+    const npkit_mark_overlap *m = &rep->logs[i].overlap;
     if (m->ranges == 0 || m->gpu_events > 0) continue;
+    npkit_report_log_label(rep, i, label, sizeof label);
     fputs("<tr>", o);
-    npkit_html_td(o, 1, x->logs[i].label);
+    npkit_html_td(o, 1, label);
     if (isnan(m->overlap_ratio)) fputs("<td>-</td>", o);
     else fprintf(o, "<td>%.1f %%</td>", 100.0 * m->overlap_ratio);
     npkit_html_td_dur(o, (double)m->comm_ns);
@@ -110,8 +112,8 @@ static void marks(const npkit_report_extras *x, FILE *o) {
   fputs("</table></section>\n", o);
 }
 
-int npkit_report_extras_html(npkit_report_extras *x, FILE *o) {
-  callsites(&x->sites, o);
-  marks(x, o);
+int npkit_report_extras_html(npkit_report *rep, FILE *o) {
+  callsites(&rep->sites, o);
+  marks(rep, o);
   return ferror(o) ? -1 : 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nccl_names.h"
+#include "report_model.h"
 #include "report_svg.h"
 #include "report_timeline.h"
 
@@ -101,7 +102,7 @@ static void lanes(const npkit_report *rep, const npkit_timeline *tl, FILE *o, in
     int late = l->log == tl->inst.last_log;
     npkit_report_log_label(rep, l->log, lab, sizeof lab);
     fprintf(o, "<g class=\"lane%s\" data-rank=\"%" PRId32 "\" data-log=\"%" PRIu32 "\">\n", late ? " late" : "",
-            rep->logs[l->log].rank, l->log);
+            rep->job.logs[l->log].rank, l->log);
     fprintf(o, "<text x=\"4\" y=\"%.1f\" class=\"lane-label\">", y + ROW - 3);
     ESC(lab);
     fprintf(o, "%s</text>\n", late ? " (last)" : "");
@@ -163,10 +164,5 @@ void npkit_timeline_html(const npkit_report *rep, const npkit_timeline *tl, FILE
   if (hidden > 0)
     fprintf(o, "<p class=\"note\">%" PRIu64 " more events in this window are not drawn (at most %d per row).</p>\n",
             hidden, NPKIT_TL_MAX_ITEMS);
-  for (size_t i = 0; i < tl->n_warnings; i++) {
-    fputs("<p class=\"note\">Not drawn: ", o);
-    ESC(tl->warnings[i]);
-    fputs("</p>\n", o);
-  }
   fputs("</section>\n", o);
 }

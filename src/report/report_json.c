@@ -39,13 +39,13 @@ static void kv_bool(npkit_json *w, const char *k, int v) {
 /* The global rank of a log, or null. */
 static void kv_rank(npkit_json *w, const char *k, const npkit_report *rep, size_t log) {
   npkit_json_key(w, k);
-  if (log < rep->n_logs && rep->logs[log].rank >= 0) npkit_json_int(w, rep->logs[log].rank);
+  if (log < rep->job.n_logs && rep->job.logs[log].rank >= 0) npkit_json_int(w, rep->job.logs[log].rank);
   else npkit_json_null(w);
 }
 static void kv_comm(npkit_json *w, const npkit_report *rep, uint32_t comm) {
   char lab[96];
   npkit_json_key(w, "comm_id");
-  if (comm < rep->n_comms) npkit_json_hex(w, rep->comms[comm].comm_id, 16);
+  if (comm < rep->job.n_comms) npkit_json_hex(w, rep->job.comms[comm].comm_id, 16);
   else npkit_json_null(w);
   npkit_report_comm_label(rep, comm, lab, sizeof(lab));
   kv_str(w, "comm", lab);
@@ -67,30 +67,31 @@ static void ranks(npkit_report *rep, npkit_json *w) {
   char lab[64];
   npkit_json_key(w, "ranks");
   npkit_json_begin_array(w);
-  for (size_t i = 0; i < rep->n_logs; i++) {
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
     const npkit_rep_log *l = &rep->logs[i];
+    const npkit_job_log *jl = &rep->job.logs[i];
     npkit_json_next_line(w);
     npkit_json_begin_object(w);
     kv_rank(w, "rank", rep, i);
     npkit_report_log_label(rep, i, lab, sizeof(lab));
     kv_str(w, "label", lab);
-    kv_str(w, "host", rep->hosts[l->host].name);
-    kv_int(w, "pid", l->pid);
-    kv_int(w, "device", l->device);
-    kv_str(w, "path", l->path);
-    kv_uint(w, "events", l->events);
+    kv_str(w, "host", rep->job.hosts[jl->host].name);
+    kv_int(w, "pid", jl->pid);
+    kv_int(w, "device", jl->device);
+    kv_str(w, "path", jl->path);
+    kv_uint(w, "events", jl->events);
     kv_uint(w, "nccl_calls", l->api_calls);
     kv_uint(w, "gpu_events", l->gpu_events);
-    kv_bool(w, "truncated", l->truncated);
-    kv_bool(w, "closed_cleanly", l->closed_cleanly);
-    kv_uint(w, "log_version", l->log_version);
-    kv_uint(w, "skipped_blocks", l->skipped_blocks);
-    kv_uint(w, "skipped_bytes", l->skipped_bytes);
-    kv_int(w, "clock_offset_ns", rep->hosts[l->host].align.offset_ns);
+    kv_bool(w, "truncated", jl->truncated);
+    kv_bool(w, "closed_cleanly", jl->closed_cleanly);
+    kv_uint(w, "log_version", jl->log_version);
+    kv_uint(w, "skipped_blocks", jl->skipped_blocks);
+    kv_uint(w, "skipped_bytes", jl->skipped_bytes);
+    kv_int(w, "clock_offset_ns", rep->job.hosts[jl->host].align.offset_ns);
     npkit_json_key(w, "lost_events");
     npkit_json_begin_array(w);
-    for (uint32_t k = 0; k < l->n_loss; k++) {
-      const npkit_rep_loss *s = &l->loss[k];
+    for (uint32_t k = 0; k < jl->n_loss; k++) {
+      const npkit_job_loss *s = &jl->loss[k];
       double total = (double)(s->recorded + s->dropped);
       npkit_json_begin_object(w);
       kv_str(w, "source", npkit_source_name(s->source));
@@ -110,25 +111,25 @@ static void alignment(npkit_report *rep, npkit_json *w) {
   npkit_json_key(w, "clock_alignment");
   npkit_json_begin_object(w);
   kv_bool(w, "enabled", rep->opts.align);
-  kv_bool(w, "estimated", rep->align_done);
-  kv_str(w, "source", rep->align_done ? npkit_time_source_name(rep->align_source) : "none");
-  kv_str(w, "reference_host", rep->n_hosts ? rep->hosts[0].name : "");
-  kv_uint(w, "pairs", rep->align.pairs);
-  kv_uint(w, "cycle_checks", rep->align.cycle_checks);
-  kv_uint(w, "cycle_failures", rep->align.cycle_failures);
-  quantiles(w, "same_host_end_spread_us", &rep->host_end_spread);
+  kv_bool(w, "estimated", rep->job.align_done);
+  kv_str(w, "source", rep->job.align_done ? npkit_time_source_name(rep->job.align_source) : "none");
+  kv_str(w, "reference_host", rep->job.n_hosts ? rep->job.hosts[0].name : "");
+  kv_uint(w, "pairs", rep->job.align.pairs);
+  kv_uint(w, "cycle_checks", rep->job.align.cycle_checks);
+  kv_uint(w, "cycle_failures", rep->job.align.cycle_failures);
+  quantiles(w, "same_host_end_spread_us", &rep->job.host_end_spread);
   npkit_json_key(w, "hosts");
   npkit_json_begin_array(w);
-  for (size_t h = 0; h < rep->n_hosts; h++) {
-    const npkit_rep_host *ho = &rep->hosts[h];
+  for (size_t h = 0; h < rep->job.n_hosts; h++) {
+    const npkit_job_host *ho = &rep->job.hosts[h];
     const npkit_align_host *a = &ho->align;
     npkit_json_next_line(w);
     npkit_json_begin_object(w);
     kv_str(w, "host", ho->name);
     npkit_json_key(w, "ranks");
     npkit_json_begin_array(w);
-    for (size_t i = 0; i < rep->n_logs; i++)
-      if (rep->logs[i].host == h && rep->logs[i].rank >= 0) npkit_json_int(w, rep->logs[i].rank);
+    for (size_t i = 0; i < rep->job.n_logs; i++)
+      if (rep->job.logs[i].host == h && rep->job.logs[i].rank >= 0) npkit_json_int(w, rep->job.logs[i].rank);
     npkit_json_end_array(w);
     kv_int(w, "offset_ns", a->offset_ns);
     kv_dbl(w, "uncertainty_ns", a->uncertainty_ns);
@@ -137,7 +138,7 @@ static void alignment(npkit_report *rep, npkit_json *w) {
     kv_uint(w, "used", a->used);
     kv_uint(w, "rejected", a->rejected);
     npkit_json_key(w, "via");
-    if (a->via >= 0) npkit_json_string(w, rep->hosts[a->via].name);
+    if (a->via >= 0) npkit_json_string(w, rep->job.hosts[a->via].name);
     else npkit_json_null(w);
     kv_uint(w, "hops", a->hops);
     kv_str(w, "status", npkit_align_status_name(a->status));
@@ -150,8 +151,8 @@ static void alignment(npkit_report *rep, npkit_json *w) {
 static void comms(npkit_report *rep, npkit_json *w) {
   npkit_json_key(w, "communicators");
   npkit_json_begin_array(w);
-  for (uint32_t c = 0; c < rep->n_comms; c++) {
-    const npkit_rep_comm *cm = &rep->comms[c];
+  for (uint32_t c = 0; c < rep->job.n_comms; c++) {
+    const npkit_job_comm *cm = &rep->job.comms[c];
     npkit_json_next_line(w);
     npkit_json_begin_object(w);
     kv_comm(w, rep, c);
@@ -387,7 +388,7 @@ static void gpu(npkit_report *rep, npkit_json *w) {
   }
   npkit_json_key(w, "ranks");
   npkit_json_begin_array(w);
-  for (size_t i = 0; i < rep->n_logs; i++) {
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
     const npkit_rep_log *l = &rep->logs[i];
     if (!l->has_gpu) continue;
     const npkit_gpu_rank *g = &l->gpu;
@@ -438,19 +439,6 @@ static void findings(npkit_report *rep, npkit_json *w) {
   npkit_json_end_array(w);
 }
 
-/* The call-site table and the marks' overlap (report_extras.h) read the logs again; they add
- * "call_sites" and "mark_overlap" keys, or an "extras_error" string when the logs cannot be re-read. */
-static void callsites_and_marks(npkit_report *rep, npkit_json *w) {
-  npkit_report_extras x;
-  char err[256];
-  if (npkit_report_extras_run_report(&x, rep, err, sizeof err) == 0) {
-    npkit_report_extras_json(&x, w);
-  } else {
-    kv_str(w, "extras_error", err);
-  }
-  npkit_report_extras_free(&x);
-}
-
 int npkit_report_json(npkit_report *rep, int fd, char *err, size_t errlen) {
   npkit_json w;
   if (npkit_json_init(&w, fd) != 0) {
@@ -464,13 +452,13 @@ int npkit_report_json(npkit_report *rep, int fd, char *err, size_t errlen) {
   kv_uint(&w, "report_version", NPKIT_REPORT_JSON_VERSION);
   npkit_json_key(&w, "inputs");
   npkit_json_begin_object(&w);
-  kv_uint(&w, "logs", rep->n_logs);
-  kv_uint(&w, "hosts", rep->n_hosts);
-  kv_uint(&w, "bytes", rep->input_bytes);
+  kv_uint(&w, "logs", rep->job.n_logs);
+  kv_uint(&w, "hosts", rep->job.n_hosts);
+  kv_uint(&w, "bytes", rep->job.input_bytes);
   kv_uint(&w, "simulated_logs", npkit_report_simulated_logs(rep));
   npkit_json_key(&w, "warnings");
   npkit_json_begin_array(&w);
-  for (size_t i = 0; i < rep->n_warnings; i++) npkit_json_string(&w, rep->warnings[i]);
+  for (size_t i = 0; i < rep->job.n_warnings; i++) npkit_json_string(&w, rep->job.warnings[i]);
   npkit_json_end_array(&w);
   npkit_json_end_object(&w);
   findings(rep, &w);
@@ -482,7 +470,7 @@ int npkit_report_json(npkit_report *rep, int fd, char *err, size_t errlen) {
   curves(rep, &w);
   stragglers(rep, &w);
   gpu(rep, &w);
-  callsites_and_marks(rep, &w);
+  npkit_report_extras_json(rep, &w);
   npkit_json_end_object(&w);
   npkit_json_raw(&w, "\n", 1);
   return npkit_json_finish(&w, err, errlen);

@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-#include "report_instances.h"
+#include "job_instances.h"
 #include "report_table.h"
 #include "trace_plugin.h"
 #include "trace_plugin_api.h"
@@ -53,7 +53,7 @@ static int settle(npkit_plugin_gpu *g, task_span *t) {
         if (npkit_quantile_add(&row->gpu, t->stop - t->start) != 0) rc = -1;
       }
     } else if (api->member != UINT32_MAX && api->call_seq != NPKIT_NO_SEQ) {
-      if (npkit_inst_put_gpu(g->rep->inst, api->member, api->call_seq, api->fn, t->start, t->stop) < 0)
+      if (npkit_inst_put_gpu(g->rep->job.inst, api->member, api->call_seq, api->fn, t->start, t->stop) < 0)
         rc = -1;
     }
   }

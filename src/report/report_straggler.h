@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report_instances.h"
+#include "job_instances.h"
 #include "stats_quantile.h"
 
 #define NPKIT_STRAG_TOP_MAX 64

@@ -14,15 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job_instances.h"
 #include "stats_quantile.h"
 
 #define NPKIT_TABLE_NO_COMM UINT32_MAX
 
-typedef enum npkit_time_source {
-  NPKIT_TIME_NONE = 0, /* no timed call: e.g. only calls inside groups, with API events alone */
-  NPKIT_TIME_CPU,
-  NPKIT_TIME_GPU,
-} npkit_time_source;
 
 typedef struct npkit_table_key {
   uint32_t fn;          /* npkit_fn */

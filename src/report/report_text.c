@@ -25,9 +25,9 @@ static void put_range(char *buf, size_t len, int32_t a, int32_t b) {
 static void host_ranks(const npkit_report *rep, uint32_t host, char *buf, size_t len) {
   int32_t start = -1, prev = -1;
   buf[0] = '\0';
-  for (size_t i = 0; i < rep->n_logs; i++) {
-    int32_t r = rep->logs[i].rank;
-    if (rep->logs[i].host != host || r < 0) continue;
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
+    int32_t r = rep->job.logs[i].rank;
+    if (rep->job.logs[i].host != host || r < 0) continue;
     if (start >= 0 && r == prev + 1) {
       prev = r;
       continue;
@@ -45,7 +45,7 @@ static void overview(npkit_report *rep, FILE *o) {
   fprintf(o, "npkit report: %s\n", line);
   npkit_report_simulated_note(rep, sim, sizeof(sim));
   if (sim[0] != '\0') fprintf(o, "%s\n", sim);
-  for (size_t i = 0; i < rep->n_warnings; i++) fprintf(o, "warning: %s\n", rep->warnings[i]);
+  for (size_t i = 0; i < rep->job.n_warnings; i++) fprintf(o, "warning: %s\n", rep->job.warnings[i]);
 }
 
 static void findings(npkit_report *rep, FILE *o) {
@@ -71,35 +71,35 @@ static void findings(npkit_report *rep, FILE *o) {
 static void alignment(npkit_report *rep, FILE *o) {
   char a[32], b[32], ranks[128];
   section(o, "Clock alignment");
-  if (rep->n_hosts <= 1) {
+  if (rep->job.n_hosts <= 1) {
     fprintf(o, "  All ranks ran on host %s and share its clock: no offsets needed.\n",
-            rep->n_hosts ? rep->hosts[0].name : "?");
+            rep->job.n_hosts ? rep->job.hosts[0].name : "?");
   } else if (!rep->opts.align) {
     fprintf(o, "  Disabled (--no-align): the hosts' clocks are taken as they are.\n");
   } else {
     fprintf(o, "  Offsets from the ends of shared collectives (%s end times), reference host %s:\n",
-            rep->align_source == NPKIT_TIME_GPU ? "GPU" : "API call", rep->hosts[0].name);
+            rep->job.align_source == NPKIT_TIME_GPU ? "GPU" : "API call", rep->job.hosts[0].name);
     fprintf(o, "  %-20s %-12s %14s %12s %9s %7s %8s  %-12s %s\n", "host", "ranks", "offset", "uncertainty", "samples",
             "used", "rejected", "via", "status");
-    for (uint32_t h = 0; h < rep->n_hosts; h++) {
-      const npkit_align_host *al = &rep->hosts[h].align;
+    for (uint32_t h = 0; h < rep->job.n_hosts; h++) {
+      const npkit_align_host *al = &rep->job.hosts[h].align;
       host_ranks(rep, h, ranks, sizeof(ranks));
       npkit_report_duration((double)al->offset_ns, a, sizeof(a));
       if (al->status == NPKIT_ALIGN_OK) npkit_report_duration(al->uncertainty_ns, b, sizeof(b));
       else snprintf(b, sizeof(b), "-");
       fprintf(o, "  %-20.20s %-12.12s %14s %12s %9" PRIu64 " %7" PRIu64 " %8" PRIu64 "  %-12.12s %s\n",
-              rep->hosts[h].name, ranks, a, b, al->samples, al->used, al->rejected,
-              al->via >= 0 ? rep->hosts[al->via].name : "-", npkit_align_status_name(al->status));
+              rep->job.hosts[h].name, ranks, a, b, al->samples, al->used, al->rejected,
+              al->via >= 0 ? rep->job.hosts[al->via].name : "-", npkit_align_status_name(al->status));
     }
-    if (rep->align.cycle_checks > 0) {
-      npkit_report_duration(rep->align.worst_cycle_ns, a, sizeof(a));
+    if (rep->job.align.cycle_checks > 0) {
+      npkit_report_duration(rep->job.align.worst_cycle_ns, a, sizeof(a));
       fprintf(o, "  consistency: %" PRIu32 " of %" PRIu32 " cross-checks failed (largest mismatch %s)\n",
-              rep->align.cycle_failures, rep->align.cycle_checks, a);
+              rep->job.align.cycle_failures, rep->job.align.cycle_checks, a);
     }
   }
-  if (rep->host_end_spread.n > 0) {
-    npkit_report_duration(npkit_quantile_get(&rep->host_end_spread, 0.5), a, sizeof(a));
-    npkit_report_duration(npkit_quantile_get(&rep->host_end_spread, 0.99), b, sizeof(b));
+  if (rep->job.host_end_spread.n > 0) {
+    npkit_report_duration(npkit_quantile_get(&rep->job.host_end_spread, 0.5), a, sizeof(a));
+    npkit_report_duration(npkit_quantile_get(&rep->job.host_end_spread, 0.99), b, sizeof(b));
     fprintf(o, "  How well ends line up: ranks of one host leave the same collective within %s (median), %s (p99).\n",
             a, b);
   }
@@ -257,7 +257,7 @@ static void gpu(npkit_report *rep, FILE *o) {
     return;
   }
   fprintf(o, "  %-16s %8s %11s %11s %11s %11s %11s\n", "rank", "overlap", "comm", "compute", "exposed", "busy", "idle");
-  for (size_t i = 0; i < rep->n_logs; i++) {
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
     const npkit_rep_log *l = &rep->logs[i];
     if (!l->has_gpu) continue;
     npkit_report_log_label(rep, i, lab, sizeof(lab));
@@ -285,12 +285,12 @@ static void losses(npkit_report *rep, FILE *o) {
   int advice = 0;
   section(o, "Lost events");
   fprintf(o, "  %-16s %-8s %12s %10s %8s\n", "rank", "source", "recorded", "lost", "lost %");
-  for (size_t i = 0; i < rep->n_logs; i++) {
-    const npkit_rep_log *l = &rep->logs[i];
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
+    const npkit_job_log *jl = &rep->job.logs[i];
     npkit_report_log_label(rep, i, lab, sizeof(lab));
-    if (l->n_loss == 0) fprintf(o, "  %-16.16s %-8s %12" PRIu64 " %10" PRIu64 " %8s\n", lab, "all", l->recorded, l->dropped, "-");
-    for (uint32_t k = 0; k < l->n_loss; k++) {
-      const npkit_rep_loss *s = &l->loss[k];
+    if (jl->n_loss == 0) fprintf(o, "  %-16.16s %-8s %12" PRIu64 " %10" PRIu64 " %8s\n", lab, "all", jl->recorded, jl->dropped, "-");
+    for (uint32_t k = 0; k < jl->n_loss; k++) {
+      const npkit_job_loss *s = &jl->loss[k];
       double total = (double)(s->recorded + s->dropped);
       double pct = total > 0 ? 100.0 * (double)s->dropped / total : 0;
       fprintf(o, "  %-16.16s %-8s %12" PRIu64 " %10" PRIu64 " %7.2f%%%s\n", lab, npkit_source_name(s->source), s->recorded,

@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_facts.h"
+#include "grow.h"
 #include "log_reader.h"
 #include "nccl_names.h"
 #include "report_gpu.h"
+#include "report_model.h"
 
 /* The instance's entries, found by walking the communicator's instances up to its sequence. */
 typedef struct find_ctx {
@@ -45,7 +48,7 @@ static const npkit_strag_instance *choose(const npkit_report *rep, int *straggle
 }
 
 static int64_t host_offset(const npkit_report *rep, size_t log) {
-  return rep->hosts[rep->logs[log].host].align.offset_ns;
+  return rep->job.hosts[rep->job.logs[log].host].align.offset_ns;
 }
 
 static int push(npkit_tl_lane *l, int gpu, const npkit_tl_item *it) {
@@ -55,23 +58,8 @@ static int push(npkit_tl_lane *l, int gpu, const npkit_tl_item *it) {
     l->hidden++;
     return 0;
   }
-  if (*n == *cap) {
-    size_t nc = *cap ? 2 * *cap : 64;
-    npkit_tl_item *nv = realloc(*v, nc * sizeof *nv);
-    if (nv == NULL) return -1;
-    *v = nv;
-    *cap = nc;
-  }
+  if (npkit_grow(v, cap, *n + 1, sizeof **v, 64) != 0) return -1;
   (*v)[(*n)++] = *it;
-  return 0;
-}
-
-static int warn(npkit_timeline *tl, const char *text) {
-  char **w = realloc(tl->warnings, (tl->n_warnings + 1) * sizeof *w);
-  if (w == NULL) return -1;
-  tl->warnings = w;
-  if ((w[tl->n_warnings] = strdup(text)) == NULL) return -1;
-  tl->n_warnings++;
   return 0;
 }
 
@@ -106,12 +94,12 @@ static void mark_group_kernels(npkit_tl_lane *l) {
     if (l->gpu[i].group == group && l->gpu[i].kind == NPKIT_TL_COMM_KERNEL) l->gpu[i].focus = 1;
 }
 
-/* Reads one log for the calls and GPU activity in the window.  1: read, 0: unreadable (warned),
- * -1: memory. */
-static int read_lane(const npkit_report *rep, npkit_timeline *tl, npkit_tl_lane *l) {
-  npkit_log_reader *r;
+/* Walks one log again for the calls and GPU activity in the window.  1: read, 0: a read error
+ * (warned; what was read is kept), -1: memory. */
+static int read_lane(npkit_report *rep, npkit_timeline *tl, npkit_tl_lane *l) {
+  npkit_log_reader *r = rep->job.logs[l->log].reader;
   char why[512];
-  if (npkit_reader_open(rep->logs[l->log].path, &r, why, sizeof why) != 0) return warn(tl, why) == 0 ? 0 : -1;
+  npkit_reader_rewind(r);
   uint32_t local = 0; /* the instance's communicator in this process */
   for (size_t i = 0; i < r->n_comms; i++)
     if (r->comms[i].comm_id == tl->comm_id) local = r->comms[i].local_id;
@@ -125,9 +113,8 @@ static int read_lane(const npkit_report *rep, npkit_timeline *tl, npkit_tl_lane 
       it.kind = NPKIT_TL_CALL;
       it.group = ev->u.api.group;
       it.focus = local != 0 && ev->u.api.comm == local && ev->u.api.seq == tl->inst.seq && ev->func == tl->inst.fn;
-    } else if (ev->kind == NPKIT_EV_CUPTI_KERNEL || ev->kind == NPKIT_EV_CUPTI_MEMCPY ||
-               ev->kind == NPKIT_EV_CUPTI_MEMSET) {
-      if ((ev->u.gpu.flags & NPKIT_GPU_UNTIMED) || ev->start_ns == 0) continue;
+    } else if (npkit_ev_is_cupti(ev->kind)) {
+      if (npkit_cupti_untimed(ev)) continue;
       gpu = 1;
       it.kind = gpu_kind(r, ev);
       it.group = ev->u.gpu.group;
@@ -141,24 +128,24 @@ static int read_lane(const npkit_report *rep, npkit_timeline *tl, npkit_tl_lane 
       break;
     }
   }
-  if (k < 0 && rc > 0 && warn(tl, why) != 0) rc = -1; /* a read error keeps what was read */
-  npkit_reader_close(r);
+  if (k < 0 && rc > 0) rc = npkit_job_warn(&rep->job, "%s", why) == 0 ? 0 : -1; /* keeps what was read */
   mark_group_kernels(l);
   return rc;
 }
 
-int npkit_timeline_build(const npkit_report *rep, npkit_timeline *tl, char *err, size_t errlen) {
+int npkit_timeline_build(npkit_report *rep, char *err, size_t errlen) {
+  npkit_timeline *tl = &rep->timeline;
   memset(tl, 0, sizeof *tl);
   const npkit_strag_instance *in = choose(rep, &tl->straggler);
-  if (in == NULL || in->comm >= rep->n_comms) return 0;
-  const npkit_rep_comm *c = &rep->comms[in->comm];
+  if (in == NULL || in->comm >= rep->job.n_comms) return 0;
+  const npkit_job_comm *c = &rep->job.comms[in->comm];
   uint32_t *ids = malloc((c->n_members ? c->n_members : 1) * sizeof *ids);
   npkit_inst_entry *e = malloc((c->n_members ? c->n_members : 1) * sizeof *e);
-  tl->lanes = calloc(rep->n_logs ? rep->n_logs : 1, sizeof *tl->lanes);
+  tl->lanes = calloc(rep->job.n_logs ? rep->job.n_logs : 1, sizeof *tl->lanes);
   if (ids == NULL || e == NULL || tl->lanes == NULL) goto oom;
   find_ctx f = {.seq = in->seq, .out = e};
-  size_t n = npkit_report_comm_members(c, ids);
-  if (npkit_inst_join(rep->inst, ids, n, find_instance, &f) < 0) goto oom;
+  size_t n = npkit_job_comm_members(c, ids);
+  if (npkit_inst_join(rep->job.inst, ids, n, find_instance, &f) < 0) goto oom;
   if (f.n == 0) { /* the store always holds what the straggler analysis compared */
     free(ids);
     free(e);
@@ -167,15 +154,15 @@ int npkit_timeline_build(const npkit_report *rep, npkit_timeline *tl, char *err,
   tl->found = 1;
   tl->inst = *in;
   tl->comm_id = c->comm_id;
-  tl->n_lanes = rep->n_logs;
-  for (size_t i = 0; i < rep->n_logs; i++) {
+  tl->n_lanes = rep->job.n_logs;
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
     tl->lanes[i].log = (uint32_t)i;
     tl->gpu |= rep->logs[i].has_gpu;
   }
   /* the instance on the reference clock: earliest arrival, latest arrival, latest end */
   int64_t first = 0, last = 0, end = 0;
   for (size_t i = 0; i < f.n; i++) {
-    uint32_t log = rep->members[e[i].member].log;
+    uint32_t log = rep->job.members[e[i].member].log;
     int64_t a = (int64_t)e[i].start_ns + host_offset(rep, log), b = (int64_t)e[i].end_ns + host_offset(rep, log);
     if (i == 0 || a < first) first = a;
     if (i == 0 || a > last) last = a;
@@ -187,7 +174,7 @@ int npkit_timeline_build(const npkit_report *rep, npkit_timeline *tl, char *err,
   tl->span_ns = end - first + 2 * pad;
   tl->last_arrival_ns = last - (int64_t)tl->t0_ns;
   for (size_t i = 0; i < f.n; i++) {
-    uint32_t log = rep->members[e[i].member].log;
+    uint32_t log = rep->job.members[e[i].member].log;
     npkit_tl_lane *l = &tl->lanes[log];
     l->in_instance = 1;
     l->arrival_ns = (int64_t)(e[i].start_ns - tl->t0_ns) + host_offset(rep, log);
@@ -214,7 +201,5 @@ void npkit_timeline_free(npkit_timeline *tl) {
     free(tl->lanes[i].gpu);
   }
   free(tl->lanes);
-  for (size_t i = 0; i < tl->n_warnings; i++) free(tl->warnings[i]);
-  free(tl->warnings);
   memset(tl, 0, sizeof *tl);
 }

@@ -17,7 +17,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report_model.h"
+#include "report_straggler.h"
+
+struct npkit_report;
 
 /* Items kept per lane and row; the rest are counted. */
 #define NPKIT_TL_MAX_ITEMS 2000
@@ -57,13 +59,11 @@ typedef struct npkit_timeline {
   int gpu;                     /* some log has GPU activity */
   npkit_tl_lane *lanes;        /* one per log of the report, in its order */
   size_t n_lanes;
-  char **warnings;             /* logs that could not be read again */
-  size_t n_warnings;
 } npkit_timeline;
 
-/* Builds the strip.  found = 0 when no collective was compared across ranks.  0, or -1 with a
+/* Builds rep->timeline.  found = 0 when no collective was compared across ranks.  0, or -1 with a
  * message when memory is short. */
-int npkit_timeline_build(const npkit_report *rep, npkit_timeline *tl, char *err, size_t errlen);
+int npkit_timeline_build(struct npkit_report *rep, char *err, size_t errlen);
 void npkit_timeline_free(npkit_timeline *tl);
 
 /* The strip as an HTML section (report_html_timeline.c): <section id="timeline-section"> holding
@@ -72,6 +72,6 @@ void npkit_timeline_free(npkit_timeline *tl);
  * (rect.kernel.comm|compute|memory) and rect.wait from the rank's arrival to the last arrival.
  * Every rect carries data-start-ns and data-end-ns from the window's start (svg data-t0-ns, the
  * reference clock), so a test can read the picture back exactly. */
-void npkit_timeline_html(const npkit_report *rep, const npkit_timeline *tl, FILE *o);
+void npkit_timeline_html(const struct npkit_report *rep, const npkit_timeline *tl, FILE *o);
 
 #endif /* NPKIT_REPORT_TIMELINE_H */

@@ -223,7 +223,7 @@ int npkit_cmd_merge(int argc, char **argv) {
       fprintf(stderr, "npkit merge: out of memory\n");
       free(tmp);
       free(dir);
-      npkit_report_free_inputs(paths, n_paths);
+      npkit_job_free_inputs(paths, n_paths);
       return NPKIT_EXIT_FAIL;
     }
     memcpy(tmp, output, n);
@@ -233,7 +233,7 @@ int npkit_cmd_merge(int argc, char **argv) {
       fprintf(stderr, "npkit merge: %s: %s\n", tmp, strerror(errno));
       free(tmp);
       free(dir);
-      npkit_report_free_inputs(paths, n_paths);
+      npkit_job_free_inputs(paths, n_paths);
       return NPKIT_EXIT_FAIL;
     }
   }
@@ -259,6 +259,6 @@ int npkit_cmd_merge(int argc, char **argv) {
   npkit_merge_stats_free(&st);
   free(tmp);
   free(dir);
-  npkit_report_free_inputs(paths, n_paths);
+  npkit_job_free_inputs(paths, n_paths);
   return rc == 0 ? NPKIT_EXIT_OK : NPKIT_EXIT_FAIL;
 }

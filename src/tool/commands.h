@@ -54,7 +54,7 @@ typedef struct npkit_cli_spec {
  * NPKIT_EXIT_OK after printing the help, NPKIT_EXIT_USAGE after a message. */
 int npkit_cli_parse(const npkit_cli_spec *spec, int argc, char **argv, char **args, size_t *n_args);
 /* npkit_cli_parse for the commands that read DIR|LOG...: the logs named, or found in the folders
- * named (npkit_report_inputs), go to *paths, for npkit_report_free_inputs.  Returns as
+ * named (npkit_job_inputs), go to *paths, for npkit_job_free_inputs.  Returns as
  * npkit_cli_parse, and NPKIT_EXIT_FAIL after a message when they cannot be listed. */
 int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char ***paths, size_t *n_paths);
 
