@@ -213,39 +213,43 @@ static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_o
 int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
                       char *err, size_t errlen) {
   npkit_job job;
+  int rc = npkit_job_open(&job, paths, n_paths, err, errlen);
+  if (rc == 0) rc = npkit_merge_write_job(&job, n_paths, o, fd, st, err, errlen);
+  else memset(st, 0, sizeof(*st));
+  npkit_job_free(&job);
+  return rc;
+}
+
+int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
+                          char *err, size_t errlen) {
   memset(st, 0, sizeof(*st));
   /* the events matter only to align several hosts */
-  if (npkit_job_open(&job, paths, n_paths, err, errlen) != 0 ||
-      (o->align && job.n_hosts > 1 && npkit_job_scan_collectives(&job, err, errlen) != 0)) {
-    npkit_job_free(&job);
-    return -1;
-  }
-  if (npkit_job_align(&job, o->align, 0) != 0) {
-    npkit_job_free(&job);
+  if (o->align && job->n_hosts > 1 && npkit_job_scan_collectives(job, err, errlen) != 0) return -1;
+  if (npkit_job_align(job, o->align, 0) != 0) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
   int rc = -1;
-  unsigned char *sel = calloc(job.n_logs, 1);
-  int64_t *pid = calloc(job.n_logs, sizeof(*pid));
+  unsigned char *sel = calloc(job->n_logs, 1);
+  int64_t *pid = calloc(job->n_logs, sizeof(*pid));
   npkit_json w;
   int w_open = 0;
   if (sel == NULL || pid == NULL) goto oom;
-  for (size_t i = 0; i < job.n_warnings; i++)
-    if (add_warning(st, job.warnings[i]) != 0) goto oom;
-  st->skipped = n_paths - job.n_logs;
-  st->hosts = job.n_hosts;
-  st->aligned = job.align_done;
+  for (size_t i = 0; i < job->n_warnings; i++)
+    if (add_warning(st, job->warnings[i]) != 0) goto oom;
+  st->skipped = n_paths - job->n_logs;
+  st->hosts = job->n_hosts;
+  st->aligned = job->align_done;
   uint64_t base = 0;
-  for (size_t i = 0; i < job.n_logs; i++) {
-    const npkit_job_log *l = &job.logs[i];
+  for (size_t i = 0; i < job->n_logs; i++) {
+    const npkit_job_log *l = &job->logs[i];
     sel[i] = (unsigned char)npkit_merge_rank_selected(&o->filter, l->rank);
     if (!sel[i]) {
       st->skipped++;
       continue;
     }
     st->logs++;
-    const npkit_align_host *a = &job.hosts[l->host].align;
+    const npkit_align_host *a = &job->hosts[l->host].align;
     if (a->uncertainty_ns > st->max_uncertainty_ns) st->max_uncertainty_ns = a->uncertainty_ns;
     uint64_t b = l->clock_base_ns + (uint64_t)a->offset_ns;
     if (base == 0 || b < base) base = b;
@@ -254,7 +258,7 @@ int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_opti
     snprintf(err, errlen, "no log matches --ranks");
     goto fail;
   }
-  if (assign_pids(&job, sel, pid, st) != 0) goto oom;
+  if (assign_pids(job, sel, pid, st) != 0) goto oom;
 
   if (npkit_json_init(&w, fd) != 0) {
     npkit_json_finish(&w, NULL, 0);
@@ -280,12 +284,12 @@ int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_opti
   npkit_json_string(&w, buf);
   npkit_json_key(&w, "ranks");
   npkit_json_uint(&w, st->logs);
-  write_alignment(&w, &job, o);
+  write_alignment(&w, job, o);
   write_filters(&w, &o->filter);
   npkit_json_key(&w, "logs");
   npkit_json_begin_array(&w);
-  for (size_t i = 0; i < job.n_logs; i++)
-    if (sel[i]) write_log_entry(&w, &job.logs[i], pid[i], job.hosts[job.logs[i].host].align.offset_ns, base);
+  for (size_t i = 0; i < job->n_logs; i++)
+    if (sel[i]) write_log_entry(&w, &job->logs[i], pid[i], job->hosts[job->logs[i].host].align.offset_ns, base);
   npkit_json_end_array(&w);
   npkit_json_key(&w, "warnings");
   npkit_json_begin_array(&w);
@@ -294,10 +298,10 @@ int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_opti
   npkit_json_end_object(&w);
   npkit_json_key(&w, "traceEvents");
   npkit_json_begin_array(&w);
-  for (size_t i = 0; i < job.n_logs; i++) {
+  for (size_t i = 0; i < job->n_logs; i++) {
     if (!sel[i]) continue;
-    npkit_render_opts opts = {pid[i], base, job.hosts[job.logs[i].host].align.offset_ns};
-    if (render_one(&w, &job.logs[i], o, &opts, st, err, errlen) != 0) goto fail;
+    npkit_render_opts opts = {pid[i], base, job->hosts[job->logs[i].host].align.offset_ns};
+    if (render_one(&w, &job->logs[i], o, &opts, st, err, errlen) != 0) goto fail;
   }
   npkit_json_raw(&w, "\n", 1);
   npkit_json_end_array(&w);
@@ -315,6 +319,5 @@ out:
   if (w_open) npkit_json_finish(&w, NULL, 0);
   free(sel);
   free(pid);
-  npkit_job_free(&job);
   return rc;
 }

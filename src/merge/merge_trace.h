@@ -40,6 +40,10 @@ void npkit_merge_defaults(npkit_merge_options *o);
 /* Merges the logs into fd.  Returns 0, or -1 with a message; never prints. */
 int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
                       char *err, size_t errlen);
+/* The same for the logs of a job already open (of n_paths named); the job stays the caller's. */
+struct npkit_job;
+int npkit_merge_write_job(struct npkit_job *job, size_t n_paths, const npkit_merge_options *o, int fd,
+                          npkit_merge_stats *st, char *err, size_t errlen);
 void npkit_merge_stats_free(npkit_merge_stats *st);
 
 #endif /* NPKIT_MERGE_TRACE_H */

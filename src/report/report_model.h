@@ -82,6 +82,8 @@ void npkit_report_defaults(npkit_report_options *o);
  * or memory is short. */
 int npkit_report_run(npkit_report *rep, char *const *paths, size_t n_paths, const npkit_report_options *o,
                      char *err, size_t errlen);
+/* The same for a job already open: the report takes it over (*job is left empty). */
+int npkit_report_run_job(npkit_report *rep, npkit_job *job, const npkit_report_options *o, char *err, size_t errlen);
 void npkit_report_free(npkit_report *rep);
 
 /* Helpers for the renderers. */

@@ -101,14 +101,14 @@ oom:
   return -1;
 }
 
-int npkit_report_run(npkit_report *rep, char *const *paths, size_t n_paths, const npkit_report_options *o,
-                     char *err, size_t errlen) {
+int npkit_report_run_job(npkit_report *rep, npkit_job *job, const npkit_report_options *o, char *err, size_t errlen) {
   memset(rep, 0, sizeof(*rep));
   rep->opts = *o;
+  rep->job = *job;
+  memset(job, 0, sizeof(*job));
   npkit_table_init(&rep->table);
   npkit_callsites_init(&rep->sites);
-  if (npkit_job_open(&rep->job, paths, n_paths, err, errlen) != 0) return -1;
-  rep->logs = calloc(rep->job.n_logs, sizeof(*rep->logs));
+  rep->logs = calloc(rep->job.n_logs ? rep->job.n_logs : 1, sizeof(*rep->logs));
   if (rep->logs == NULL) {
     snprintf(err, errlen, "out of memory");
     return -1;
@@ -116,6 +116,17 @@ int npkit_report_run(npkit_report *rep, char *const *paths, size_t n_paths, cons
   for (size_t i = 0; i < rep->job.n_logs; i++) npkit_mark_overlap_init(&rep->logs[i].overlap);
   if (read_logs(rep, err, errlen) != 0) return -1;
   return analyse(rep, err, errlen);
+}
+
+int npkit_report_run(npkit_report *rep, char *const *paths, size_t n_paths, const npkit_report_options *o,
+                     char *err, size_t errlen) {
+  npkit_job job;
+  if (npkit_job_open(&job, paths, n_paths, err, errlen) != 0) {
+    npkit_job_free(&job);
+    memset(rep, 0, sizeof(*rep));
+    return -1;
+  }
+  return npkit_report_run_job(rep, &job, o, err, errlen);
 }
 
 void npkit_report_free(npkit_report *rep) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "job.h"
 #include "report_extras.h"
 #include "report_model.h"
 #include "report_render.h"
@@ -89,12 +90,14 @@ int npkit_cmd_report(int argc, char **argv) {
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
   if (html != NULL) o.timeline = 1;
-  npkit_cli_render_missing("report", paths, n_paths);
 
   char err[512];
-  npkit_report rep;
-  int rc = NPKIT_EXIT_OK;
-  if (npkit_report_run(&rep, paths, n_paths, &o, err, sizeof(err)) != 0) {
+  npkit_job job;
+  npkit_report rep = {0};
+  int rc = NPKIT_EXIT_OK, opened = npkit_job_open(&job, paths, n_paths, err, sizeof(err)) == 0;
+  if (opened) npkit_cli_render_missing("report", &job);
+  else npkit_job_free(&job);
+  if (!opened || npkit_report_run_job(&rep, &job, &o, err, sizeof(err)) != 0) {
     fprintf(stderr, "npkit report: %s\n", err);
     rc = NPKIT_EXIT_FAIL;
   } else {

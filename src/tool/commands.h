@@ -61,7 +61,8 @@ int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char
 /* Renders the Chrome trace of each log whose process meant to write one at exit but was stopped
  * before it did (no trace next to the log, and the process no longer runs), and says so on stderr
  * (trace_repair.c).  For the commands that read a job's logs: report, merge. */
-void npkit_cli_render_missing(const char *cmd, char *const *paths, size_t n);
+struct npkit_job;
+void npkit_cli_render_missing(const char *cmd, const struct npkit_job *job);
 
 /* "-h" or "--help". */
 int npkit_cli_is_help(const char *arg);

@@ -206,9 +206,9 @@ def _run(cmd, env, cwd, timeout):
     return Run(cmd, proc)
 
 
-def run_tool(args, timeout=60):
+def run_tool(args, timeout=60, env=None):
     proc = subprocess.run([tool()] + list(args), capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
     return Run([tool()] + list(args), proc)
 
 
