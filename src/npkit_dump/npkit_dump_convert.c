@@ -42,7 +42,7 @@ typedef struct conv {
   uint8_t open_listed[NPKIT_DUMP_NUM_IDS];
   uint8_t open_kinds[NPKIT_DUMP_NUM_IDS];
   unsigned n_open_kinds;
-  npkit_gpu_lanes lanes;
+  npkit_dump_lanes lanes;
   npkit_slot_table slots;
 
   npkit_dump_diags dg;
@@ -157,7 +157,7 @@ static void gpu_event(conv *v, uint8_t id, uint32_t size, uint32_t rsvd, uint64_
     v->c->time_sync_cpu++;
     v->buf_sync_cpu++;
     gpu_flush_open(v);
-    npkit_gpu_lanes_reset(&v->lanes);
+    npkit_dump_lanes_reset(&v->lanes);
     if (npkit_dump_cpu_ns(&v->clock, ts, &ns) != 0) {
       v->c->bad_times++;
       v->buf_bad_sync++;
@@ -229,7 +229,7 @@ static void gpu_event(conv *v, uint8_t id, uint32_t size, uint32_t rsvd, uint64_
       return;
     }
     uint32_t lane;
-    if (npkit_gpu_lanes_place(&v->lanes, e.ns, ns, &lane) != 0) {
+    if (npkit_dump_lanes_place(&v->lanes, e.ns, ns, &lane) != 0) {
       v->nomem = 1;
       return;
     }
@@ -345,7 +345,7 @@ static void begin_buffer(conv *v, uint32_t rank, npkit_dump_source source, uint3
   v->have_cpu_base = v->have_gpu_base = v->have_prev = 0;
   v->buf_unaligned = v->buf_sync_cpu = v->buf_sync_gpu = v->buf_bad_sync = 0;
   memset(v->seq, 0, sizeof(v->seq));
-  npkit_gpu_lanes_reset(&v->lanes);
+  npkit_dump_lanes_reset(&v->lanes);
 }
 
 static void end_buffer(conv *v) {
@@ -394,7 +394,7 @@ static void feed(conv *v, const unsigned char *p, size_t n) {
 
 static void conv_free(conv *v) {
   for (int k = 0; k < NPKIT_DUMP_NUM_IDS; k++) npkit_kind_free(&v->stacks[k]);
-  npkit_gpu_lanes_free(&v->lanes);
+  npkit_dump_lanes_free(&v->lanes);
   npkit_slot_free(&v->slots);
   free(v);
 }

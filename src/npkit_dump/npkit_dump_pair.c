@@ -65,7 +65,7 @@ void npkit_kind_free(npkit_kind_stack *s) {
 #define LANE_DEPTH 256 /* disjoint slices remembered per lane; a power of two */
 
 /* Number of newest intervals that [s, e] would enclose, or -1 if it overlaps one partially. */
-static int lane_fit(const npkit_gpu_lane *ln, int64_t s, int64_t e) {
+static int lane_fit(const npkit_dump_lane *ln, int64_t s, int64_t e) {
   uint32_t j = 0;
   for (; j < ln->count; j++) {
     const npkit_lane_iv *iv = &ln->v[(ln->head + ln->cap - 1 - j) & (ln->cap - 1)];
@@ -79,7 +79,7 @@ static int lane_fit(const npkit_gpu_lane *ln, int64_t s, int64_t e) {
   return (int)j;
 }
 
-static int lane_commit(npkit_gpu_lane *ln, uint32_t absorbed, int64_t s, int64_t e) {
+static int lane_commit(npkit_dump_lane *ln, uint32_t absorbed, int64_t s, int64_t e) {
   ln->count -= absorbed;
   if (ln->cap > 0) ln->head = (ln->head + ln->cap - absorbed) & (ln->cap - 1);
   if (ln->count == ln->cap) {
@@ -103,7 +103,7 @@ static int lane_commit(npkit_gpu_lane *ln, uint32_t absorbed, int64_t s, int64_t
   return 0;
 }
 
-int npkit_gpu_lanes_place(npkit_gpu_lanes *l, int64_t s, int64_t e, uint32_t *lane) {
+int npkit_dump_lanes_place(npkit_dump_lanes *l, int64_t s, int64_t e, uint32_t *lane) {
   for (uint32_t i = 0; i < l->n; i++) {
     int k = lane_fit(&l->lane[i], s, e);
     if (k >= 0) {
@@ -112,7 +112,7 @@ int npkit_gpu_lanes_place(npkit_gpu_lanes *l, int64_t s, int64_t e, uint32_t *la
     }
   }
   uint32_t i = l->n < NPKIT_DUMP_MAX_GPU_LANES ? l->n++ : NPKIT_DUMP_MAX_GPU_LANES - 1;
-  npkit_gpu_lane *ln = &l->lane[i];
+  npkit_dump_lane *ln = &l->lane[i];
   *lane = i;
   /* on a new lane nothing is in the way; on the last one (all full) the viewer will cope */
   int k = lane_fit(ln, s, e);
@@ -124,12 +124,12 @@ int npkit_gpu_lanes_place(npkit_gpu_lanes *l, int64_t s, int64_t e, uint32_t *la
   return lane_commit(ln, (uint32_t)k, s, e);
 }
 
-void npkit_gpu_lanes_reset(npkit_gpu_lanes *l) {
+void npkit_dump_lanes_reset(npkit_dump_lanes *l) {
   for (uint32_t i = 0; i < NPKIT_DUMP_MAX_GPU_LANES; i++) l->lane[i].count = l->lane[i].head = 0;
   l->n = 0;
 }
 
-void npkit_gpu_lanes_free(npkit_gpu_lanes *l) {
+void npkit_dump_lanes_free(npkit_dump_lanes *l) {
   for (uint32_t i = 0; i < NPKIT_DUMP_MAX_GPU_LANES; i++) free(l->lane[i].v);
   memset(l, 0, sizeof(*l));
 }

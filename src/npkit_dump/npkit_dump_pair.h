@@ -3,7 +3,7 @@
  *
  *  - npkit_kind_stack: open ENTRYs of one kind in one GPU buffer, last in first out, so that a
  *    lost EXIT leaves its ENTRY unpaired instead of shifting every later pair by one.
- *  - npkit_gpu_lanes: places complete GPU slices on lanes of their buffer so that the slices of a
+ *  - npkit_dump_lanes: places complete GPU slices on lanes of their buffer so that the slices of a
  *    lane nest properly (what Chrome-trace viewers need); overlapping kinds get another lane.
  *  - npkit_slot_table: open CPU events keyed by (slot, kind), each on the lowest free lane, like
  *    the proxy "fibers" of the reference converter.
@@ -42,22 +42,22 @@ typedef struct npkit_lane_iv {
   int64_t s, e;
 } npkit_lane_iv;
 
-typedef struct npkit_gpu_lane {
+typedef struct npkit_dump_lane {
   npkit_lane_iv *v;
   uint32_t cap, head, count;
-} npkit_gpu_lane;
+} npkit_dump_lane;
 
-typedef struct npkit_gpu_lanes {
-  npkit_gpu_lane lane[NPKIT_DUMP_MAX_GPU_LANES];
+typedef struct npkit_dump_lanes {
+  npkit_dump_lane lane[NPKIT_DUMP_MAX_GPU_LANES];
   uint32_t n;
-} npkit_gpu_lanes;
+} npkit_dump_lanes;
 
 /* Lane for the slice [s, e]: the lowest on which it nests with what is there.  Slices must come
  * in order of their ends for the result to be exact (they do: an EXIT completes a slice).
  * Returns 0, or -1 if memory is short. */
-int npkit_gpu_lanes_place(npkit_gpu_lanes *l, int64_t s, int64_t e, uint32_t *lane);
-void npkit_gpu_lanes_reset(npkit_gpu_lanes *l);
-void npkit_gpu_lanes_free(npkit_gpu_lanes *l);
+int npkit_dump_lanes_place(npkit_dump_lanes *l, int64_t s, int64_t e, uint32_t *lane);
+void npkit_dump_lanes_reset(npkit_dump_lanes *l);
+void npkit_dump_lanes_free(npkit_dump_lanes *l);
 
 typedef struct npkit_slot_entry {
   int64_t ns;
