@@ -18,7 +18,7 @@ typedef struct task_span {
 
 struct npkit_plugin_gpu {
   npkit_report *rep;
-  npkit_pl_api_table *apis;
+  npkit_plugin_api_table *apis;
   task_span *spans;
 };
 
@@ -26,7 +26,7 @@ npkit_plugin_gpu *npkit_plugin_gpu_new(npkit_report *rep) {
   npkit_plugin_gpu *g = calloc(1, sizeof *g);
   if (g == NULL) return NULL;
   g->rep = rep;
-  g->apis = npkit_pl_api_new();
+  g->apis = npkit_plugin_api_new();
   g->spans = calloc(NPKIT_PLUGIN_TASKS, sizeof *g->spans);
   if (g->apis == NULL || g->spans == NULL) {
     npkit_plugin_gpu_free(g);
@@ -37,14 +37,14 @@ npkit_plugin_gpu *npkit_plugin_gpu_new(npkit_report *rep) {
 
 void npkit_plugin_gpu_free(npkit_plugin_gpu *g) {
   if (g == NULL) return;
-  npkit_pl_api_free(g->apis);
+  npkit_plugin_api_free(g->apis);
   free(g->spans);
   free(g);
 }
 
 static int settle(npkit_plugin_gpu *g, task_span *t) {
   int rc = 0;
-  const npkit_pl_api *api = t->have_task ? npkit_pl_api_find(g->apis, t->api) : NULL;
+  const npkit_plugin_api *api = t->have_task ? npkit_plugin_api_find(g->apis, t->api) : NULL;
   if (api != NULL && api->type == NPKIT_PAPI_COLL && t->seen > 0 && t->stop >= t->start) {
     if (api->flags & NPKIT_PAPI_GRAPH) {
       if (api->row != UINT32_MAX && api->row < g->rep->table.n) {
@@ -65,7 +65,7 @@ static int settle(npkit_plugin_gpu *g, task_span *t) {
  * surely still in the table. */
 static int maybe_settle(npkit_plugin_gpu *g, task_span *t) {
   if (!t->have_task || t->nch == 0 || t->seen < t->nch) return 0;
-  const npkit_pl_api *api = npkit_pl_api_find(g->apis, t->api);
+  const npkit_plugin_api *api = npkit_plugin_api_find(g->apis, t->api);
   if (api == NULL || (!(api->flags & NPKIT_PAPI_GRAPH) && api->member == UINT32_MAX) ||
       ((api->flags & NPKIT_PAPI_GRAPH) && api->row == UINT32_MAX))
     return 0;
@@ -84,13 +84,13 @@ static task_span *span_of(npkit_plugin_gpu *g, uint64_t id, int *rc) {
 
 int npkit_plugin_gpu_api(npkit_plugin_gpu *g, const npkit_event *ev) {
   if (g == NULL) return 0;
-  npkit_pl_api_record(g->apis, ev);
+  npkit_plugin_api_record(g->apis, ev);
   return 0;
 }
 
 int npkit_plugin_gpu_call(npkit_plugin_gpu *g, const npkit_event *ev, uint32_t member, uint32_t row) {
   if (g == NULL || ev->u.api.call_no == 0) return 0;
-  npkit_pl_api *api = npkit_pl_api_of_call(g->apis, ev->thread, ev->u.api.call_no);
+  npkit_plugin_api *api = npkit_plugin_api_of_call(g->apis, ev->thread, ev->u.api.call_no);
   if (api == NULL) return 0;
   api->member = member;
   api->row = row;

@@ -29,11 +29,6 @@ void npkit_comm_label(char *buf, size_t len, const npkit_comm_rec *c) {
   snprintf(buf, len, "comm %08" PRIx64 " (rank %" PRId32 "/%" PRId32 ")", c->comm_id >> 32, c->rank, c->nranks);
 }
 
-int64_t npkit_trace_tid(int64_t pid, uint32_t thread_index) {
-  uint32_t track = thread_index < NPKIT_TRACE_SHARED_TRACK ? thread_index : NPKIT_TRACE_SHARED_TRACK;
-  return pid * 1000 + track;
-}
-
 static int init_comm(npkit_comm_frag *cf, const npkit_comm_rec *c) {
   char label[64], buf[256];
   npkit_comm_label(label, sizeof(label), c);
@@ -49,9 +44,7 @@ int npkit_api_fmt_init(npkit_api_fmt *f, const npkit_log_reader *r, int64_t pid,
                        int64_t offset_ns) {
   char buf[256];
   memset(f, 0, sizeof(*f));
-  f->pid = pid;
-  f->base_ns = base_ns;
-  f->offset_ns = offset_ns;
+  f->ctx = (npkit_trace_ctx){pid, base_ns, offset_ns};
   for (unsigned fn = 0; fn < NPKIT_FN_COUNT; fn++) {
     /* function names and class names are identifiers: nothing to escape */
     snprintf(buf, sizeof(buf), "{\"name\":\"%s\",\"cat\":\"nccl_api\",\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":",
@@ -137,7 +130,7 @@ static int has_size(unsigned fn) {
 /* ,"ts":…,"dur":… */
 static char *put_times(npkit_api_fmt *f, char *p, uint64_t start_ns, uint64_t end_ns) {
   NPKIT_PUT(p, ",\"ts\":");
-  p = npkit_fmt_ts(p, npkit_api_fmt_rel(f, start_ns));
+  p = npkit_fmt_ts(p, npkit_trace_rel(&f->ctx, start_ns));
   NPKIT_PUT(p, ",\"dur\":");
   return npkit_fmt_ts(p, end_ns > start_ns ? (int64_t)(end_ns - start_ns) : 0);
 }
@@ -162,7 +155,7 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
                        ? (unsigned)npkit_fn_config_variant(fn)
                        : fn;
   p = npkit_fmt_lit(p, f->head[shown].text, f->head[shown].len);
-  p = npkit_fmt_i64(p, npkit_trace_tid(f->pid, ev->thread));
+  p = npkit_fmt_i64(p, npkit_trace_tid(f->ctx.pid, ev->thread));
   p = put_times(f, p, ev->start_ns, ev->end_ns);
   p = npkit_fmt_lit(p, f->cls[fn].text, f->cls[fn].len);
   if (fn == NPKIT_FN_NONE) { /* an id this build does not know (a newer log) */
@@ -252,9 +245,9 @@ void npkit_api_fmt_group(npkit_api_fmt *f, npkit_json *w, uint32_t thread_index,
   npkit_json_element(w);
   char *p = npkit_json_reserve(w, 256);
   NPKIT_PUT(p, "\n{\"name\":\"ncclGroup\",\"cat\":\"nccl_group\",\"ph\":\"X\",\"pid\":");
-  p = npkit_fmt_i64(p, f->pid);
+  p = npkit_fmt_i64(p, f->ctx.pid);
   NPKIT_PUT(p, ",\"tid\":");
-  p = npkit_fmt_i64(p, npkit_trace_tid(f->pid, thread_index));
+  p = npkit_fmt_i64(p, npkit_trace_tid(f->ctx.pid, thread_index));
   p = put_times(f, p, start_ns, end_ns);
   NPKIT_PUT(p, ",\"args\":{\"group\":");
   p = npkit_fmt_u64(p, group);

@@ -12,9 +12,7 @@
 #include "json_writer.h"
 #include "log_reader.h"
 #include "nccl_names.h"
-
-/* Host threads use tids pid × 1000 + track; indices from NPKIT_TRACE_SHARED_TRACK up share it. */
-#define NPKIT_TRACE_SHARED_TRACK 399
+#include "trace_tracks.h"
 
 typedef struct npkit_frag {
   char *text;
@@ -28,9 +26,7 @@ typedef struct npkit_comm_frag {
 } npkit_comm_frag;
 
 typedef struct npkit_api_fmt {
-  int64_t pid;
-  uint64_t base_ns;         /* trace time 0 */
-  int64_t offset_ns;        /* added to every time of the log */
+  npkit_trace_ctx ctx;      /* pid, time base and offset */
   npkit_frag head[NPKIT_FN_COUNT]; /* {"name":"ncclX","cat":"nccl_api","ph":"X","pid":P,"tid": */
   npkit_frag cls[NPKIT_FN_COUNT];  /* ,"args":{"class":"coll" */
   npkit_comm_frag *comms;   /* sorted by local_id */
@@ -44,11 +40,6 @@ int npkit_api_fmt_init(npkit_api_fmt *f, const npkit_log_reader *r, int64_t pid,
                        int64_t offset_ns);
 void npkit_api_fmt_free(npkit_api_fmt *f);
 
-/* Trace time of a log time, in signed ns relative to base_ns. */
-static inline int64_t npkit_api_fmt_rel(const npkit_api_fmt *f, uint64_t t) {
-  return (int64_t)(t - f->base_ns + (uint64_t)f->offset_ns);
-}
-int64_t npkit_trace_tid(int64_t pid, uint32_t thread_index);
 
 /* Writes the call as one "X" element of the enclosing array. */
 void npkit_api_fmt_event(npkit_api_fmt *f, npkit_json *w, const npkit_event *ev);

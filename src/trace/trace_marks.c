@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace_source.h"
 #include "trace_stacks.h"
 
 /* ---- pairing ---- */
@@ -75,7 +76,7 @@ npkit_marks_render *npkit_marks_render_new(const npkit_log_reader *r, npkit_api_
   npkit_marks_render *m = calloc(1, sizeof *m);
   char err[256];
   if (m == NULL) return NULL;
-  if (npkit_stack_fmt_init(&m->stacks, r, f->pid, err, sizeof err) != 0) {
+  if (npkit_stack_fmt_init(&m->stacks, r, f->ctx.pid, err, sizeof err) != 0) {
     free(m);
     return NULL;
   }
@@ -106,19 +107,19 @@ static void event_head(npkit_marks_render *m, npkit_json *w, const char *name, c
   npkit_json_key(w, "ph");
   npkit_json_string(w, ph);
   npkit_json_key(w, "pid");
-  npkit_json_int(w, m->f->pid);
+  npkit_json_int(w, m->f->ctx.pid);
   if (tid >= 0) {
     npkit_json_key(w, "tid");
     npkit_json_int(w, tid);
   }
   npkit_json_key(w, "ts");
-  npkit_json_ts(w, npkit_api_fmt_rel(m->f, ts_ns));
+  npkit_json_ts(w, npkit_trace_rel(&m->f->ctx, ts_ns));
 }
 
 static void write_range(npkit_marks_render *m, npkit_json *w, const npkit_mark_range *rg) {
   char buf[32];
   event_head(m, w, npkit_mark_name(m->r, rg->name, buf, sizeof buf), "npkit_mark", "X",
-             npkit_trace_tid(m->f->pid, rg->thread), rg->start_ns);
+             npkit_trace_tid(m->f->ctx.pid, rg->thread), rg->start_ns);
   npkit_json_key(w, "dur");
   npkit_json_ts(w, (int64_t)(rg->end_ns - rg->start_ns));
   if (rg->cut) {
@@ -185,7 +186,7 @@ int npkit_marks_render_event(npkit_marks_render *m, npkit_json *w, const npkit_e
     break;
   case NPKIT_EV_MARK_INSTANT:
     event_head(m, w, npkit_mark_name(m->r, (uint32_t)ev->u.mark.name, buf, sizeof buf), "npkit_mark",
-               "i", npkit_trace_tid(m->f->pid, ev->thread), ev->start_ns);
+               "i", npkit_trace_tid(m->f->ctx.pid, ev->thread), ev->start_ns);
     npkit_json_key(w, "s");
     npkit_json_string(w, "t");
     npkit_json_end_object(w);
@@ -208,3 +209,17 @@ void npkit_marks_render_finish(npkit_marks_render *m, npkit_json *w) {
   npkit_mark_range rg;
   while (npkit_mark_pair_flush(&m->pairer, end, NPKIT_MARK_OPEN_AT_END, &rg)) write_range(m, w, &rg);
 }
+
+/* ---- the trace source ---- */
+
+static int source_kinds(unsigned kind) {
+  return kind == NPKIT_EV_MARK_BEGIN || kind == NPKIT_EV_MARK_END || kind == NPKIT_EV_MARK_INSTANT ||
+         kind == NPKIT_EV_RECORDING;
+}
+static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_marks_render_new(r, fmt); }
+static int source_event(void *self, npkit_json *w, const npkit_event *ev) { return npkit_marks_render_event(self, w, ev); }
+static void source_finish(void *self, npkit_json *w) { npkit_marks_render_finish(self, w); }
+static void source_destroy(void *self) { npkit_marks_render_free(self); }
+
+const npkit_trace_source npkit_marks_trace_source = {
+    "marks", source_kinds, source_create, source_event, NULL, source_finish, source_destroy};

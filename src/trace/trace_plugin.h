@@ -48,7 +48,5 @@ int npkit_plugin_render_event(npkit_plugin_render *p, npkit_json *w, const npkit
  * counters. */
 void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_json *w);
 
-/* 1 for the plugin kinds. */
-int npkit_plugin_kind(unsigned kind);
 
 #endif /* NPKIT_TRACE_PLUGIN_H */

@@ -11,12 +11,12 @@
 
 #include "npkit/event_log.h"
 
-#define NPKIT_PL_NO_POS UINT64_MAX
+#define NPKIT_PLUGIN_NO_POS UINT64_MAX
 
-typedef struct npkit_pl_api {
+typedef struct npkit_plugin_api {
   uint64_t id;            /* 0: empty */
   uint64_t call_no;       /* the wrapped call (IN_CALL), 0 */
-  uint64_t call_pos;      /* that call while it is held for its task, NPKIT_PL_NO_POS */
+  uint64_t call_pos;      /* that call while it is held for its task, NPKIT_PLUGIN_NO_POS */
   uint64_t call_seq;      /* its seq once read, NPKIT_NO_SEQ */
   uint64_t task;          /* the task that named it before its call was read, 0 */
   uint64_t user_tag;      /* ABI v7: the call's user profiler tag, 0 */
@@ -25,19 +25,19 @@ typedef struct npkit_pl_api {
   uint16_t fn;            /* the call's function once read */
   uint8_t type, flags;    /* NPKIT_PAPI_*; 0 while only a task has named it */
   uint8_t have_record;
-} npkit_pl_api;
+} npkit_plugin_api;
 
-typedef struct npkit_pl_api_table npkit_pl_api_table;
+typedef struct npkit_plugin_api_table npkit_plugin_api_table;
 
-npkit_pl_api_table *npkit_pl_api_new(void);
-void npkit_pl_api_free(npkit_pl_api_table *t);
+npkit_plugin_api_table *npkit_plugin_api_new(void);
+void npkit_plugin_api_free(npkit_plugin_api_table *t);
 /* The entry of id, made (empty) when absent; NULL for id 0. */
-npkit_pl_api *npkit_pl_api_get(npkit_pl_api_table *t, uint64_t id);
+npkit_plugin_api *npkit_plugin_api_get(npkit_plugin_api_table *t, uint64_t id);
 /* The entry, NULL when absent. */
-npkit_pl_api *npkit_pl_api_find(npkit_pl_api_table *t, uint64_t id);
+npkit_plugin_api *npkit_plugin_api_find(npkit_plugin_api_table *t, uint64_t id);
 /* An API record: fills (or makes) its entry, and indexes it by (thread, call_no). */
-npkit_pl_api *npkit_pl_api_record(npkit_pl_api_table *t, const npkit_event *ev);
+npkit_plugin_api *npkit_plugin_api_record(npkit_plugin_api_table *t, const npkit_event *ev);
 /* The CollApi record of the wrapped call (thread, call_no), NULL when none was read. */
-npkit_pl_api *npkit_pl_api_of_call(npkit_pl_api_table *t, uint32_t thread, uint64_t call_no);
+npkit_plugin_api *npkit_plugin_api_of_call(npkit_plugin_api_table *t, uint32_t thread, uint64_t call_no);
 
 #endif

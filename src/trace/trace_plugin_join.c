@@ -39,30 +39,30 @@ static uint32_t comm_index1(const npkit_plugin_render *p, uint32_t local_id) {
 
 /* ---- tasks ---- */
 
-npkit_pl_task *npkit_plugin_task_find(npkit_plugin_render *p, uint64_t id) {
+npkit_plugin_task *npkit_plugin_task_find(npkit_plugin_render *p, uint64_t id) {
   if (id == 0) return NULL;
-  npkit_pl_task *t = &p->tasks[id % NPKIT_PLUGIN_TASKS];
+  npkit_plugin_task *t = &p->tasks[id % NPKIT_PLUGIN_TASKS];
   return t->id == id ? t : NULL;
 }
 
 static uint32_t bucket_of(uint32_t comm1, int f, uint64_t seq) {
   uint64_t h = ((uint64_t)comm1 * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(f + 1) << 56) ^ seq;
   h *= 0xff51afd7ed558ccdull;
-  return (uint32_t)((h >> 33) % NPKIT_PL_BUCKETS);
+  return (uint32_t)((h >> 33) % NPKIT_PLUGIN_BUCKETS);
 }
 
-static int32_t task_slot(const npkit_plugin_render *p, const npkit_pl_task *t) {
+static int32_t task_slot(const npkit_plugin_render *p, const npkit_plugin_task *t) {
   return (int32_t)(t - p->tasks);
 }
 
-static void index_add(npkit_plugin_render *p, npkit_pl_task *t) {
+static void index_add(npkit_plugin_render *p, npkit_plugin_task *t) {
   uint32_t b = bucket_of(t->comm1, t->f, t->nccl_seq);
   t->hnext = p->buckets[b];
   p->buckets[b] = task_slot(p, t);
   t->indexed = 1;
 }
 
-static void index_del(npkit_plugin_render *p, npkit_pl_task *t) {
+static void index_del(npkit_plugin_render *p, npkit_plugin_task *t) {
   if (!t->indexed) return;
   int32_t *link = &p->buckets[bucket_of(t->comm1, t->f, t->nccl_seq)];
   int32_t me = task_slot(p, t);
@@ -71,33 +71,33 @@ static void index_del(npkit_plugin_render *p, npkit_pl_task *t) {
   t->indexed = 0;
 }
 
-static npkit_pl_task *index_find(npkit_plugin_render *p, uint32_t comm1, int f, uint64_t seq) {
+static npkit_plugin_task *index_find(npkit_plugin_render *p, uint32_t comm1, int f, uint64_t seq) {
   for (int32_t i = p->buckets[bucket_of(comm1, f, seq)]; i >= 0; i = p->tasks[i].hnext) {
-    npkit_pl_task *t = &p->tasks[i];
+    npkit_plugin_task *t = &p->tasks[i];
     if (t->comm1 == comm1 && t->f == f && t->nccl_seq == seq) return t;
   }
   return NULL;
 }
 
-static int task_complete(const npkit_pl_task *t) {
+static int task_complete(const npkit_plugin_task *t) {
   return !t->expect_kch || t->kch_seen >= (t->nch > 0 ? t->nch : 1u);
 }
 
 /* ---- held calls and the batches NCCL numbers together ---- */
 
-static npkit_pl_call *call_at(npkit_plugin_render *p, uint64_t pos) {
-  if (pos == NPKIT_PL_NO_POS) return NULL;
-  npkit_pl_call *c = &p->calls[pos % NPKIT_PLUGIN_PENDING];
+static npkit_plugin_call *call_at(npkit_plugin_render *p, uint64_t pos) {
+  if (pos == NPKIT_PLUGIN_NO_POS) return NULL;
+  npkit_plugin_call *c = &p->calls[pos % NPKIT_PLUGIN_PENDING];
   return c->used && c->pos == pos ? c : NULL;
 }
 
-static npkit_pl_batch *batch_get(npkit_plugin_render *p, uint32_t b1) {
+static npkit_plugin_batch *batch_get(npkit_plugin_render *p, uint32_t b1) {
   return b1 != 0 && b1 <= p->nbatches && p->batches[b1 - 1].used ? &p->batches[b1 - 1] : NULL;
 }
 
 static void batch_close(npkit_plugin_render *p, uint32_t b1) {
-  npkit_pl_batch *b = &p->batches[b1 - 1];
-  npkit_pl_comm *pc = &p->comms[b->comm1 - 1];
+  npkit_plugin_batch *b = &p->batches[b1 - 1];
+  npkit_plugin_comm *pc = &p->comms[b->comm1 - 1];
   for (uint32_t i = 0; i < pc->nopen[b->f]; i++)
     if (pc->open[b->f][i] == b1) {
       pc->open[b->f][i] = pc->open[b->f][--pc->nopen[b->f]];
@@ -110,17 +110,17 @@ static void batch_close(npkit_plugin_render *p, uint32_t b1) {
 }
 
 /* The call leaves its batch (matched, or written without a match). */
-static void leave_batch(npkit_plugin_render *p, npkit_pl_call *c) {
-  npkit_pl_batch *b = batch_get(p, c->batch1);
+static void leave_batch(npkit_plugin_render *p, npkit_plugin_call *c) {
+  npkit_plugin_batch *b = batch_get(p, c->batch1);
   uint32_t b1 = c->batch1;
   c->batch1 = 0;
   if (b != NULL && --b->open == 0) batch_close(p, b1);
 }
 
-static void write_call(npkit_plugin_render *p, npkit_json *w, npkit_pl_call *c) {
+static void write_call(npkit_plugin_render *p, npkit_json *w, npkit_plugin_call *c) {
   char extra[512] = "";
   size_t n = 0;
-  npkit_pl_task *t = npkit_plugin_task_find(p, c->task);
+  npkit_plugin_task *t = npkit_plugin_task_find(p, c->task);
   if (t != NULL) {
     int k = snprintf(extra, sizeof extra,
                      ",\"algorithm\":\"%.*s\",\"protocol\":\"%.*s\",\"channels\":%u,\"warps\":%u,"
@@ -140,7 +140,7 @@ static void write_call(npkit_plugin_render *p, npkit_json *w, npkit_pl_call *c) 
     for (size_t i = 0; i < n; i++)
       if ((unsigned char)extra[i] < 0x20 || extra[i] == '\\' || (unsigned char)extra[i] >= 0x7f)
         extra[i] = '?';
-    t->call_pos = NPKIT_PL_NO_POS;
+    t->call_pos = NPKIT_PLUGIN_NO_POS;
   }
   npkit_api_fmt_event_extra(p->fmt, w, &c->ev, extra, n);
   if (t != NULL && task_complete(t)) npkit_plugin_gpu_slice(p, w, t);
@@ -149,7 +149,7 @@ static void write_call(npkit_plugin_render *p, npkit_json *w, npkit_pl_call *c) 
   while (p->tail < p->head && !p->calls[p->tail % NPKIT_PLUGIN_PENDING].used) p->tail++;
 }
 
-static int key_match(const npkit_pl_call *c, const npkit_pl_task *t) {
+static int key_match(const npkit_plugin_call *c, const npkit_plugin_task *t) {
   const npkit_ev_api *a = &c->ev.u.api;
   if (t->f != c->f) return 0;
   size_t es = npkit_datatype_size(a->datatype);
@@ -162,7 +162,7 @@ static int key_match(const npkit_pl_call *c, const npkit_pl_task *t) {
   return 1;
 }
 
-static void claim(npkit_plugin_render *p, npkit_json *w, npkit_pl_call *c, npkit_pl_task *t) {
+static void claim(npkit_plugin_render *p, npkit_json *w, npkit_plugin_call *c, npkit_plugin_task *t) {
   c->task = t->id;
   t->claimed = 1;
   t->call_pos = c->pos;
@@ -174,18 +174,18 @@ static void claim(npkit_plugin_render *p, npkit_json *w, npkit_pl_call *c, npkit
 
 /* Matches the batch's calls with tasks already read. */
 static void match_batch(npkit_plugin_render *p, npkit_json *w, uint32_t b1) {
-  npkit_pl_batch *b = batch_get(p, b1);
+  npkit_plugin_batch *b = batch_get(p, b1);
   if (b == NULL) return;
   uint64_t lo = b->lo, k = b->k;
   uint32_t comm1 = b->comm1;
   int f = b->f;
   for (uint64_t s = lo; s < lo + k; s++) {
-    npkit_pl_task *t = index_find(p, comm1, f, s);
+    npkit_plugin_task *t = index_find(p, comm1, f, s);
     if (t == NULL) continue;
     b = batch_get(p, b1);
     if (b == NULL) return; /* every call matched: closed */
     for (uint32_t i = 0; i < b->npos; i++) {
-      npkit_pl_call *c = call_at(p, b->pos[i]);
+      npkit_plugin_call *c = call_at(p, b->pos[i]);
       if (c != NULL && c->batch1 == b1 && c->task == 0 && key_match(c, t)) {
         claim(p, w, c, t);
         break;
@@ -195,7 +195,7 @@ static void match_batch(npkit_plugin_render *p, npkit_json *w, uint32_t b1) {
 }
 
 static uint32_t batch_new(npkit_plugin_render *p, uint32_t comm1, int f, uint64_t lo, uint32_t k) {
-  npkit_pl_comm *pc = &p->comms[comm1 - 1];
+  npkit_plugin_comm *pc = &p->comms[comm1 - 1];
   if (pc->nopen[f] == pc->capopen[f]) {
     uint32_t cap = pc->capopen[f] ? 2 * pc->capopen[f] : 4;
     uint32_t *no = realloc(pc->open[f], (size_t)cap * sizeof *no);
@@ -205,7 +205,7 @@ static uint32_t batch_new(npkit_plugin_render *p, uint32_t comm1, int f, uint64_
   }
   if (p->nfree == 0 && p->nbatches == p->capbatches) {
     uint32_t cap = p->capbatches ? 2 * p->capbatches : 64;
-    npkit_pl_batch *nb = realloc(p->batches, (size_t)cap * sizeof *nb);
+    npkit_plugin_batch *nb = realloc(p->batches, (size_t)cap * sizeof *nb);
     if (nb == NULL) return 0;
     p->batches = nb;
     uint32_t *nf = realloc(p->free_batches, (size_t)cap * sizeof *nf);
@@ -216,7 +216,7 @@ static uint32_t batch_new(npkit_plugin_render *p, uint32_t comm1, int f, uint64_
   uint64_t *pos = malloc((size_t)(k ? k : 1) * sizeof *pos);
   if (pos == NULL) return 0;
   uint32_t i = p->nfree > 0 ? p->free_batches[--p->nfree] : p->nbatches++;
-  npkit_pl_batch *b = &p->batches[i];
+  npkit_plugin_batch *b = &p->batches[i];
   memset(b, 0, sizeof *b);
   b->pos = pos;
   b->lo = lo;
@@ -232,14 +232,14 @@ static uint32_t batch_new(npkit_plugin_render *p, uint32_t comm1, int f, uint64_
  * already) NCCL's numbers and matches them. */
 static void number_calls(npkit_plugin_render *p, npkit_json *w, uint32_t comm1, int f,
                          const uint64_t *pos, uint32_t n) {
-  npkit_pl_comm *pc = &p->comms[comm1 - 1];
+  npkit_plugin_comm *pc = &p->comms[comm1 - 1];
   uint64_t lo = pc->next[f];
   pc->next[f] += n;
   uint32_t b1 = batch_new(p, comm1, f, lo, n);
-  npkit_pl_batch *b = batch_get(p, b1);
+  npkit_plugin_batch *b = batch_get(p, b1);
   if (b == NULL) return;
   for (uint32_t i = 0; i < n; i++) {
-    npkit_pl_call *c = call_at(p, pos[i]);
+    npkit_plugin_call *c = call_at(p, pos[i]);
     if (c == NULL) continue;
     c->batch1 = b1;
     b->pos[b->npos++] = pos[i];
@@ -252,13 +252,13 @@ static void number_calls(npkit_plugin_render *p, npkit_json *w, uint32_t comm1, 
   match_batch(p, w, b1);
 }
 
-static npkit_pl_call *hold(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev,
+static npkit_plugin_call *hold(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev,
                            uint32_t comm1, int f) {
   if (p->head - p->tail == NPKIT_PLUGIN_PENDING)
     write_call(p, w, &p->calls[p->tail % NPKIT_PLUGIN_PENDING]); /* the oldest waited long enough */
   if (p->head - p->tail == NPKIT_PLUGIN_PENDING) return NULL;
   uint64_t pos = p->head++;
-  npkit_pl_call *c = &p->calls[pos % NPKIT_PLUGIN_PENDING];
+  npkit_plugin_call *c = &p->calls[pos % NPKIT_PLUGIN_PENDING];
   memset(c, 0, sizeof *c);
   c->ev = *ev;
   c->pos = pos;
@@ -270,52 +270,52 @@ static npkit_pl_call *hold(npkit_plugin_render *p, npkit_json *w, const npkit_ev
 
 /* ---- groups: their calls are numbered when the group is launched ---- */
 
-static npkit_pl_group *group_find(npkit_plugin_render *p, uint64_t id) {
+static npkit_plugin_group *group_find(npkit_plugin_render *p, uint64_t id) {
   for (uint32_t i = 0; i < p->ngroups; i++)
     if (p->groups[i].id == id) return &p->groups[i];
   return NULL;
 }
 
-static void group_drop(npkit_plugin_render *p, npkit_pl_group *g) {
+static void group_drop(npkit_plugin_render *p, npkit_plugin_group *g) {
   free(g->m);
   *g = p->groups[--p->ngroups];
   memset(&p->groups[p->ngroups], 0, sizeof p->groups[p->ngroups]);
 }
 
-static int group_add(npkit_plugin_render *p, uint64_t id, const npkit_pl_call *c) {
-  npkit_pl_group *g = group_find(p, id);
+static int group_add(npkit_plugin_render *p, uint64_t id, const npkit_plugin_call *c) {
+  npkit_plugin_group *g = group_find(p, id);
   if (g == NULL) {
-    if (p->ngroups == NPKIT_PL_MAX_OPEN_GROUPS) return -1;
+    if (p->ngroups == NPKIT_PLUGIN_MAX_OPEN_GROUPS) return -1;
     g = &p->groups[p->ngroups++];
     memset(g, 0, sizeof *g);
     g->id = id;
   }
   if (g->n == g->cap) {
     uint32_t cap = g->cap ? 2 * g->cap : 16;
-    npkit_pl_member *m = realloc(g->m, (size_t)cap * sizeof *m);
+    npkit_plugin_member *m = realloc(g->m, (size_t)cap * sizeof *m);
     if (m == NULL) return -1;
     g->m = m;
     g->cap = cap;
   }
-  g->m[g->n++] = (npkit_pl_member){c->pos, c->ev.u.api.seq, c->comm1, c->f};
+  g->m[g->n++] = (npkit_plugin_member){c->pos, c->ev.u.api.seq, c->comm1, c->f};
   return 0;
 }
 
 static int member_cmp(const void *a, const void *b) {
-  const npkit_pl_member *x = a, *y = b;
+  const npkit_plugin_member *x = a, *y = b;
   if (x->comm1 != y->comm1) return x->comm1 < y->comm1 ? -1 : 1;
   if (x->f != y->f) return x->f < y->f ? -1 : 1;
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static void group_close(npkit_plugin_render *p, npkit_json *w, const npkit_event *end) {
-  npkit_pl_group *g = group_find(p, end->u.api.group);
+  npkit_plugin_group *g = group_find(p, end->u.api.group);
   if (g == NULL) return;
   int launched = end->func == NPKIT_FN_GroupEnd &&
                  (end->u.api.result == 0 || end->u.api.result == 7 /* ncclInProgress */);
   if (!launched) { /* simulated, or dropped by an error: NCCL numbered nothing */
     for (uint32_t i = 0; i < g->n; i++) {
-      npkit_pl_call *c = call_at(p, g->m[i].pos);
+      npkit_plugin_call *c = call_at(p, g->m[i].pos);
       if (c != NULL) write_call(p, w, c);
     }
     group_drop(p, g);
@@ -341,7 +341,7 @@ static void group_close(npkit_plugin_render *p, npkit_json *w, const npkit_event
 /* A call whose CollApi record has been read: 1 when it was handled here. */
 static int linked_call(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev, uint32_t comm1,
                        int f) {
-  npkit_pl_api *api = npkit_pl_api_of_call(p->apis, ev->thread, ev->u.api.call_no);
+  npkit_plugin_api *api = npkit_plugin_api_of_call(p->apis, ev->thread, ev->u.api.call_no);
   if (api == NULL || api->type != NPKIT_PAPI_COLL) return 0;
   api->call_seq = ev->u.api.seq;
   if (api->flags & NPKIT_PAPI_GRAPH) { /* captured: its tasks come at every replay */
@@ -349,24 +349,24 @@ static int linked_call(npkit_plugin_render *p, npkit_json *w, const npkit_event 
     npkit_api_fmt_event_extra(p->fmt, w, ev, captured, sizeof captured - 1);
     return 1;
   }
-  npkit_pl_call *c = hold(p, w, ev, comm1, f);
+  npkit_plugin_call *c = hold(p, w, ev, comm1, f);
   if (c == NULL) return 0;
   api->call_pos = c->pos;
-  npkit_pl_task *t = npkit_plugin_task_find(p, api->task);
+  npkit_plugin_task *t = npkit_plugin_task_find(p, api->task);
   if (t != NULL && !t->claimed) claim(p, w, c, t);
   return 1;
 }
 
 /* A task naming its CollApi: 1 when it was handled here. */
-static int linked_task(npkit_plugin_render *p, npkit_json *w, npkit_pl_task *t) {
-  npkit_pl_api *api = npkit_pl_api_get(p->apis, t->api);
+static int linked_task(npkit_plugin_render *p, npkit_json *w, npkit_plugin_task *t) {
+  npkit_plugin_api *api = npkit_plugin_api_get(p->apis, t->api);
   if (api == NULL) return 0;
   if (api->have_record && (api->flags & NPKIT_PAPI_GRAPH)) {
     t->replay = 1;
     t->captured_seq = api->call_seq;
     return 1;
   }
-  npkit_pl_call *c = call_at(p, api->call_pos);
+  npkit_plugin_call *c = call_at(p, api->call_pos);
   if (c != NULL && c->task == 0) {
     claim(p, w, c, t);
     return 1;
@@ -377,12 +377,12 @@ static int linked_task(npkit_plugin_render *p, npkit_json *w, npkit_pl_task *t) 
 
 void npkit_plugin_add_api(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
   (void)w;
-  npkit_pl_api *api = npkit_pl_api_record(p->apis, ev);
+  npkit_plugin_api *api = npkit_plugin_api_record(p->apis, ev);
   if (api == NULL || !(api->flags & NPKIT_PAPI_GRAPH)) return;
   /* Replays read before the record of the captured CollApi (another thread's events came
    * first): rare, so a look over the tasks remembered. */
   for (uint32_t i = 0; i < NPKIT_PLUGIN_TASKS; i++) {
-    npkit_pl_task *t = &p->tasks[i];
+    npkit_plugin_task *t = &p->tasks[i];
     if (t->id != 0 && t->api == api->id && !t->claimed) t->replay = 1;
   }
   api->task = 0;
@@ -402,7 +402,7 @@ void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_
   if (f >= 0 && a->call_no != 0 && linked_call(p, w, ev, comm1, f)) return;
   if (f >= 0 && a->seq != NPKIT_NO_SEQ && a->count > 0 && comm1 != 0 &&
       p->comms[comm1 - 1].ctx != 0 && p->r->comms[comm1 - 1].nranks > 1) {
-    npkit_pl_call *c = hold(p, w, ev, comm1, f);
+    npkit_plugin_call *c = hold(p, w, ev, comm1, f);
     if (c != NULL) {
       if ((a->flags & NPKIT_API_IN_GROUP) && a->group != 0) {
         if (group_add(p, a->group, c) != 0) write_call(p, w, c);
@@ -421,10 +421,10 @@ void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_
 
 void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
   const npkit_ev_plugin_task *pt = &ev->u.plugin_task;
-  npkit_pl_task *t = &p->tasks[pt->task % NPKIT_PLUGIN_TASKS];
+  npkit_plugin_task *t = &p->tasks[pt->task % NPKIT_PLUGIN_TASKS];
   if (t->id != 0) { /* an older task leaves: what waited for it is written as it stands */
     index_del(p, t);
-    npkit_pl_call *c = t->claimed ? call_at(p, t->call_pos) : NULL;
+    npkit_plugin_call *c = t->claimed ? call_at(p, t->call_pos) : NULL;
     if (c != NULL) write_call(p, w, c);
     npkit_plugin_gpu_slice(p, w, t);
   }
@@ -432,7 +432,7 @@ void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_ev
   t->id = pt->task;
   t->nccl_seq = pt->nccl_seq;
   t->count = pt->count;
-  t->call_pos = NPKIT_PL_NO_POS;
+  t->call_pos = NPKIT_PLUGIN_NO_POS;
   t->api_seq = NPKIT_NO_SEQ;
   t->ctx = pt->ctx;
   t->comm1 = npkit_plugin_ctx_comm(p, pt->ctx);
@@ -447,7 +447,7 @@ void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_ev
   t->expect_kch = (pt->flags & NPKIT_PTASK_KERNEL_CH) != 0;
   t->symmetric = (pt->flags & NPKIT_PTASK_SYMMETRIC) != 0;
   t->api = pt->api;
-  const npkit_pl_api *api = pt->api != 0 ? npkit_pl_api_find(p->apis, pt->api) : NULL;
+  const npkit_plugin_api *api = pt->api != 0 ? npkit_plugin_api_find(p->apis, pt->api) : NULL;
   t->user_tag = api != NULL ? api->user_tag : 0; /* the API event comes first (at the call) */
   t->captured_seq = NPKIT_NO_SEQ;
   memcpy(t->algo, pt->algo, sizeof t->algo);
@@ -456,13 +456,13 @@ void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_ev
   if (t->f < 0 || t->comm1 == 0) return;
   if (t->api != 0 && linked_task(p, w, t)) return;
   /* a call already numbered for this seqNumber? */
-  npkit_pl_comm *pc = &p->comms[t->comm1 - 1];
+  npkit_plugin_comm *pc = &p->comms[t->comm1 - 1];
   for (uint32_t i = 0; i < pc->nopen[t->f]; i++) {
     uint32_t b1 = pc->open[t->f][i];
-    npkit_pl_batch *b = batch_get(p, b1);
+    npkit_plugin_batch *b = batch_get(p, b1);
     if (b == NULL || t->nccl_seq < b->lo || t->nccl_seq >= b->lo + b->k) continue;
     for (uint32_t j = 0; j < b->npos; j++) {
-      npkit_pl_call *c = call_at(p, b->pos[j]);
+      npkit_plugin_call *c = call_at(p, b->pos[j]);
       if (c != NULL && c->batch1 == b1 && c->task == 0 && key_match(c, t)) {
         claim(p, w, c, t);
         return;
@@ -472,9 +472,9 @@ void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_ev
   index_add(p, t);
 }
 
-void npkit_plugin_channel_done(npkit_plugin_render *p, npkit_json *w, npkit_pl_task *t) {
+void npkit_plugin_channel_done(npkit_plugin_render *p, npkit_json *w, npkit_plugin_task *t) {
   if (!t->claimed || !task_complete(t)) return;
-  npkit_pl_call *c = call_at(p, t->call_pos);
+  npkit_plugin_call *c = call_at(p, t->call_pos);
   if (c != NULL)
     write_call(p, w, c);
   else
@@ -483,7 +483,7 @@ void npkit_plugin_channel_done(npkit_plugin_render *p, npkit_json *w, npkit_pl_t
 
 void npkit_plugin_flush_calls(npkit_plugin_render *p, npkit_json *w) {
   while (p->tail < p->head) {
-    npkit_pl_call *c = &p->calls[p->tail % NPKIT_PLUGIN_PENDING];
+    npkit_plugin_call *c = &p->calls[p->tail % NPKIT_PLUGIN_PENDING];
     if (c->used)
       write_call(p, w, c);
     else
@@ -496,7 +496,7 @@ void npkit_plugin_join_free(npkit_plugin_render *p) {
   for (uint32_t i = 0; i < p->ngroups; i++) free(p->groups[i].m);
   if (p->comms != NULL)
     for (size_t i = 0; i < p->r->n_comms; i++)
-      for (int f = 0; f < NPKIT_PL_COLL_FUNCS; f++) free(p->comms[i].open[f]);
+      for (int f = 0; f < NPKIT_PLUGIN_COLL_FUNCS; f++) free(p->comms[i].open[f]);
   free(p->batches);
   free(p->free_batches);
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,23 +12,28 @@
 
 #include "nccl_names.h"
 #include "trace_api.h"
-#include "trace_plugin.h"
-#include "trace_gpu.h"
-#include "trace_marks.h"
-#include "trace_npkit.h"
+#include "trace_source.h"
 #include "trace_stacks.h"
 #include "trace_threads.h"
+#include "trace_tracks.h"
+
+/* The trace sources, each with its counter in npkit_render_stats.  A new source: one line here. */
+static const struct {
+  const npkit_trace_source *source;
+  size_t stat;
+} sources[] = {
+    {&npkit_plugin_trace_source, offsetof(npkit_render_stats, plugin)},
+    {&npkit_marks_trace_source, offsetof(npkit_render_stats, marks)},
+    {&npkit_dump_trace_source, offsetof(npkit_render_stats, npkit)},
+    {&npkit_cupti_trace_source, offsetof(npkit_render_stats, gpu)},
+};
+#define N_SOURCES (sizeof(sources) / sizeof(sources[0]))
 
 #ifndef NPKIT_VERSION_STRING
 #define NPKIT_VERSION_STRING "unknown"
 #endif
 
-#define MIDDOT "\xc2\xb7" /* U+00B7, the separator of track names */
-
-int64_t npkit_trace_pid(const npkit_log_reader *r) {
-  if (r->rank >= 0 && r->rank < 2000000) return (int64_t)r->rank + 1;
-  return 1 + (int64_t)((uint32_t)r->header.pid % 2000000u);
-}
+#define MIDDOT NPKIT_TRACE_MIDDOT
 
 /* CUDA device of the process: from PROCESS, else from the first communicator that knows it. */
 static int32_t process_device(const npkit_log_reader *r) {
@@ -139,44 +145,6 @@ void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t bas
 
 /* ---- metadata, notes, counters ---- */
 
-static void meta_begin(npkit_json *w, const char *name, int64_t pid, int64_t tid) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "M");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, pid);
-  if (tid >= 0) {
-    npkit_json_key(w, "tid");
-    npkit_json_int(w, tid);
-  }
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-}
-
-static void meta_end(npkit_json *w) {
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
-}
-
-void npkit_trace_meta_string(npkit_json *w, const char *name, int64_t pid, int64_t tid,
-                             const char *key, const char *value) {
-  meta_begin(w, name, pid, tid);
-  npkit_json_key(w, key);
-  npkit_json_string(w, value);
-  meta_end(w);
-}
-
-void npkit_trace_meta_int(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key,
-                          int64_t value) {
-  meta_begin(w, name, pid, tid);
-  npkit_json_key(w, key);
-  npkit_json_int(w, value);
-  meta_end(w);
-}
-
 static void write_process_meta(const npkit_log_reader *r, npkit_json *w, int64_t pid) {
   char name[256], part[64];
   if (r->rank >= 0)
@@ -213,9 +181,7 @@ static void write_thread_meta(npkit_json *w, int64_t pid, uint32_t index, int32_
   } else {
     snprintf(name, sizeof(name), "NCCL API " MIDDOT " thread %" PRIu32, index);
   }
-  int64_t tid = npkit_trace_tid(pid, index);
-  npkit_trace_meta_string(w, "thread_name", pid, tid, "name", name);
-  npkit_trace_meta_int(w, "thread_sort_index", pid, tid, "sort_index", index);
+  npkit_trace_track_meta(w, pid, npkit_trace_tid(pid, index), name, index);
 }
 
 static const char *level_name(uint32_t level) {
@@ -259,13 +225,13 @@ static void write_notes(const npkit_log_reader *r, npkit_json *w, const npkit_ap
   uint64_t last = 0;
   for (size_t i = 0; i < r->n_notes; i++) {
     const npkit_log_note *n = &r->notes[i];
-    write_note(w, f->pid, npkit_api_fmt_rel(f, n->time_ns), n->level, n->text, n->length);
+    write_note(w, f->ctx.pid, npkit_trace_rel(&f->ctx, n->time_ns), n->level, n->text, n->length);
     if (n->time_ns > last) last = n->time_ns;
   }
   if (r->notes_omitted > 0) {
     char text[96];
     snprintf(text, sizeof(text), "%" PRIu64 " more notes in the log are not shown", r->notes_omitted);
-    write_note(w, f->pid, npkit_api_fmt_rel(f, last), 3, text, strlen(text));
+    write_note(w, f->ctx.pid, npkit_trace_rel(&f->ctx, last), 3, text, strlen(text));
   }
 }
 
@@ -277,9 +243,9 @@ static void write_drop_counter(npkit_json *w, const npkit_api_fmt *f, uint64_t a
   npkit_json_key(w, "ph");
   npkit_json_string(w, "C");
   npkit_json_key(w, "pid");
-  npkit_json_int(w, f->pid);
+  npkit_json_int(w, f->ctx.pid);
   npkit_json_key(w, "ts");
-  npkit_json_ts(w, npkit_api_fmt_rel(f, at_ns));
+  npkit_json_ts(w, npkit_trace_rel(&f->ctx, at_ns));
   npkit_json_key(w, "args");
   npkit_json_begin_object(w);
   npkit_json_key(w, "dropped");
@@ -295,8 +261,32 @@ typedef struct render_ctx {
   npkit_thread_table threads;
   npkit_render_stats *stats;
   uint64_t last_ns;     /* latest end of any call */
-  npkit_plugin_render *plugin; /* NCCL's own events; calls may be held back until theirs come */
+  void *state[N_SOURCES]; /* each source's, NULL when it could not start */
 } render_ctx;
+
+/* An API call: to the source that takes calls (the plugin, which may hold it back until NCCL's
+ * own events for it come), else straight out. */
+static void write_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
+  for (size_t i = 0; i < N_SOURCES; i++)
+    if (sources[i].source->call != NULL && c->state[i] != NULL) {
+      sources[i].source->call(c->state[i], &c->fmt, w, ev);
+      return;
+    }
+  npkit_api_fmt_event(&c->fmt, w, ev);
+}
+
+/* Any other event: to the source of its kind. */
+static void write_other(render_ctx *c, npkit_json *w, const npkit_event *ev) {
+  for (size_t i = 0; i < N_SOURCES; i++)
+    if (sources[i].source->kinds(ev->kind)) {
+      if (c->state[i] != NULL && sources[i].source->event(c->state[i], w, ev)) {
+        (*(uint64_t *)((char *)c->stats + sources[i].stat))++;
+        return;
+      }
+      break;
+    }
+  c->stats->skipped++;
+}
 
 /* Ends the open group of thread s at end_ns: its slice, then its GroupStart call.  The call comes
  * after the slice in the file because both start at the same instant, and viewers that sort
@@ -318,7 +308,7 @@ static void render_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
   unsigned fn = ev->func;
   if (ev->end_ns > c->last_ns) c->last_ns = ev->end_ns;
   if (s == NULL) { /* beyond the thread cap: the call alone */
-    npkit_plugin_render_call(c->plugin, &c->fmt, w, ev);
+    write_call(c, w, ev);
     c->stats->events++;
     return;
   }
@@ -343,7 +333,7 @@ static void render_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
   } else if (s->open && npkit_fn_class_of(fn) != NPKIT_CLASS_group) {
     s->calls++;
   }
-  npkit_plugin_render_call(c->plugin, &c->fmt, w, ev);
+  write_call(c, w, ev);
   c->stats->events++;
   if (ev->end_ns > s->last_end_ns) s->last_end_ns = ev->end_ns;
   if ((fn == NPKIT_FN_GroupEnd || fn == NPKIT_FN_GroupSimulateEnd) && s->open && s->group == ev->u.api.group &&
@@ -357,7 +347,7 @@ static void finish_threads(render_ctx *c, const npkit_log_reader *r, npkit_json 
   npkit_thread_state *s;
   while ((s = npkit_threads_next(&c->threads, &pos)) != NULL) {
     if (s->open) close_group(c, w, s, s->last_end_ns);
-    if (npkit_reader_thread(r, s->index) == NULL) write_thread_meta(w, c->fmt.pid, s->index, -1, shared_named);
+    if (npkit_reader_thread(r, s->index) == NULL) write_thread_meta(w, c->fmt.ctx.pid, s->index, -1, shared_named);
   }
 }
 
@@ -385,10 +375,7 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
     return -1;
   }
   npkit_threads_init(&c.threads);
-  npkit_gpu_render *gpu = npkit_gpu_render_new(r, &c.fmt); /* NULL: GPU events are skipped */
-  c.plugin = npkit_plugin_render_new(r, &c.fmt); /* NULL: calls without NCCL's own data */
-  npkit_marks_render *marks = npkit_marks_render_new(r, &c.fmt); /* NULL: no marks, no stacks */
-  npkit_npk_render *npk = npkit_npk_render_new(r, &c.fmt); /* NULL: NPKit dump events are skipped */
+  for (size_t i = 0; i < N_SOURCES; i++) c.state[i] = sources[i].source->create(r, &c.fmt);
 
   write_process_meta(r, w, pid);
   for (size_t i = 0; i < r->n_threads; i++)
@@ -404,34 +391,12 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
       rc = -1; /* finish the JSON anyway: what was read is still worth a look */
       break;
     }
-    if (ev->kind != NPKIT_EV_API) {
-      if (npkit_plugin_render_event(c.plugin, w, ev)) {
-        stats->plugin++;
-        continue;
-      }
-      if (npkit_marks_render_event(marks, w, ev)) {
-        stats->marks++;
-        continue;
-      }
-      if (npkit_npk_render_event(npk, w, ev)) {
-        stats->npkit++;
-        continue;
-      }
-      if (gpu != NULL && npkit_gpu_render_event(gpu, w, ev)) {
-        stats->gpu++;
-        continue;
-      }
-      stats->skipped++;
-      continue;
-    }
-    render_call(&c, w, ev);
+    if (ev->kind == NPKIT_EV_API) render_call(&c, w, ev);
+    else write_other(&c, w, ev);
   }
   finish_threads(&c, r, w, &shared_named);
-  npkit_plugin_render_finish(c.plugin, w);
-  npkit_plugin_render_free(c.plugin);
-  npkit_marks_render_finish(marks, w);
-  npkit_npk_render_finish(npk, w);
-  npkit_gpu_render_finish(gpu, w, NULL);
+  for (size_t i = 0; i < N_SOURCES; i++)
+    if (c.state[i] != NULL) sources[i].source->finish(c.state[i], w);
   if (r->dropped > 0) {
     uint64_t at = c.last_ns;
     if (r->has_end && r->end.end_ns > at) at = r->end.end_ns;
@@ -439,7 +404,8 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
     write_drop_counter(w, &c.fmt, at, r->dropped);
   }
   npkit_threads_free(&c.threads);
-  npkit_marks_render_free(marks);
+  for (size_t i = 0; i < N_SOURCES; i++)
+    if (c.state[i] != NULL) sources[i].source->destroy(c.state[i]);
   npkit_api_fmt_free(&c.fmt);
   return rc;
 }

@@ -17,15 +17,16 @@
 
 #include "json_writer.h"
 #include "log_reader.h"
+#include "trace_tracks.h"
 
 typedef struct npkit_render_stats {
   uint64_t events;    /* NCCL API calls written */
   uint64_t groups;    /* ncclGroup slices written */
   uint64_t skipped;   /* events of kinds this build does not render */
   uint64_t plugin;    /* NCCL profiler plugin events read (trace_plugin.h) */
-  uint64_t gpu;       /* GPU activity events read: kernels, copies, memsets (trace_gpu.h) */
+  uint64_t gpu;       /* GPU activity events read: kernels, copies, memsets (trace_cupti.h) */
   uint64_t marks;     /* user marks and recording changes read (trace_marks.h) */
-  uint64_t npkit;     /* NPKit dump events read (trace_npkit.h) */
+  uint64_t npkit;     /* NPKit dump events read (trace_npkit_dump.h) */
   uint64_t dropped;   /* events the recorder lost, from the log's counters */
   int truncated;      /* the log ended in an incomplete or corrupt block */
   int closed_cleanly; /* the log has its END block */
@@ -40,15 +41,6 @@ typedef struct npkit_render_opts {
   int64_t offset_ns;  /* added to every time of the log first (clock alignment between hosts) */
 } npkit_render_opts;
 
-/* pid of a log's process in the trace: rank + 1 when the rank is known, else 1 + OS pid mod 2e6. */
-int64_t npkit_trace_pid(const npkit_log_reader *r);
-
-/* One metadata event ("ph":"M") with a single string or integer arg; tid < 0 leaves tid out.
- * Shared by every module that names tracks. */
-void npkit_trace_meta_string(npkit_json *w, const char *name, int64_t pid, int64_t tid,
-                             const char *key, const char *value);
-void npkit_trace_meta_int(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key,
-                          int64_t value);
 
 /* Writes the log's otherData object as the next value of w (after a key or in an array). */
 void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t base_ns);

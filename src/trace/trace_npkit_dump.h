@@ -11,25 +11,22 @@
  *    ncclCommDestroy did it (a process-scoped instant at exit) with what was read and lost.
  * Tracks are named at the end, when it is known whether the process holds several ranks.
  */
-#ifndef NPKIT_TRACE_NPKIT_H
-#define NPKIT_TRACE_NPKIT_H
+#ifndef NPKIT_TRACE_NPKIT_DUMP_H
+#define NPKIT_TRACE_NPKIT_DUMP_H
 
 #include "json_writer.h"
 #include "log_reader.h"
 #include "trace_api.h"
 
-/* Tracks use tids pid × 1000 + 950 + n; from the 50th on they share n = 49. */
-#define NPKIT_TRACE_NPKIT_BAND 950
-#define NPKIT_TRACE_NPKIT_TRACKS 50
-
-typedef struct npkit_npk_render npkit_npk_render;
+typedef struct npkit_dump_render npkit_dump_render;
 
 /* NULL if memory is short (NPKit events are then skipped).  fmt gives pid and time base. */
-npkit_npk_render *npkit_npk_render_new(const npkit_log_reader *r, const npkit_api_fmt *fmt);
+npkit_dump_render *npkit_dump_render_new(const npkit_log_reader *r, const npkit_api_fmt *fmt);
 /* Writes ev if it is an NPKit dump event and returns 1; returns 0 for any other event (and when
  * n is NULL). */
-int npkit_npk_render_event(npkit_npk_render *n, npkit_json *w, const npkit_event *ev);
-/* Names the tracks and frees n (NULL is fine). */
-void npkit_npk_render_finish(npkit_npk_render *n, npkit_json *w);
+int npkit_dump_render_event(npkit_dump_render *n, npkit_json *w, const npkit_event *ev);
+/* Names the tracks (NULL is fine). */
+void npkit_dump_render_finish(npkit_dump_render *n, npkit_json *w);
+void npkit_dump_render_free(npkit_dump_render *n);
 
-#endif /* NPKIT_TRACE_NPKIT_H */
+#endif /* NPKIT_TRACE_NPKIT_DUMP_H */

@@ -1,13 +1,14 @@
-#include "trace_npkit.h"
+#include "trace_npkit_dump.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_render.h"
+#include "trace_source.h"
+#include "trace_tracks.h"
 
-#define MIDDOT "\xc2\xb7"
+#define MIDDOT NPKIT_TRACE_MIDDOT
 /* Room for one event: fixed keys and ~25 numbers (2 KB), an escaped folder (512 bytes, up to 6
  * bytes each) or name (255), a communicator label (64). */
 #define EVENT_ROOM (2048 + 6 * (512 + 64))
@@ -17,7 +18,7 @@ typedef struct npk_track {
   uint8_t source, unaligned;
 } npk_track;
 
-struct npkit_npk_render {
+struct npkit_dump_render {
   const npkit_log_reader *r;
   const npkit_api_fmt *fmt;
   npk_track tracks[NPKIT_TRACE_NPKIT_TRACKS - 1];
@@ -26,8 +27,8 @@ struct npkit_npk_render {
   uint32_t last;   /* slot of the latest lookup: events of a buffer come together */
 };
 
-npkit_npk_render *npkit_npk_render_new(const npkit_log_reader *r, const npkit_api_fmt *fmt) {
-  npkit_npk_render *n = calloc(1, sizeof *n);
+npkit_dump_render *npkit_dump_render_new(const npkit_log_reader *r, const npkit_api_fmt *fmt) {
+  npkit_dump_render *n = calloc(1, sizeof *n);
   if (n == NULL) return NULL;
   n->r = r;
   n->fmt = fmt;
@@ -39,11 +40,11 @@ static int same_track(const npk_track *t, const npkit_ev_npkit *x) {
          t->unaligned == ((x->flags & NPKIT_NPK_UNALIGNED) != 0);
 }
 
-static int64_t band_tid(const npkit_npk_render *n, uint32_t slot) {
-  return n->fmt->pid * 1000 + NPKIT_TRACE_NPKIT_BAND + slot;
+static int64_t band_tid(const npkit_dump_render *n, uint32_t slot) {
+  return npkit_trace_band_tid(n->fmt->ctx.pid, NPKIT_TRACE_NPKIT_BAND, slot);
 }
 
-static int64_t track_tid(npkit_npk_render *n, const npkit_ev_npkit *x) {
+static int64_t track_tid(npkit_dump_render *n, const npkit_ev_npkit *x) {
   if (n->last < n->ntracks && same_track(&n->tracks[n->last], x)) return band_tid(n, n->last);
   for (uint32_t i = 0; i < n->ntracks; i++)
     if (same_track(&n->tracks[i], x)) {
@@ -84,7 +85,7 @@ static char *put_bandwidth(char *p, uint64_t bytes, uint64_t dur_ns) {
 }
 
 /* {"name":"<name>","cat":"<cat>","ph":"<ph>", ... ,"pid":P,"tid":T,"ts":... */
-static char *put_head(const npkit_npk_render *n, char *p, const char *name, const char *cat, const char *ph,
+static char *put_head(const npkit_dump_render *n, char *p, const char *name, const char *cat, const char *ph,
                       int64_t tid, uint64_t t) {
   NPKIT_PUT(p, "\n{\"name\":\"");
   p = npkit_fmt_escaped(p, name, 255);
@@ -93,23 +94,23 @@ static char *put_head(const npkit_npk_render *n, char *p, const char *name, cons
   NPKIT_PUT(p, "\",\"ph\":\"");
   p = put_str(p, ph);
   NPKIT_PUT(p, "\",\"pid\":");
-  p = npkit_fmt_i64(p, n->fmt->pid);
+  p = npkit_fmt_i64(p, n->fmt->ctx.pid);
   if (tid >= 0) {
     NPKIT_PUT(p, ",\"tid\":");
     p = npkit_fmt_i64(p, tid);
   }
   NPKIT_PUT(p, ",\"ts\":");
-  return npkit_fmt_ts(p, npkit_api_fmt_rel(n->fmt, t));
+  return npkit_fmt_ts(p, npkit_trace_rel(&n->fmt->ctx, t));
 }
 
-static const char *event_name(const npkit_npk_render *n, const npkit_ev_npkit *x, char *buf, size_t len) {
+static const char *event_name(const npkit_dump_render *n, const npkit_ev_npkit *x, char *buf, size_t len) {
   const npkit_log_string *s = x->name != 0 ? npkit_reader_string(n->r, x->name) : NULL;
   if (s != NULL && s->text[0] != '\0') return s->text;
   snprintf(buf, len, "NPKit event 0x%02x", x->id);
   return buf;
 }
 
-static void write_slice(npkit_npk_render *n, npkit_json *w, const npkit_event *ev) {
+static void write_slice(npkit_dump_render *n, npkit_json *w, const npkit_event *ev) {
   const npkit_ev_npkit *x = &ev->u.npkit;
   int gpu = x->source == NPKIT_NPK_GPU;
   char nbuf[32];
@@ -146,12 +147,12 @@ static void write_slice(npkit_npk_render *n, npkit_json *w, const npkit_event *e
   npkit_json_commit(w, p);
 }
 
-static void write_read(npkit_npk_render *n, npkit_json *w, const npkit_event *ev) {
+static void write_read(npkit_dump_render *n, npkit_json *w, const npkit_event *ev) {
   const npkit_ev_npkit_read *x = &ev->u.npkit_read;
   npkit_json_element(w);
   char *p = npkit_json_reserve(w, EVENT_ROOM);
   if (ev->thread != 0) { /* the ncclCommDestroy that read it: the time it took there */
-    int64_t tid = npkit_trace_tid(n->fmt->pid, ev->thread);
+    int64_t tid = npkit_trace_tid(n->fmt->ctx.pid, ev->thread);
     p = put_head(n, p, "NPKit dump read", "npkit", "X", tid, ev->start_ns);
     NPKIT_PUT(p, ",\"dur\":");
     p = npkit_fmt_ts(p, (int64_t)(ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0));
@@ -206,7 +207,7 @@ static void write_read(npkit_npk_render *n, npkit_json *w, const npkit_event *ev
   npkit_json_commit(w, p);
 }
 
-int npkit_npk_render_event(npkit_npk_render *n, npkit_json *w, const npkit_event *ev) {
+int npkit_dump_render_event(npkit_dump_render *n, npkit_json *w, const npkit_event *ev) {
   if (n == NULL) return 0;
   if (ev->kind == NPKIT_EV_NPKIT_DUMP_SLICE) {
     write_slice(n, w, ev);
@@ -230,7 +231,7 @@ static int64_t sort_index(const npk_track *t) {
                              t->unaligned);
 }
 
-void npkit_npk_render_finish(npkit_npk_render *n, npkit_json *w) {
+void npkit_dump_render_finish(npkit_dump_render *n, npkit_json *w) {
   if (n == NULL) return;
   /* The rank goes into the names when it is not simply the process's own. */
   int with_rank = 0;
@@ -249,13 +250,25 @@ void npkit_npk_render_finish(npkit_npk_render *n, npkit_json *w) {
     else
       snprintf(name, sizeof name, "%s GPU buf %" PRIu32 " " MIDDOT " lane %" PRIu32 "%s", prefix, t->buffer,
                t->lane, t->unaligned ? " " MIDDOT " unaligned" : "");
-    npkit_trace_meta_string(w, "thread_name", n->fmt->pid, band_tid(n, i), "name", name);
-    npkit_trace_meta_int(w, "thread_sort_index", n->fmt->pid, band_tid(n, i), "sort_index", sort_index(t));
+    npkit_trace_track_meta(w, n->fmt->ctx.pid, band_tid(n, i), name, sort_index(t));
   }
   if (n->shared_used) {
     int64_t tid = band_tid(n, NPKIT_TRACE_NPKIT_TRACKS - 1);
-    npkit_trace_meta_string(w, "thread_name", n->fmt->pid, tid, "name", "NPKit " MIDDOT " more tracks");
-    npkit_trace_meta_int(w, "thread_sort_index", n->fmt->pid, tid, "sort_index", 3000000 + ((int64_t)8192 << 18));
+    npkit_trace_track_meta(w, n->fmt->ctx.pid, tid, "NPKit " MIDDOT " more tracks", 3000000 + ((int64_t)8192 << 18));
   }
-  free(n);
 }
+
+void npkit_dump_render_free(npkit_dump_render *n) { free(n); }
+
+/* ---- the trace source ---- */
+
+static int source_kinds(unsigned kind) {
+  return kind == NPKIT_EV_NPKIT_DUMP_SLICE || kind == NPKIT_EV_NPKIT_DUMP_READ;
+}
+static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_dump_render_new(r, fmt); }
+static int source_event(void *self, npkit_json *w, const npkit_event *ev) { return npkit_dump_render_event(self, w, ev); }
+static void source_finish(void *self, npkit_json *w) { npkit_dump_render_finish(self, w); }
+static void source_destroy(void *self) { npkit_dump_render_free(self); }
+
+const npkit_trace_source npkit_dump_trace_source = {
+    "npkit_dump", source_kinds, source_create, source_event, NULL, source_finish, source_destroy};

@@ -1,14 +1,16 @@
-#include "trace_gpu.h"
+#include "trace_cupti.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_facts.h"
 #include "nccl_names.h"
-#include "trace_render.h"
+#include "trace_source.h"
+#include "trace_tracks.h"
 
-#define MIDDOT "\xc2\xb7"
+#define MIDDOT NPKIT_TRACE_MIDDOT
 /* Room for one event: fixed keys, ~30 numbers, a communicator label and an escaped name. */
 #define EVENT_ROOM (2048 + 6 * 1100)
 
@@ -16,7 +18,7 @@ typedef struct gpu_track {
   uint32_t device, stream;
 } gpu_track;
 
-struct npkit_gpu_render {
+struct npkit_cupti_render {
   const npkit_log_reader *r;
   const npkit_api_fmt *fmt;
   gpu_track tracks[NPKIT_TRACE_GPU_TRACKS];
@@ -24,43 +26,43 @@ struct npkit_gpu_render {
   uint32_t last;           /* slot of the latest lookup: activity clusters on a stream */
   uint64_t flow_base;      /* flow ids: pid × 1e9 + n, unique across the ranks of a merged trace */
   uint64_t flows;
-  npkit_gpu_render_stats stats;
+  npkit_cupti_render_stats stats;
   uint64_t last_ns;        /* latest end drawn, where the untimed count is shown */
 };
 
-const char *npkit_gpu_copy_kind_name(unsigned k) {
+const char *npkit_cupti_copy_kind_name(unsigned k) {
   /* CUpti_ActivityMemcpyKind */
   static const char *const names[] = {"?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
                                       "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
   return k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
-const char *npkit_gpu_memory_kind_name(unsigned k) {
+const char *npkit_cupti_memory_kind_name(unsigned k) {
   /* CUpti_ActivityMemoryKind */
   static const char *const names[] = {"unknown", "pageable", "pinned", "device",
                                       "array", "managed", "device_static", "managed_static"};
   return k < sizeof names / sizeof names[0] ? names[k] : "unknown";
 }
 
-npkit_gpu_render *npkit_gpu_render_new(const npkit_log_reader *r, const npkit_api_fmt *fmt) {
-  npkit_gpu_render *g = calloc(1, sizeof *g);
+npkit_cupti_render *npkit_cupti_render_new(const npkit_log_reader *r, const npkit_api_fmt *fmt) {
+  npkit_cupti_render *g = calloc(1, sizeof *g);
   if (g == NULL) return NULL;
   g->r = r;
   g->fmt = fmt;
-  g->flow_base = (uint64_t)(fmt->pid > 0 ? fmt->pid : 0) * 1000000000ull;
+  g->flow_base = (uint64_t)(fmt->ctx.pid > 0 ? fmt->ctx.pid : 0) * 1000000000ull;
   return g;
 }
 
 
 /* The tid of ev's stream; a stream seen for the first time gets its track named. */
-static int64_t track_tid(npkit_gpu_render *g, npkit_json *w, uint32_t device, uint32_t stream) {
-  int64_t pid = g->fmt->pid;
+static int64_t track_tid(npkit_cupti_render *g, npkit_json *w, uint32_t device, uint32_t stream) {
+  int64_t pid = g->fmt->ctx.pid;
   if (g->last < g->ntracks && g->tracks[g->last].device == device && g->tracks[g->last].stream == stream)
-    return pid * 1000 + NPKIT_TRACE_GPU_BAND + g->last;
+    return npkit_trace_band_tid(pid, NPKIT_TRACE_GPU_BAND, g->last);
   for (uint32_t i = 0; i < g->ntracks; i++)
     if (g->tracks[i].device == device && g->tracks[i].stream == stream) {
       g->last = i;
-      return pid * 1000 + NPKIT_TRACE_GPU_BAND + i;
+      return npkit_trace_band_tid(pid, NPKIT_TRACE_GPU_BAND, i);
     }
   char name[96];
   uint32_t slot;
@@ -72,13 +74,12 @@ static int64_t track_tid(npkit_gpu_render *g, npkit_json *w, uint32_t device, ui
     snprintf(name, sizeof name, "GPU %" PRIu32 " " MIDDOT " stream %" PRIu32, device, stream);
   } else {
     slot = NPKIT_TRACE_GPU_TRACKS - 1; /* shared by all further streams */
-    if (g->ntracks == NPKIT_TRACE_GPU_TRACKS) return pid * 1000 + NPKIT_TRACE_GPU_BAND + slot;
+    if (g->ntracks == NPKIT_TRACE_GPU_TRACKS) return npkit_trace_band_tid(pid, NPKIT_TRACE_GPU_BAND, slot);
     g->ntracks = NPKIT_TRACE_GPU_TRACKS;
     snprintf(name, sizeof name, "GPU streams %u+", NPKIT_TRACE_GPU_TRACKS);
   }
-  int64_t tid = pid * 1000 + NPKIT_TRACE_GPU_BAND + slot;
-  npkit_trace_meta_string(w, "thread_name", pid, tid, "name", name);
-  npkit_trace_meta_int(w, "thread_sort_index", pid, tid, "sort_index", NPKIT_TRACE_GPU_BAND + slot);
+  int64_t tid = npkit_trace_band_tid(pid, NPKIT_TRACE_GPU_BAND, slot);
+  npkit_trace_track_meta(w, pid, tid, name, NPKIT_TRACE_GPU_BAND + slot);
   return tid;
 }
 
@@ -102,15 +103,15 @@ static char *put_double(char *p, const char *key, double v) {
   return p + n;
 }
 
-static char *put_times(const npkit_gpu_render *g, char *p, uint64_t start, uint64_t end) {
+static char *put_times(const npkit_cupti_render *g, char *p, uint64_t start, uint64_t end) {
   NPKIT_PUT(p, ",\"ts\":");
-  p = npkit_fmt_ts(p, npkit_api_fmt_rel(g->fmt, start));
+  p = npkit_fmt_ts(p, npkit_trace_rel(&g->fmt->ctx, start));
   NPKIT_PUT(p, ",\"dur\":");
   return npkit_fmt_ts(p, (int64_t)(end - start));
 }
 
 /* The NCCL call's part of args. */
-static char *put_call(const npkit_gpu_render *g, char *p, const npkit_event *ev) {
+static char *put_call(const npkit_cupti_render *g, char *p, const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
   if (x->ext_id != 0) p = put_u64(p, ",\"ext_id\":", x->ext_id);
   if (ev->func == 0) {
@@ -152,7 +153,7 @@ static char *put_call(const npkit_gpu_render *g, char *p, const npkit_event *ev)
 }
 
 /* Bandwidth of the collective from GPU time, nccl-tests definitions (docs/metrics). */
-static char *put_bandwidth(const npkit_gpu_render *g, char *p, const npkit_event *ev) {
+static char *put_bandwidth(const npkit_cupti_render *g, char *p, const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
   if (!npkit_fn_moves_data(ev->func) || x->call_bytes == 0 || ev->end_ns <= ev->start_ns ||
       x->group_calls > 1)
@@ -164,7 +165,7 @@ static char *put_bandwidth(const npkit_gpu_render *g, char *p, const npkit_event
   return p;
 }
 
-static void write_flow(npkit_gpu_render *g, npkit_json *w, const npkit_event *ev, int64_t gpu_tid) {
+static void write_flow(npkit_cupti_render *g, npkit_json *w, const npkit_event *ev, int64_t gpu_tid) {
   const npkit_ev_gpu *x = &ev->u.gpu;
   uint64_t id = g->flow_base + ++g->flows;
   npkit_json_element(w);
@@ -172,11 +173,11 @@ static void write_flow(npkit_gpu_render *g, npkit_json *w, const npkit_event *ev
   NPKIT_PUT(p, "\n{\"name\":\"ac2g\",\"cat\":\"ac2g\",\"ph\":\"s\",\"id\":");
   p = npkit_fmt_u64(p, id);
   NPKIT_PUT(p, ",\"pid\":");
-  p = npkit_fmt_i64(p, g->fmt->pid);
+  p = npkit_fmt_i64(p, g->fmt->ctx.pid);
   NPKIT_PUT(p, ",\"tid\":");
-  p = npkit_fmt_i64(p, npkit_trace_tid(g->fmt->pid, ev->thread));
+  p = npkit_fmt_i64(p, npkit_trace_tid(g->fmt->ctx.pid, ev->thread));
   NPKIT_PUT(p, ",\"ts\":");
-  p = npkit_fmt_ts(p, npkit_api_fmt_rel(g->fmt, x->call_ns));
+  p = npkit_fmt_ts(p, npkit_trace_rel(&g->fmt->ctx, x->call_ns));
   NPKIT_PUT(p, "}");
   npkit_json_commit(w, p);
   npkit_json_element(w);
@@ -184,17 +185,17 @@ static void write_flow(npkit_gpu_render *g, npkit_json *w, const npkit_event *ev
   NPKIT_PUT(p, "\n{\"name\":\"ac2g\",\"cat\":\"ac2g\",\"ph\":\"f\",\"bp\":\"e\",\"id\":");
   p = npkit_fmt_u64(p, id);
   NPKIT_PUT(p, ",\"pid\":");
-  p = npkit_fmt_i64(p, g->fmt->pid);
+  p = npkit_fmt_i64(p, g->fmt->ctx.pid);
   NPKIT_PUT(p, ",\"tid\":");
   p = npkit_fmt_i64(p, gpu_tid);
   NPKIT_PUT(p, ",\"ts\":");
-  p = npkit_fmt_ts(p, npkit_api_fmt_rel(g->fmt, ev->start_ns));
+  p = npkit_fmt_ts(p, npkit_trace_rel(&g->fmt->ctx, ev->start_ns));
   NPKIT_PUT(p, "}");
   npkit_json_commit(w, p);
   g->stats.flows++;
 }
 
-static char *put_kernel(const npkit_gpu_render *g, char *p, const npkit_event *ev) {
+static char *put_kernel(const npkit_cupti_render *g, char *p, const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
   const npkit_log_string *name = x->x.kernel.name ? npkit_reader_string(g->r, x->x.kernel.name) : NULL;
   NPKIT_PUT(p, "\n{\"name\":\"");
@@ -228,11 +229,11 @@ static char *put_copy_args(char *p, const npkit_event *ev) {
   p = put_u64(p, ",\"bytes\":", x->x.copy.bytes);
   if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) {
     NPKIT_PUT(p, ",\"kind\":\"");
-    p = put_str(p, npkit_gpu_copy_kind_name(x->x.copy.copy_kind));
+    p = put_str(p, npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
     NPKIT_PUT(p, "\",\"src_kind\":\"");
-    p = put_str(p, npkit_gpu_memory_kind_name(x->x.copy.src_kind));
+    p = put_str(p, npkit_cupti_memory_kind_name(x->x.copy.src_kind));
     NPKIT_PUT(p, "\",\"dst_kind\":\"");
-    p = put_str(p, npkit_gpu_memory_kind_name(x->x.copy.dst_kind));
+    p = put_str(p, npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
     *p++ = '"';
     if (x->flags & NPKIT_GPU_PEER) {
       p = put_u64(p, ",\"src_device\":", x->x.copy.src_device);
@@ -241,7 +242,7 @@ static char *put_copy_args(char *p, const npkit_event *ev) {
   } else {
     p = put_u64(p, ",\"value\":", x->x.copy.value);
     NPKIT_PUT(p, ",\"memory_kind\":\"");
-    p = put_str(p, npkit_gpu_memory_kind_name(x->x.copy.dst_kind));
+    p = put_str(p, npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
     *p++ = '"';
   }
   if (ev->end_ns > ev->start_ns)
@@ -249,11 +250,10 @@ static char *put_copy_args(char *p, const npkit_event *ev) {
   return p;
 }
 
-int npkit_gpu_render_event(npkit_gpu_render *g, npkit_json *w, const npkit_event *ev) {
-  if (ev->kind != NPKIT_EV_CUPTI_KERNEL && ev->kind != NPKIT_EV_CUPTI_MEMCPY && ev->kind != NPKIT_EV_CUPTI_MEMSET)
-    return 0;
+int npkit_cupti_render_event(npkit_cupti_render *g, npkit_json *w, const npkit_event *ev) {
+  if (!npkit_ev_is_cupti(ev->kind)) return 0;
   const npkit_ev_gpu *x = &ev->u.gpu;
-  if ((x->flags & NPKIT_GPU_UNTIMED) || ev->start_ns == 0 || ev->end_ns < ev->start_ns) {
+  if (npkit_cupti_untimed(ev)) {
     g->stats.untimed++;
     return 1;
   }
@@ -265,7 +265,7 @@ int npkit_gpu_render_event(npkit_gpu_render *g, npkit_json *w, const npkit_event
     g->stats.kernels++;
   } else if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) {
     NPKIT_PUT(p, "\n{\"name\":\"Memcpy ");
-    p = put_str(p, npkit_gpu_copy_kind_name(x->x.copy.copy_kind));
+    p = put_str(p, npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
     NPKIT_PUT(p, "\",\"cat\":\"gpu_memcpy\",\"ph\":\"X\"");
     g->stats.memcpys++;
   } else {
@@ -273,7 +273,7 @@ int npkit_gpu_render_event(npkit_gpu_render *g, npkit_json *w, const npkit_event
     g->stats.memsets++;
   }
   NPKIT_PUT(p, ",\"pid\":");
-  p = npkit_fmt_i64(p, g->fmt->pid);
+  p = npkit_fmt_i64(p, g->fmt->ctx.pid);
   NPKIT_PUT(p, ",\"tid\":");
   p = npkit_fmt_i64(p, tid);
   p = put_times(g, p, ev->start_ns, ev->end_ns);
@@ -297,7 +297,7 @@ int npkit_gpu_render_event(npkit_gpu_render *g, npkit_json *w, const npkit_event
   return 1;
 }
 
-void npkit_gpu_render_finish(npkit_gpu_render *g, npkit_json *w, npkit_gpu_render_stats *stats) {
+void npkit_cupti_render_finish(npkit_cupti_render *g, npkit_json *w, npkit_cupti_render_stats *stats) {
   if (g == NULL) {
     if (stats != NULL) memset(stats, 0, sizeof *stats);
     return;
@@ -314,9 +314,9 @@ void npkit_gpu_render_finish(npkit_gpu_render *g, npkit_json *w, npkit_gpu_rende
     npkit_json_key(w, "s");
     npkit_json_string(w, "p");
     npkit_json_key(w, "pid");
-    npkit_json_int(w, g->fmt->pid);
+    npkit_json_int(w, g->fmt->ctx.pid);
     npkit_json_key(w, "ts");
-    npkit_json_ts(w, npkit_api_fmt_rel(g->fmt, g->last_ns ? g->last_ns : g->fmt->base_ns));
+    npkit_json_ts(w, npkit_trace_rel(&g->fmt->ctx, g->last_ns ? g->last_ns : g->fmt->ctx.base_ns));
     npkit_json_key(w, "args");
     npkit_json_begin_object(w);
     npkit_json_key(w, "untimed");
@@ -327,5 +327,16 @@ void npkit_gpu_render_finish(npkit_gpu_render *g, npkit_json *w, npkit_gpu_rende
     npkit_json_end_object(w);
   }
   if (stats != NULL) *stats = g->stats;
-  free(g);
 }
+
+void npkit_cupti_render_free(npkit_cupti_render *g) { free(g); }
+
+/* ---- the trace source ---- */
+
+static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_cupti_render_new(r, fmt); }
+static int source_event(void *self, npkit_json *w, const npkit_event *ev) { return npkit_cupti_render_event(self, w, ev); }
+static void source_finish(void *self, npkit_json *w) { npkit_cupti_render_finish(self, w, NULL); }
+static void source_destroy(void *self) { npkit_cupti_render_free(self); }
+
+const npkit_trace_source npkit_cupti_trace_source = {
+    "cupti", npkit_ev_is_cupti, source_create, source_event, NULL, source_finish, source_destroy};
