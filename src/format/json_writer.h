@@ -103,4 +103,10 @@ static inline char *npkit_fmt_lit(char *p, const char *s, size_t n) {
 /* Appends a string literal. */
 #define NPKIT_PUT(p, lit) ((p) = npkit_fmt_lit((p), (lit), sizeof(lit) - 1))
 
+/* A piece of JSON formatted once and copied into every event that carries it. */
+typedef struct npkit_frag {
+  char *text;
+  uint32_t len;
+} npkit_frag;
+
 #endif /* NPKIT_JSON_WRITER_H */

@@ -45,6 +45,7 @@ int npkit_api_fmt_init(npkit_api_fmt *f, const npkit_log_reader *r, int64_t pid,
   char buf[256];
   memset(f, 0, sizeof(*f));
   f->ctx = (npkit_trace_ctx){pid, base_ns, offset_ns};
+  f->r = r;
   for (unsigned fn = 0; fn < NPKIT_FN_COUNT; fn++) {
     /* function names and class names are identifiers: nothing to escape */
     snprintf(buf, sizeof(buf), "{\"name\":\"%s\",\"cat\":\"nccl_api\",\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":",
@@ -82,17 +83,8 @@ void npkit_api_fmt_free(npkit_api_fmt *f) {
 }
 
 static const npkit_comm_frag *find_comm(npkit_api_fmt *f, uint32_t local_id) {
-  if (f->last_comm < f->n_comms && f->comms[f->last_comm].local_id == local_id) return &f->comms[f->last_comm];
-  size_t lo = 0, hi = f->n_comms;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (f->comms[mid].local_id == local_id) {
-      f->last_comm = mid;
-      return &f->comms[mid];
-    }
-    if (f->comms[mid].local_id < local_id) lo = mid + 1; else hi = mid;
-  }
-  return NULL;
+  size_t pos = npkit_reader_comm_pos(f->r, local_id, &f->last_comm);
+  return pos < f->n_comms ? &f->comms[pos] : NULL;
 }
 
 static char *put_str(char *p, const char *s) {

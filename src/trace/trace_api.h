@@ -14,11 +14,6 @@
 #include "nccl_names.h"
 #include "trace_tracks.h"
 
-typedef struct npkit_frag {
-  char *text;
-  uint32_t len;
-} npkit_frag;
-
 typedef struct npkit_comm_frag {
   uint32_t local_id;
   npkit_frag args;   /* ,"comm":"…","comm_id":"0x…","comm_rank":r,"comm_nranks":n */
@@ -29,7 +24,8 @@ typedef struct npkit_api_fmt {
   npkit_trace_ctx ctx;      /* pid, time base and offset */
   npkit_frag head[NPKIT_FN_COUNT]; /* {"name":"ncclX","cat":"nccl_api","ph":"X","pid":P,"tid": */
   npkit_frag cls[NPKIT_FN_COUNT];  /* ,"args":{"class":"coll" */
-  npkit_comm_frag *comms;   /* sorted by local_id */
+  const npkit_log_reader *r; /* the log: its communicators are looked up there */
+  npkit_comm_frag *comms;   /* one per communicator of the log, in its order (by local_id) */
   size_t n_comms;
   size_t last_comm;         /* index of the latest lookup: calls cluster on one communicator */
   const struct npkit_stack_fmt *stacks; /* call stacks (trace_stacks.h): args.stack and sf; NULL */

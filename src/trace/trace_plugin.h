@@ -27,9 +27,7 @@
 #include "npkit/event_log.h"
 #include "trace_api.h"
 
-#define NPKIT_PLUGIN_PENDING 16384u
-#define NPKIT_PLUGIN_TASKS 16384u
-#define NPKIT_PLUGIN_HELD 32768u
+#include "trace_plugin_api.h" /* NPKIT_PLUGIN_TASKS */
 
 typedef struct npkit_plugin_render npkit_plugin_render;
 

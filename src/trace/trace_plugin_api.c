@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_plugin.h" /* NPKIT_PLUGIN_TASKS */
 
 #define SLOTS NPKIT_PLUGIN_TASKS
 #define CALL_BUCKETS (SLOTS * 2u)

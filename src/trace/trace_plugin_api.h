@@ -11,6 +11,9 @@
 
 #include "npkit/event_log.h"
 
+/* The latest tasks remembered: the slots of this table, of the renderer's tasks (trace_plugin.h)
+ * and of the report's task spans. */
+#define NPKIT_PLUGIN_TASKS 16384u
 #define NPKIT_PLUGIN_NO_POS UINT64_MAX
 
 typedef struct npkit_plugin_api {

@@ -11,9 +11,18 @@
 #ifndef NPKIT_TRACE_PLUGIN_INT_H
 #define NPKIT_TRACE_PLUGIN_INT_H
 
-#include "trace_plugin.h"
+#include "json_writer.h"
+#include "log_reader.h"
+#include "trace_api.h"
 #include "trace_plugin_api.h"
 #include "trace_tracks.h"
+
+/* The bounds on what is held back (trace_plugin.h): calls waiting for their task, and NCCL's
+ * records that came before theirs. */
+#define NPKIT_PLUGIN_PENDING 16384u
+#define NPKIT_PLUGIN_HELD 32768u
+
+typedef struct npkit_plugin_render npkit_plugin_render;
 
 #define NPKIT_PLUGIN_MAX_CTX 65536u
 #define NPKIT_PLUGIN_MAX_OPEN_GROUPS 4096u

@@ -27,14 +27,8 @@ static int coll_index(unsigned fn) {
 }
 
 static uint32_t comm_index1(const npkit_plugin_render *p, uint32_t local_id) {
-  size_t lo = 0, hi = p->r->n_comms;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    uint32_t id = p->r->comms[mid].local_id;
-    if (id == local_id) return (uint32_t)mid + 1;
-    if (id < local_id) lo = mid + 1; else hi = mid;
-  }
-  return 0;
+  size_t pos = npkit_reader_comm_pos(p->r, local_id, NULL);
+  return pos != SIZE_MAX ? (uint32_t)pos + 1 : 0;
 }
 
 /* ---- tasks ---- */

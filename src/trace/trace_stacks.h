@@ -16,7 +16,6 @@
 #include "json_writer.h"
 #include "log_reader.h"
 #include "stack_table.h"
-#include "trace_api.h"
 
 /* args.stack is cut (whole frames, then "...") to stay below this many bytes of JSON. */
 #define NPKIT_STACK_ARGS_MAX 12000
