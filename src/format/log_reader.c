@@ -1,6 +1,7 @@
 #include "log_reader.h"
 
 #include "crc32c.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,13 +118,7 @@ static void *table_add(keyed_table *t, uint64_t key, int *full) {
         return NULL;
       }
     }
-    if (t->n == t->cap) {
-      size_t cap = t->cap ? 2 * t->cap : 16;
-      unsigned char *d = realloc(t->data, cap * t->esz);
-      if (d == NULL) return NULL;
-      t->data = d;
-      t->cap = cap;
-    }
+    if (npkit_grow(&t->data, &t->cap, t->n + 1, t->esz, 16) != 0) return NULL;
   }
   unsigned char *e = t->data + t->n * t->esz;
   memset(e, 0, t->esz);
@@ -203,13 +198,7 @@ static int add_note(npkit_log_reader *r, const unsigned char *p) {
     r->notes_omitted++;
     return 0;
   }
-  if (r->n_notes == r->notes_cap) {
-    size_t cap = r->notes_cap ? 2 * r->notes_cap : 8;
-    npkit_log_note *n = realloc(r->notes, cap * sizeof(*n));
-    if (n == NULL) return -1;
-    r->notes = n;
-    r->notes_cap = cap;
-  }
+  if (NPKIT_GROW(r->notes, r->notes_cap, r->n_notes + 1, 8) != 0) return -1;
   char *text = malloc((size_t)rec.length + 1);
   if (text == NULL) return -1;
   memcpy(text, p + sizeof(rec), rec.length);
@@ -503,13 +492,7 @@ static int64_t find_intact(const npkit_log_reader *r, scan_state *s, uint64_t fr
 }
 
 static int add_skip(scan_state *s, uint64_t from, uint64_t to) {
-  if (s->n_skips == s->cap_skips) {
-    size_t cap = s->cap_skips ? 2 * s->cap_skips : 8;
-    npkit_reader_skip *p = realloc(s->skips, cap * sizeof(*p));
-    if (p == NULL) return -1;
-    s->skips = p;
-    s->cap_skips = cap;
-  }
+  if (NPKIT_GROW(s->skips, s->cap_skips, s->n_skips + 1, 8) != 0) return -1;
   s->skips[s->n_skips++] = (npkit_reader_skip){from, to};
   return 0;
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 static const char unknown_frame[] = "??";
 
 /* Reads exactly n bytes at off; -1 on error or a short read. */
@@ -35,17 +37,6 @@ typedef struct loader {
   size_t n_ids, cap_ids;
 } loader;
 
-static int grow(void **p, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap : 16;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * size);
-  if (q == NULL) return -1;
-  *p = q;
-  *cap = c;
-  return 0;
-}
-
 /* Adds the records of one STACK payload; stops quietly at the first damaged record.  -1: memory. */
 static int parse_stacks(loader *l, const unsigned char *p, uint32_t size, uint32_t count) {
   uint64_t off = 0;
@@ -56,8 +47,8 @@ static int parse_stacks(loader *l, const unsigned char *p, uint32_t size, uint32
     off += sizeof rec;
     uint64_t bytes = ((uint64_t)rec.depth * sizeof(uint32_t) + 7) & ~(uint64_t)7;
     if (rec.id == 0 || rec.depth > NPKIT_STACK_TABLE_MAX_DEPTH || bytes > size - off) return 0;
-    if (grow((void **)&l->stacks, &l->cap, l->n + 1, sizeof *l->stacks) != 0 ||
-        grow((void **)&l->ids, &l->cap_ids, l->n_ids + rec.depth, sizeof *l->ids) != 0)
+    if (npkit_grow(&l->stacks, &l->cap, l->n + 1, sizeof *l->stacks, 16) != 0 ||
+        npkit_grow(&l->ids, &l->cap_ids, l->n_ids + rec.depth, sizeof *l->ids, 16) != 0)
       return -1;
     if (rec.depth > 0) memcpy(l->ids + l->n_ids, p + off, (size_t)rec.depth * sizeof(uint32_t));
     l->stacks[l->n] = (raw_stack){rec.id, rec.depth, l->n_ids, l->n};
@@ -95,7 +86,7 @@ int npkit_stack_table_load(const npkit_log_reader *r, npkit_stack_table *t, char
   int k;
   while ((k = npkit_reader_next_block(r, &pos, &bh, &payload)) == 1) {
     if (bh.type == NPKIT_BLOCK_STACK && bh.size > 0 && bh.size <= NPKIT_READER_MAX_META_BLOCK) {
-      if (grow((void **)&buf, &buf_cap, bh.size, 1) != 0) goto oom;
+      if (npkit_grow(&buf, &buf_cap, bh.size, 1, 16) != 0) goto oom;
       if (read_at(r->fd, buf, bh.size, payload) != 0) goto io_error;
       if (parse_stacks(&l, buf, bh.size, bh.count) != 0) goto oom;
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "stats_robust.h"
+#include "grow.h"
 
 /* Samples of offset(hi) − offset(lo) for one pair of hosts lo < hi. */
 typedef struct align_pair {
@@ -84,13 +85,7 @@ static align_pair *find_pair(npkit_clock_align *a, uint32_t lo, uint32_t hi) {
       }
     }
   }
-  if (a->n_pairs == a->cap_pairs) {
-    size_t cap = a->cap_pairs ? 2 * a->cap_pairs : 8;
-    align_pair *np = realloc(a->pairs, cap * sizeof(*np));
-    if (np == NULL) return NULL;
-    a->pairs = np;
-    a->cap_pairs = cap;
-  }
+  if (NPKIT_GROW(a->pairs, a->cap_pairs, a->n_pairs + 1, 8) != 0) return NULL;
   if (2 * (a->n_pairs + 1) > a->n_slots && rehash(a, a->n_slots ? 2 * a->n_slots : 16) != 0) return NULL;
   align_pair *p = &a->pairs[a->n_pairs];
   memset(p, 0, sizeof(*p));

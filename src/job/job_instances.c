@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #define CHUNK_BITS 14u
 #define CHUNK (1u << CHUNK_BITS)
 
@@ -48,13 +50,7 @@ void npkit_inst_free(npkit_inst_store *s) {
 }
 
 int npkit_inst_add_member(npkit_inst_store *s, uint32_t *id) {
-  if (s->n_members == s->cap_members) {
-    size_t cap = s->cap_members ? 2 * s->cap_members : 16;
-    inst_member *nm = realloc(s->members, cap * sizeof(*nm));
-    if (nm == NULL) return -1;
-    s->members = nm;
-    s->cap_members = cap;
-  }
+  if (NPKIT_GROW(s->members, s->cap_members, s->n_members + 1, 16) != 0) return -1;
   memset(&s->members[s->n_members], 0, sizeof(inst_member));
   *id = (uint32_t)s->n_members++;
   return 0;
@@ -80,14 +76,10 @@ static inst_chunk *slot(npkit_inst_store *s, uint32_t member, uint64_t seq, size
   inst_member *m = &s->members[member];
   size_t c = (size_t)(seq >> CHUNK_BITS);
   if (c >= m->n_chunks) {
-    size_t n = m->n_chunks ? m->n_chunks : 4;
-    while (n <= c) n *= 2;
-    inst_chunk **nc = realloc(m->chunks, n * sizeof(*nc));
-    if (nc == NULL) return NULL;
-    memset(nc + m->n_chunks, 0, (n - m->n_chunks) * sizeof(*nc));
-    s->bytes += (n - m->n_chunks) * sizeof(*nc);
-    m->chunks = nc;
-    m->n_chunks = n;
+    size_t old = m->n_chunks;
+    if (NPKIT_GROW(m->chunks, m->n_chunks, c + 1, 4) != 0) return NULL;
+    memset(m->chunks + old, 0, (m->n_chunks - old) * sizeof(*m->chunks));
+    s->bytes += (m->n_chunks - old) * sizeof(*m->chunks);
   }
   if (m->chunks[c] == NULL) {
     m->chunks[c] = calloc(1, sizeof(inst_chunk));

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 typedef struct scan {
   npkit_dump_file *files;
   size_t n_files, cap_files;
@@ -55,13 +57,7 @@ static int match_one(const char *name, const char *prefix, uint32_t *rank) {
 }
 
 static int add_file(scan *s, uint32_t rank, uint32_t index, npkit_dump_source src, uint64_t size) {
-  if (s->n_files == s->cap_files) {
-    size_t cap = s->cap_files ? s->cap_files * 2 : 1024;
-    npkit_dump_file *f = realloc(s->files, cap * sizeof(*f));
-    if (f == NULL) return -1;
-    s->files = f;
-    s->cap_files = cap;
-  }
+  if (NPKIT_GROW(s->files, s->cap_files, s->n_files + 1, 1024) != 0) return -1;
   npkit_dump_file *f = &s->files[s->n_files++];
   f->rank = rank;
   f->index = index;
@@ -72,13 +68,7 @@ static int add_file(scan *s, uint32_t rank, uint32_t index, npkit_dump_source sr
 
 /* Clock files are only looked at per rank later; one entry per file, merged after sorting. */
 static int add_clock(scan *s, uint32_t rank) {
-  if (s->n_clocks == s->cap_clocks) {
-    size_t cap = s->cap_clocks ? s->cap_clocks * 2 : 64;
-    uint32_t *c = realloc(s->clocks, cap * sizeof(*c));
-    if (c == NULL) return -1;
-    s->clocks = c;
-    s->cap_clocks = cap;
-  }
+  if (NPKIT_GROW(s->clocks, s->cap_clocks, s->n_clocks + 1, 64) != 0) return -1;
   s->clocks[s->n_clocks++] = rank;
   return 0;
 }

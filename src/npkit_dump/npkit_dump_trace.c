@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "event_facts.h"
+#include "grow.h"
 #include "json_writer.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -141,16 +143,12 @@ static uint32_t track_tid(tw *t, const npkit_dump_slice *s) {
   int unaligned = (s->flags & NPKIT_SLICE_UNALIGNED) != 0;
   size_t idx = (size_t)s->lane * 2 + (size_t)unaligned;
   if (idx >= t->lane_cap) {
-    size_t cap = t->lane_cap ? t->lane_cap : 32;
-    while (cap <= idx) cap *= 2;
-    uint32_t *v = realloc(t->lane_tid, cap * sizeof(*v));
-    if (v == NULL) {
+    size_t old = t->lane_cap;
+    if (NPKIT_GROW(t->lane_tid, t->lane_cap, idx + 1, 32) != 0) {
       t->nomem = 1;
       return 0;
     }
-    memset(v + t->lane_cap, 0, (cap - t->lane_cap) * sizeof(*v));
-    t->lane_tid = v;
-    t->lane_cap = cap;
+    memset(t->lane_tid + old, 0, (t->lane_cap - old) * sizeof(*t->lane_tid));
   }
   if (t->lane_tid[idx] != 0) return t->lane_tid[idx];
   uint32_t tid = NPKIT_DUMP_TID_BASE + ++t->tracks;
@@ -265,11 +263,8 @@ static int on_slice(void *user, const npkit_dump_slice *s) {
       p = npkit_fmt_u64(p, s->entry_rsvd);
     }
     if (dur > 0) {
-      /* bytes per ns is GB/s; three decimals, rounded */
-      uint64_t d = (uint64_t)dur;
-      uint64_t milli = ((uint64_t)s->size * 1000 + d / 2) / d;
       NPKIT_PUT(p, ",\"bw_GBps\":");
-      p = npkit_fmt_ts(p, (int64_t)milli);
+      p = npkit_fmt_ts(p, (int64_t)npkit_gbps_milli(s->size, (uint64_t)dur));
     }
     NPKIT_PUT(p, ",\"seq\":");
     p = npkit_fmt_u64(p, s->seq);

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_facts.h"
 #include "nccl_names.h"
+#include "grow.h"
 
 void npkit_curves_free(npkit_curves *c) {
   for (size_t i = 0; i < c->n; i++) free(c->c[i].pts);
@@ -42,13 +44,7 @@ static void analyse(npkit_curve *cv) {
 }
 
 static int add_curve(npkit_curves *out, size_t *cap, const npkit_table_row *r) {
-  if (out->n == *cap) {
-    size_t nc = *cap ? 2 * *cap : 8;
-    npkit_curve *p = realloc(out->c, nc * sizeof(*p));
-    if (p == NULL) return -1;
-    out->c = p;
-    *cap = nc;
-  }
+  if (NPKIT_GROW(out->c, *cap, out->n + 1, 8) != 0) return -1;
   npkit_curve *cv = &out->c[out->n++];
   memset(cv, 0, sizeof(*cv));
   cv->fn = r->key.fn;
@@ -75,13 +71,7 @@ int npkit_curves_build(npkit_curves *out, const npkit_table *t, const uint32_t *
     if (r->source != NPKIT_TIME_GPU) cv->source = NPKIT_TIME_CPU;
     npkit_curve_point *p = cv->n > 0 ? &cv->pts[cv->n - 1] : NULL;
     if (p == NULL || p->bytes != r->key.bytes) {
-      if (cv->n == pcap) {
-        size_t nc = pcap ? 2 * pcap : 16;
-        npkit_curve_point *np = realloc(cv->pts, nc * sizeof(*np));
-        if (np == NULL) goto oom;
-        cv->pts = np;
-        pcap = nc;
-      }
+      if (NPKIT_GROW(cv->pts, pcap, cv->n + 1, 16) != 0) goto oom;
       p = &cv->pts[cv->n++];
       memset(p, 0, sizeof(*p));
       p->bytes = r->key.bytes;
@@ -98,7 +88,7 @@ int npkit_curves_build(npkit_curves *out, const npkit_table *t, const uint32_t *
     for (size_t k = 0; k < cv->n; k++) {
       npkit_curve_point *p = &cv->pts[k];
       p->instances = (double)p->samples / ranks;
-      p->algbw_gbs = (double)p->bytes / p->time_ns;
+      p->algbw_gbs = npkit_gbps((double)p->bytes, p->time_ns);
       p->busbw_gbs = p->algbw_gbs * factor;
     }
     analyse(cv);

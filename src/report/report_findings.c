@@ -4,14 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 npkit_finding *npkit_findings_add(npkit_findings *fs, npkit_finding_kind kind, double at_stake_ns) {
-  if (fs->n == fs->cap) {
-    size_t cap = fs->cap ? 2 * fs->cap : 8;
-    npkit_finding *nf = realloc(fs->f, cap * sizeof(*nf));
-    if (nf == NULL) return NULL;
-    fs->f = nf;
-    fs->cap = cap;
-  }
+  if (NPKIT_GROW(fs->f, fs->cap, fs->n + 1, 8) != 0) return NULL;
   npkit_finding *f = &fs->f[fs->n++];
   memset(f, 0, sizeof(*f));
   f->kind = kind;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nccl_names.h"
+#include "grow.h"
 
 void npkit_mark_overlap_init(npkit_mark_overlap *o) {
   memset(o, 0, sizeof *o);
@@ -26,13 +27,7 @@ static int push(npkit_overlap_span **v, size_t *n, size_t *cap, npkit_overlap_sp
     *incomplete = 1;
     return 0;
   }
-  if (*n == *cap) {
-    size_t c = *cap ? 2 * *cap : 256;
-    npkit_overlap_span *p = realloc(*v, c * sizeof *p);
-    if (p == NULL) return -1;
-    *v = p;
-    *cap = c;
-  }
+  if (NPKIT_GROW(*v, *cap, *n + 1, 256) != 0) return -1;
   (*v)[(*n)++] = s;
   return 0;
 }

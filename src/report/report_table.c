@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_facts.h"
 #include "nccl_names.h"
+#include "grow.h"
 
 void npkit_table_init(npkit_table *t) {
   memset(t, 0, sizeof(*t));
@@ -63,13 +65,7 @@ npkit_table_row *npkit_table_row_for(npkit_table *t, const npkit_table_key *k, i
       }
     }
   }
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 32;
-    npkit_table_row *nr = realloc(t->rows, cap * sizeof(*nr));
-    if (nr == NULL) return NULL;
-    t->rows = nr;
-    t->cap = cap;
-  }
+  if (NPKIT_GROW(t->rows, t->cap, t->n + 1, 32) != 0) return NULL;
   if (2 * (t->n + 1) > t->n_slots && rehash(t, t->n_slots ? 2 * t->n_slots : 64) != 0) return NULL;
   npkit_table_row *row = &t->rows[t->n];
   memset(row, 0, sizeof(*row));
@@ -113,13 +109,7 @@ int npkit_table_note_task(npkit_table *t, uint32_t fn, int32_t nranks, uint64_t 
       t->last_algo = i;
     }
   if (a == NULL) {
-    if (t->n_algos == t->cap_algos) {
-      size_t cap = t->cap_algos ? 2 * t->cap_algos : 16;
-      npkit_table_algo *na = realloc(t->algos, cap * sizeof(*na));
-      if (na == NULL) return -1;
-      t->algos = na;
-      t->cap_algos = cap;
-    }
+    if (NPKIT_GROW(t->algos, t->cap_algos, t->n_algos + 1, 16) != 0) return -1;
     a = &t->algos[t->n_algos];
     memset(a, 0, sizeof(*a));
     a->fn = fn;
@@ -166,7 +156,7 @@ void npkit_table_finish(npkit_table *t) {
     r->exact = npkit_quantile_is_exact(q);
     if (r->key.bytes > 0 && r->mean_ns > 0) {
       /* bytes per ns is GB/s with 1 GB = 1e9 B; busbw needs the communicator's size */
-      r->algbw_gbs = (double)r->key.bytes / r->mean_ns;
+      r->algbw_gbs = npkit_gbps((double)r->key.bytes, r->mean_ns);
       if (r->nranks > 0) r->busbw_gbs = r->algbw_gbs * npkit_busbw_factor(r->key.fn, r->nranks);
     }
   }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "grow.h"
 #include "nccl_names.h"
 
 static int cmp_sums(const void *a, const void *b) {
@@ -42,15 +43,9 @@ int npkit_tags_summarize(const npkit_table *t, npkit_tag_sum **out, size_t *n) {
     const npkit_table_row *r = &t->rows[i];
     npkit_tag_sum *s = find(v, count, r->key.tag);
     if (s == NULL) {
-      if (count == cap) {
-        size_t nc = cap ? 2 * cap : 8;
-        npkit_tag_sum *nv = realloc(v, nc * sizeof *nv);
-        if (nv == NULL) {
-          free(v);
-          return -1;
-        }
-        v = nv;
-        cap = nc;
+      if (NPKIT_GROW(v, cap, count + 1, 8) != 0) {
+        free(v);
+        return -1;
       }
       s = &v[count++];
       *s = (npkit_tag_sum){.tag = r->key.tag, .source = NPKIT_TIME_NONE};
