@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "nccl_names.h"
-#include "report_model.h"
 
 void npkit_callsites_init(npkit_callsites *cs) { memset(cs, 0, sizeof *cs); }
 
@@ -19,17 +19,6 @@ void npkit_callsites_free(npkit_callsites *cs) {
   free(cs->row_of);
   npkit_stack_table_free(&cs->table);
   memset(cs, 0, sizeof *cs);
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap : 16;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * size);
-  if (q == NULL) return -1;
-  *p = q;
-  *cap = c;
-  return 0;
 }
 
 /* The frames joined by newlines. */
@@ -58,8 +47,8 @@ static size_t site_for(npkit_callsites *cs, const npkit_stack *s) {
       return i;
     }
   size_t old_cap = cs->row_of_sites;
-  if (grow((void **)&cs->sites, &cs->cap_sites, cs->n_sites + 1, sizeof *cs->sites) != 0 ||
-      grow((void **)&cs->row_of, &cs->row_of_sites, cs->n_sites + 1, NPKIT_FN_COUNT * sizeof *cs->row_of) != 0) {
+  if (npkit_grow(&cs->sites, &cs->cap_sites, cs->n_sites + 1, sizeof *cs->sites, 16) != 0 ||
+      npkit_grow(&cs->row_of, &cs->row_of_sites, cs->n_sites + 1, NPKIT_FN_COUNT * sizeof *cs->row_of, 16) != 0) {
     free(text);
     return SIZE_MAX;
   }
@@ -109,7 +98,7 @@ int npkit_callsites_event(npkit_callsites *cs, const npkit_event *ev) {
   uint32_t site = cs->site_of[s - cs->table.stacks];
   int32_t *slot = &cs->row_of[(size_t)site * NPKIT_FN_COUNT + fn];
   if (*slot == 0) {
-    if (grow((void **)&cs->rows, &cs->cap_rows, cs->n_rows + 1, sizeof *cs->rows) != 0) return -1;
+    if (npkit_grow(&cs->rows, &cs->cap_rows, cs->n_rows + 1, sizeof *cs->rows, 16) != 0) return -1;
     npkit_callsite_row *row = &cs->rows[cs->n_rows];
     memset(row, 0, sizeof *row);
     row->site = site;
@@ -170,98 +159,4 @@ void npkit_callsites_finish(npkit_callsites *cs) {
   uint32_t next = 0;
   for (size_t i = 0; i < cs->n_rows; i++)
     if (cs->sites[cs->rows[i].site].number == 0) cs->sites[cs->rows[i].site].number = ++next;
-}
-
-int npkit_callsites_text(npkit_callsites *cs, FILE *out) {
-  if (cs->logs_with_stacks == 0) return 0;
-  char total[32], mean[32], p99[32], max[32], bytes[32];
-  fprintf(out, "\nCall sites\n");
-  fprintf(out, "  %zu call sites in %" PRIu32 " of %" PRIu32 " logs (NPKIT_STACK_DEPTH, up to %" PRIu32
-               " frames); time is spent inside the call, CPU side\n",
-          cs->n_sites, cs->logs_with_stacks, cs->logs, cs->max_depth);
-  if (cs->calls_without_stack > 0)
-    fprintf(out, "  %" PRIu64 " calls have no stack (the table of call sites was full)\n", cs->calls_without_stack);
-  fprintf(out, "  %4s  %-24s %8s %5s %10s %10s %10s %10s %10s\n", "site", "function", "calls", "ranks", "total",
-          "mean", "p99", "max", "bytes");
-  for (size_t i = 0; i < cs->n_rows; i++) {
-    npkit_callsite_row *r = &cs->rows[i];
-    npkit_report_duration((double)r->total_ns, total, sizeof total);
-    npkit_report_duration(npkit_quantile_mean(&r->time), mean, sizeof mean);
-    npkit_report_duration(npkit_quantile_get(&r->time, 0.99), p99, sizeof p99);
-    npkit_report_duration((double)r->time.max, max, sizeof max);
-    if (npkit_fn_moves_data(r->fn))
-      npkit_report_bytes(r->bytes, bytes, sizeof bytes);
-    else
-      snprintf(bytes, sizeof bytes, "-");
-    fprintf(out, "  %4" PRIu32 "  %-24s %8" PRIu64 " %5" PRIu32 " %10s %10s %10s %10s %10s\n",
-            cs->sites[r->site].number, npkit_fn_name(r->fn), r->calls, r->ranks, total, mean, p99, max, bytes);
-  }
-  for (uint32_t number = 1; number <= cs->n_sites; number++)
-    for (size_t i = 0; i < cs->n_sites; i++) {
-      if (cs->sites[i].number != number) continue;
-      fprintf(out, "\n  site %" PRIu32 ":", number);
-      for (const char *p = cs->sites[i].text; *p;) {
-        size_t len = strcspn(p, "\n");
-        fprintf(out, "%s%.*s\n", p == cs->sites[i].text ? " " : "          ", (int)len, p);
-        p += len;
-        if (*p == '\n') p++;
-      }
-    }
-  return ferror(out) ? -1 : 0;
-}
-
-static void kv_us(npkit_json *w, const char *key, double ns) {
-  npkit_json_key(w, key);
-  npkit_json_double(w, isnan(ns) ? ns : ns / 1e3);
-}
-
-void npkit_callsites_json(npkit_callsites *cs, npkit_json *w) {
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "logs_with_stacks");
-  npkit_json_uint(w, cs->logs_with_stacks);
-  npkit_json_key(w, "calls_without_stack");
-  npkit_json_uint(w, cs->calls_without_stack);
-  npkit_json_key(w, "sites");
-  npkit_json_begin_array(w);
-  for (uint32_t number = 1; number <= cs->n_sites; number++)
-    for (size_t i = 0; i < cs->n_sites; i++) {
-      if (cs->sites[i].number != number) continue;
-      npkit_json_begin_object(w);
-      npkit_json_key(w, "site");
-      npkit_json_uint(w, number);
-      npkit_json_key(w, "frames");
-      npkit_json_begin_array(w);
-      for (const char *p = cs->sites[i].text; *p;) {
-        size_t len = strcspn(p, "\n");
-        npkit_json_string_n(w, p, len);
-        p += len;
-        if (*p == '\n') p++;
-      }
-      npkit_json_end_array(w);
-      npkit_json_end_object(w);
-    }
-  npkit_json_end_array(w);
-  npkit_json_key(w, "rows");
-  npkit_json_begin_array(w);
-  for (size_t i = 0; i < cs->n_rows; i++) {
-    npkit_callsite_row *r = &cs->rows[i];
-    npkit_json_begin_object(w);
-    npkit_json_key(w, "site");
-    npkit_json_uint(w, cs->sites[r->site].number);
-    npkit_json_key(w, "function");
-    npkit_json_string(w, npkit_fn_name(r->fn));
-    npkit_json_key(w, "calls");
-    npkit_json_uint(w, r->calls);
-    npkit_json_key(w, "ranks");
-    npkit_json_uint(w, r->ranks);
-    npkit_json_key(w, "bytes");
-    npkit_json_uint(w, r->bytes);
-    kv_us(w, "total_us", (double)r->total_ns);
-    kv_us(w, "mean_us", npkit_quantile_mean(&r->time));
-    kv_us(w, "p99_us", npkit_quantile_get(&r->time, 0.99));
-    kv_us(w, "max_us", (double)r->time.max);
-    npkit_json_end_object(w);
-  }
-  npkit_json_end_array(w);
-  npkit_json_end_object(w);
 }

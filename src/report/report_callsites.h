@@ -74,11 +74,4 @@ int npkit_callsites_add_log(npkit_callsites *cs, npkit_log_reader *r, char *err,
 /* Orders the rows and numbers the sites. */
 void npkit_callsites_finish(npkit_callsites *cs);
 
-/* The table as text (nothing when no log has stacks).  0, or -1 if writing failed. */
-int npkit_callsites_text(npkit_callsites *cs, FILE *out);
-/* The table as a JSON value: {"sites":[{"site":1,"frames":[...]}...],"rows":[{"site":1,
- * "function":"ncclAllReduce","calls":..,"ranks":..,"bytes":..,"total_us":..,"mean_us":..,
- * "p99_us":..,"max_us":..}...]}. */
-void npkit_callsites_json(npkit_callsites *cs, npkit_json *w);
-
 #endif /* NPKIT_REPORT_CALLSITES_H */

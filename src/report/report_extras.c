@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nccl_names.h"
 
 static int marks_text(npkit_report *rep, FILE *out) {
   char label[96];
@@ -44,14 +45,103 @@ static int marks_text(npkit_report *rep, FILE *out) {
   return 0;
 }
 
-int npkit_report_extras_text(npkit_report *rep, FILE *out) {
-  if (npkit_callsites_text(&rep->sites, out) != 0 || marks_text(rep, out) != 0) return -1;
-  return ferror(out) ? -1 : 0;
-}
-
 static void kv_us(npkit_json *w, const char *key, double ns) {
   npkit_json_key(w, key);
   npkit_json_double(w, isnan(ns) ? ns : ns / 1e3);
+}
+
+int npkit_callsites_text(npkit_callsites *cs, FILE *out) {
+  if (cs->logs_with_stacks == 0) return 0;
+  char total[32], mean[32], p99[32], max[32], bytes[32];
+  fprintf(out, "\nCall sites\n");
+  fprintf(out, "  %zu call sites in %" PRIu32 " of %" PRIu32 " logs (NPKIT_STACK_DEPTH, up to %" PRIu32
+               " frames); time is spent inside the call, CPU side\n",
+          cs->n_sites, cs->logs_with_stacks, cs->logs, cs->max_depth);
+  if (cs->calls_without_stack > 0)
+    fprintf(out, "  %" PRIu64 " calls have no stack (the table of call sites was full)\n", cs->calls_without_stack);
+  fprintf(out, "  %4s  %-24s %8s %5s %10s %10s %10s %10s %10s\n", "site", "function", "calls", "ranks", "total",
+          "mean", "p99", "max", "bytes");
+  for (size_t i = 0; i < cs->n_rows; i++) {
+    npkit_callsite_row *r = &cs->rows[i];
+    npkit_report_duration((double)r->total_ns, total, sizeof total);
+    npkit_report_duration(npkit_quantile_mean(&r->time), mean, sizeof mean);
+    npkit_report_duration(npkit_quantile_get(&r->time, 0.99), p99, sizeof p99);
+    npkit_report_duration((double)r->time.max, max, sizeof max);
+    if (npkit_fn_moves_data(r->fn))
+      npkit_report_bytes(r->bytes, bytes, sizeof bytes);
+    else
+      snprintf(bytes, sizeof bytes, "-");
+    fprintf(out, "  %4" PRIu32 "  %-24s %8" PRIu64 " %5" PRIu32 " %10s %10s %10s %10s %10s\n",
+            cs->sites[r->site].number, npkit_fn_name(r->fn), r->calls, r->ranks, total, mean, p99, max, bytes);
+  }
+  for (uint32_t number = 1; number <= cs->n_sites; number++)
+    for (size_t i = 0; i < cs->n_sites; i++) {
+      if (cs->sites[i].number != number) continue;
+      fprintf(out, "\n  site %" PRIu32 ":", number);
+      for (const char *p = cs->sites[i].text; *p;) {
+        size_t len = strcspn(p, "\n");
+        fprintf(out, "%s%.*s\n", p == cs->sites[i].text ? " " : "          ", (int)len, p);
+        p += len;
+        if (*p == '\n') p++;
+      }
+    }
+  return ferror(out) ? -1 : 0;
+}
+
+void npkit_callsites_json(npkit_callsites *cs, npkit_json *w) {
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "logs_with_stacks");
+  npkit_json_uint(w, cs->logs_with_stacks);
+  npkit_json_key(w, "calls_without_stack");
+  npkit_json_uint(w, cs->calls_without_stack);
+  npkit_json_key(w, "sites");
+  npkit_json_begin_array(w);
+  for (uint32_t number = 1; number <= cs->n_sites; number++)
+    for (size_t i = 0; i < cs->n_sites; i++) {
+      if (cs->sites[i].number != number) continue;
+      npkit_json_begin_object(w);
+      npkit_json_key(w, "site");
+      npkit_json_uint(w, number);
+      npkit_json_key(w, "frames");
+      npkit_json_begin_array(w);
+      for (const char *p = cs->sites[i].text; *p;) {
+        size_t len = strcspn(p, "\n");
+        npkit_json_string_n(w, p, len);
+        p += len;
+        if (*p == '\n') p++;
+      }
+      npkit_json_end_array(w);
+      npkit_json_end_object(w);
+    }
+  npkit_json_end_array(w);
+  npkit_json_key(w, "rows");
+  npkit_json_begin_array(w);
+  for (size_t i = 0; i < cs->n_rows; i++) {
+    npkit_callsite_row *r = &cs->rows[i];
+    npkit_json_begin_object(w);
+    npkit_json_key(w, "site");
+    npkit_json_uint(w, cs->sites[r->site].number);
+    npkit_json_key(w, "function");
+    npkit_json_string(w, npkit_fn_name(r->fn));
+    npkit_json_key(w, "calls");
+    npkit_json_uint(w, r->calls);
+    npkit_json_key(w, "ranks");
+    npkit_json_uint(w, r->ranks);
+    npkit_json_key(w, "bytes");
+    npkit_json_uint(w, r->bytes);
+    kv_us(w, "total_us", (double)r->total_ns);
+    kv_us(w, "mean_us", npkit_quantile_mean(&r->time));
+    kv_us(w, "p99_us", npkit_quantile_get(&r->time, 0.99));
+    kv_us(w, "max_us", (double)r->time.max);
+    npkit_json_end_object(w);
+  }
+  npkit_json_end_array(w);
+  npkit_json_end_object(w);
+}
+
+int npkit_report_extras_text(npkit_report *rep, FILE *out) {
+  if (npkit_callsites_text(&rep->sites, out) != 0 || marks_text(rep, out) != 0) return -1;
+  return ferror(out) ? -1 : 0;
 }
 
 void npkit_report_extras_json(npkit_report *rep, npkit_json *w) {

@@ -13,6 +13,13 @@
 #include "json_writer.h"
 #include "report_model.h"
 
+/* The call-site table (report_callsites.h) as text, nothing when no log has stacks (0, or -1 if
+ * writing failed), and as a JSON value: {"sites":[{"site":1,"frames":[...]}...],"rows":[{"site":1,
+ * "function":"ncclAllReduce","calls":..,"ranks":..,"bytes":..,"total_us":..,"mean_us":..,
+ * "p99_us":..,"max_us":..}...]}. */
+int npkit_callsites_text(npkit_callsites *cs, FILE *out);
+void npkit_callsites_json(npkit_callsites *cs, npkit_json *w);
+
 /* The sections as text ("Call sites", "Overlap with marked computation").  0, or -1 if writing
  * failed. */
 int npkit_report_extras_text(npkit_report *rep, FILE *out);

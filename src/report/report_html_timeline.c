@@ -1,4 +1,4 @@
-/* The timeline strip of the HTML report as inline SVG swimlanes (model: report_timeline.c). */
+/* The timeline strip of the HTML report as inline SVG swimlanes (model: report_timeline.h). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,5 @@
+/* The timeline strip's analysis (report_timeline.h): above the model, whose findings and stragglers
+ * choose the instance; its result is the model's rep->timeline. */
 #include "report_timeline.h"
 
 #include <inttypes.h>
