@@ -102,6 +102,12 @@ static inline char *npkit_fmt_lit(char *p, const char *s, size_t n) {
 }
 /* Appends a string literal. */
 #define NPKIT_PUT(p, lit) ((p) = npkit_fmt_lit((p), (lit), sizeof(lit) - 1))
+/* Appends a NUL-terminated string that needs no escaping (names of this build's own tables). */
+static inline char *npkit_fmt_str(char *p, const char *s) { return npkit_fmt_lit(p, s, strlen(s)); }
+/* Appends `key` (a fragment such as ,"bytes":) and the number. */
+static inline char *npkit_fmt_key_u64(char *p, const char *key, uint64_t v) {
+  return npkit_fmt_u64(npkit_fmt_str(p, key), v);
+}
 
 /* A piece of JSON formatted once and copied into every event that carries it. */
 typedef struct npkit_frag {

@@ -87,11 +87,6 @@ static const npkit_comm_frag *find_comm(npkit_api_fmt *f, uint32_t local_id) {
   return pos < f->n_comms ? &f->comms[pos] : NULL;
 }
 
-static char *put_str(char *p, const char *s) {
-  size_t n = strlen(s);
-  memcpy(p, s, n);
-  return p + n;
-}
 
 /* The label of a communicator as a JSON string; an unknown one is named by its local id. */
 static char *put_comm_label(npkit_api_fmt *f, char *p, uint32_t local_id) {
@@ -160,7 +155,7 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
   }
   if (a->datatype >= 0) {
     NPKIT_PUT(p, ",\"datatype\":\"");
-    p = put_str(p, npkit_datatype_name(a->datatype));
+    p = npkit_fmt_str(p, npkit_datatype_name(a->datatype));
     *p++ = '"';
   }
   if (moves) {
@@ -169,7 +164,7 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
   }
   if (a->redop >= 0) {
     NPKIT_PUT(p, ",\"op\":\"");
-    p = put_str(p, npkit_redop_name(a->redop));
+    p = npkit_fmt_str(p, npkit_redop_name(a->redop));
     *p++ = '"';
   }
   if (npkit_fn_has_root(fn)) {
@@ -199,7 +194,7 @@ void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_even
   }
   if (npkit_fn_returns_result(fn)) { /* the others have no code to show */
     NPKIT_PUT(p, ",\"result\":\"");
-    p = put_str(p, npkit_result_name(a->result));
+    p = npkit_fmt_str(p, npkit_result_name(a->result));
     *p++ = '"';
   }
   if (a->group != 0) {

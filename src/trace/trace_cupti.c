@@ -83,22 +83,12 @@ static int64_t track_tid(npkit_cupti_render *g, npkit_json *w, uint32_t device, 
   return tid;
 }
 
-static char *put_str(char *p, const char *s) {
-  size_t n = strlen(s);
-  memcpy(p, s, n);
-  return p + n;
-}
-
-static char *put_u64(char *p, const char *key, uint64_t v) {
-  p = put_str(p, key);
-  return npkit_fmt_u64(p, v);
-}
 
 static char *put_double(char *p, const char *key, double v) {
   char buf[40];
   int n = snprintf(buf, sizeof buf, "%.3f", v);
   if (n <= 0 || (size_t)n >= sizeof buf) return p;
-  p = put_str(p, key);
+  p = npkit_fmt_str(p, key);
   memcpy(p, buf, (size_t)n);
   return p + n;
 }
@@ -113,38 +103,38 @@ static char *put_times(const npkit_cupti_render *g, char *p, uint64_t start, uin
 /* The NCCL call's part of args. */
 static char *put_call(const npkit_cupti_render *g, char *p, const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
-  if (x->ext_id != 0) p = put_u64(p, ",\"ext_id\":", x->ext_id);
+  if (x->ext_id != 0) p = npkit_fmt_key_u64(p, ",\"ext_id\":", x->ext_id);
   if (ev->func == 0) {
     if (x->flags & NPKIT_GPU_CALL_LOST) NPKIT_PUT(p, ",\"nccl_call\":\"(lost)\"");
     return p;
   }
   NPKIT_PUT(p, ",\"nccl_call\":\"");
-  p = put_str(p, npkit_fn_name(ev->func));
+  p = npkit_fmt_str(p, npkit_fn_name(ev->func));
   *p++ = '"';
   if (npkit_fn_moves_data(ev->func) || (x->flags & NPKIT_GPU_VIA_GROUP))
-    p = put_u64(p, ",\"nccl_bytes\":", x->call_bytes);
+    p = npkit_fmt_key_u64(p, ",\"nccl_bytes\":", x->call_bytes);
   if (x->comm != 0) {
     const npkit_comm_rec *c = npkit_reader_comm(g->r, x->comm);
     char label[64];
     if (c != NULL) {
       npkit_comm_label(label, sizeof label, c);
       NPKIT_PUT(p, ",\"comm\":\"");
-      p = put_str(p, label);
+      p = npkit_fmt_str(p, label);
       NPKIT_PUT(p, "\",\"comm_id\":\"0x");
       p = npkit_fmt_hex(p, c->comm_id, 16);
       *p++ = '"';
       NPKIT_PUT(p, ",\"comm_rank\":");
       p = npkit_fmt_i64(p, c->rank);
-      p = put_u64(p, ",\"comm_nranks\":", (uint64_t)(c->nranks > 0 ? c->nranks : 0));
+      p = npkit_fmt_key_u64(p, ",\"comm_nranks\":", (uint64_t)(c->nranks > 0 ? c->nranks : 0));
     } else {
       NPKIT_PUT(p, ",\"comm\":\"comm local ");
       p = npkit_fmt_u64(p, x->comm);
       *p++ = '"';
     }
   }
-  if (x->call_seq != NPKIT_NO_SEQ) p = put_u64(p, ",\"seq\":", x->call_seq);
-  if (x->group != 0) p = put_u64(p, ",\"group\":", x->group);
-  if (x->group_calls != 0) p = put_u64(p, ",\"group_calls\":", x->group_calls);
+  if (x->call_seq != NPKIT_NO_SEQ) p = npkit_fmt_key_u64(p, ",\"seq\":", x->call_seq);
+  if (x->group != 0) p = npkit_fmt_key_u64(p, ",\"group\":", x->group);
+  if (x->group_calls != 0) p = npkit_fmt_key_u64(p, ",\"group_calls\":", x->group_calls);
   if (x->flags & NPKIT_GPU_GRAPH)
     NPKIT_PUT(p, ",\"launched_by\":\"cudaGraphLaunch\"");
   else if (x->flags & NPKIT_GPU_VIA_GROUP)
@@ -159,7 +149,7 @@ static char *put_bandwidth(const npkit_cupti_render *g, char *p, const npkit_eve
       x->group_calls > 1)
     return p;
   const npkit_comm_rec *c = x->comm != 0 ? npkit_reader_comm(g->r, x->comm) : NULL;
-  double algbw = (double)x->call_bytes / (double)(ev->end_ns - ev->start_ns); /* bytes/ns = GB/s */
+  double algbw = npkit_gbps((double)x->call_bytes, (double)(ev->end_ns - ev->start_ns));
   p = put_double(p, ",\"algbw_gbps\":", algbw);
   if (c != NULL && c->nranks > 0) p = put_double(p, ",\"busbw_gbps\":", algbw * npkit_busbw_factor(ev->func, c->nranks));
   return p;
@@ -208,13 +198,13 @@ static char *put_kernel(const npkit_cupti_render *g, char *p, const npkit_event 
 }
 
 static char *put_kernel_args(char *p, const npkit_ev_gpu *x) {
-  p = put_u64(p, ",\"grid\":[", x->x.kernel.grid_x);
-  p = put_u64(p, ",", x->x.kernel.grid_y);
-  p = put_u64(p, ",", x->x.kernel.grid_z);
-  p = put_u64(p, "],\"block\":[", x->x.kernel.block_x);
-  p = put_u64(p, ",", x->x.kernel.block_y);
-  p = put_u64(p, ",", x->x.kernel.block_z);
-  p = put_u64(p, "],\"registers_per_thread\":", x->x.kernel.registers);
+  p = npkit_fmt_key_u64(p, ",\"grid\":[", x->x.kernel.grid_x);
+  p = npkit_fmt_key_u64(p, ",", x->x.kernel.grid_y);
+  p = npkit_fmt_key_u64(p, ",", x->x.kernel.grid_z);
+  p = npkit_fmt_key_u64(p, "],\"block\":[", x->x.kernel.block_x);
+  p = npkit_fmt_key_u64(p, ",", x->x.kernel.block_y);
+  p = npkit_fmt_key_u64(p, ",", x->x.kernel.block_z);
+  p = npkit_fmt_key_u64(p, "],\"registers_per_thread\":", x->x.kernel.registers);
   int64_t st = x->x.kernel.static_shared, dy = x->x.kernel.dynamic_shared;
   NPKIT_PUT(p, ",\"shared_memory\":");
   p = npkit_fmt_i64(p, st + dy);
@@ -226,27 +216,27 @@ static char *put_kernel_args(char *p, const npkit_ev_gpu *x) {
 
 static char *put_copy_args(char *p, const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
-  p = put_u64(p, ",\"bytes\":", x->x.copy.bytes);
+  p = npkit_fmt_key_u64(p, ",\"bytes\":", x->x.copy.bytes);
   if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) {
     NPKIT_PUT(p, ",\"kind\":\"");
-    p = put_str(p, npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
+    p = npkit_fmt_str(p, npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
     NPKIT_PUT(p, "\",\"src_kind\":\"");
-    p = put_str(p, npkit_cupti_memory_kind_name(x->x.copy.src_kind));
+    p = npkit_fmt_str(p, npkit_cupti_memory_kind_name(x->x.copy.src_kind));
     NPKIT_PUT(p, "\",\"dst_kind\":\"");
-    p = put_str(p, npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
+    p = npkit_fmt_str(p, npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
     *p++ = '"';
     if (x->flags & NPKIT_GPU_PEER) {
-      p = put_u64(p, ",\"src_device\":", x->x.copy.src_device);
-      p = put_u64(p, ",\"dst_device\":", x->x.copy.dst_device);
+      p = npkit_fmt_key_u64(p, ",\"src_device\":", x->x.copy.src_device);
+      p = npkit_fmt_key_u64(p, ",\"dst_device\":", x->x.copy.dst_device);
     }
   } else {
-    p = put_u64(p, ",\"value\":", x->x.copy.value);
+    p = npkit_fmt_key_u64(p, ",\"value\":", x->x.copy.value);
     NPKIT_PUT(p, ",\"memory_kind\":\"");
-    p = put_str(p, npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
+    p = npkit_fmt_str(p, npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
     *p++ = '"';
   }
   if (ev->end_ns > ev->start_ns)
-    p = put_double(p, ",\"bandwidth_gbps\":", (double)x->x.copy.bytes / (double)(ev->end_ns - ev->start_ns));
+    p = put_double(p, ",\"bandwidth_gbps\":", npkit_gbps((double)x->x.copy.bytes, (double)(ev->end_ns - ev->start_ns)));
   return p;
 }
 
@@ -265,7 +255,7 @@ int npkit_cupti_render_event(npkit_cupti_render *g, npkit_json *w, const npkit_e
     g->stats.kernels++;
   } else if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) {
     NPKIT_PUT(p, "\n{\"name\":\"Memcpy ");
-    p = put_str(p, npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
+    p = npkit_fmt_str(p, npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
     NPKIT_PUT(p, "\",\"cat\":\"gpu_memcpy\",\"ph\":\"X\"");
     g->stats.memcpys++;
   } else {
@@ -277,16 +267,16 @@ int npkit_cupti_render_event(npkit_cupti_render *g, npkit_json *w, const npkit_e
   NPKIT_PUT(p, ",\"tid\":");
   p = npkit_fmt_i64(p, tid);
   p = put_times(g, p, ev->start_ns, ev->end_ns);
-  p = put_u64(p, ",\"args\":{\"device\":", x->device);
-  p = put_u64(p, ",\"stream\":", x->stream);
-  p = put_u64(p, ",\"correlation\":", x->correlation);
+  p = npkit_fmt_key_u64(p, ",\"args\":{\"device\":", x->device);
+  p = npkit_fmt_key_u64(p, ",\"stream\":", x->stream);
+  p = npkit_fmt_key_u64(p, ",\"correlation\":", x->correlation);
   if (ev->kind == NPKIT_EV_CUPTI_KERNEL)
     p = put_kernel_args(p, x);
   else
     p = put_copy_args(p, ev);
   if (x->graph_id != 0 || x->graph_node != 0) {
-    p = put_u64(p, ",\"graph_id\":", x->graph_id);
-    p = put_u64(p, ",\"graph_node\":", x->graph_node);
+    p = npkit_fmt_key_u64(p, ",\"graph_id\":", x->graph_id);
+    p = npkit_fmt_key_u64(p, ",\"graph_node\":", x->graph_node);
   }
   p = put_call(g, p, ev);
   if (ev->kind == NPKIT_EV_CUPTI_KERNEL) p = put_bandwidth(g, p, ev);
@@ -303,20 +293,9 @@ void npkit_cupti_render_finish(npkit_cupti_render *g, npkit_json *w, npkit_cupti
     return;
   }
   if (g->stats.untimed > 0) {
-    npkit_json_next_line(w);
-    npkit_json_begin_object(w);
-    npkit_json_key(w, "name");
-    npkit_json_string(w, "npkit untimed GPU activity");
-    npkit_json_key(w, "cat");
-    npkit_json_string(w, "npkit");
-    npkit_json_key(w, "ph");
-    npkit_json_string(w, "i");
-    npkit_json_key(w, "s");
-    npkit_json_string(w, "p");
-    npkit_json_key(w, "pid");
-    npkit_json_int(w, g->fmt->ctx.pid);
-    npkit_json_key(w, "ts");
-    npkit_json_ts(w, npkit_trace_rel(&g->fmt->ctx, g->last_ns ? g->last_ns : g->fmt->ctx.base_ns));
+    npkit_trace_process_instant(w, g->fmt->ctx.pid,
+                                npkit_trace_rel(&g->fmt->ctx, g->last_ns ? g->last_ns : g->fmt->ctx.base_ns),
+                                "npkit untimed GPU activity");
     npkit_json_key(w, "args");
     npkit_json_begin_object(w);
     npkit_json_key(w, "untimed");

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "trace_source.h"
 #include "trace_stacks.h"
+#include "trace_tracks.h"
 
 /* ---- pairing ---- */
 
@@ -21,15 +23,9 @@ void npkit_mark_pairer_free(npkit_mark_pairer *p) {
 int npkit_mark_pair(npkit_mark_pairer *p, const npkit_event *ev, npkit_mark_range *out) {
   uint32_t name = (uint32_t)ev->u.mark.name;
   if (ev->kind == NPKIT_EV_MARK_BEGIN) {
-    if (p->n == p->cap) {
-      size_t cap = p->cap ? 2 * p->cap : 16;
-      npkit_mark_range *o = p->n < NPKIT_MARKS_MAX_OPEN ? realloc(p->open, cap * sizeof *o) : NULL;
-      if (o == NULL) {
-        p->ignored_begins++;
-        return 0;
-      }
-      p->open = o;
-      p->cap = cap;
+    if (p->n == p->cap && (p->n >= NPKIT_MARKS_MAX_OPEN || NPKIT_GROW(p->open, p->cap, p->n + 1, 16) != 0)) {
+      p->ignored_begins++;
+      return 0;
     }
     p->open[p->n++] = (npkit_mark_range){ev->thread, name, ev->start_ns, ev->start_ns, 0};
     return 0;
@@ -98,22 +94,7 @@ void npkit_marks_render_free(npkit_marks_render *m) {
 /* {"name":N,"cat":C,"ph":PH,"pid":P,"tid":T,"ts":... (tid < 0: none) — the object stays open. */
 static void event_head(npkit_marks_render *m, npkit_json *w, const char *name, const char *cat,
                        const char *ph, int64_t tid, uint64_t ts_ns) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "cat");
-  npkit_json_string(w, cat);
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, ph);
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, m->f->ctx.pid);
-  if (tid >= 0) {
-    npkit_json_key(w, "tid");
-    npkit_json_int(w, tid);
-  }
-  npkit_json_key(w, "ts");
-  npkit_json_ts(w, npkit_trace_rel(&m->f->ctx, ts_ns));
+  npkit_trace_event_head(w, &m->f->ctx, name, cat, ph, tid, ts_ns);
 }
 
 static void write_range(npkit_marks_render *m, npkit_json *w, const npkit_mark_range *rg) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_facts.h"
 #include "trace_source.h"
 #include "trace_tracks.h"
 
@@ -63,25 +64,12 @@ static int64_t track_tid(npkit_dump_render *n, const npkit_ev_npkit *x) {
 
 /* ---- formatting ---- */
 
-static char *put_str(char *p, const char *s) {
-  size_t len = strlen(s);
-  memcpy(p, s, len);
-  return p + len;
-}
 
-static char *put_u64(char *p, const char *key, uint64_t v) {
-  p = put_str(p, key);
-  return npkit_fmt_u64(p, v);
-}
-
-/* bytes / ns = GB/s with three decimals, rounded half away from zero like `npkit convert`. */
+/* GB/s with three decimals, rounded like `npkit convert`. */
 static char *put_bandwidth(char *p, uint64_t bytes, uint64_t dur_ns) {
   if (dur_ns == 0) return p;
-  uint64_t milli = (bytes * 1000 + dur_ns / 2) / dur_ns;
-  char frac[8];
-  snprintf(frac, sizeof frac, ".%03u", (unsigned)(milli % 1000));
-  p = put_u64(p, ",\"bandwidth_gbps\":", milli / 1000);
-  return put_str(p, frac);
+  NPKIT_PUT(p, ",\"bandwidth_gbps\":");
+  return npkit_fmt_ts(p, (int64_t)npkit_gbps_milli(bytes, dur_ns));
 }
 
 /* {"name":"<name>","cat":"<cat>","ph":"<ph>", ... ,"pid":P,"tid":T,"ts":... */
@@ -90,9 +78,9 @@ static char *put_head(const npkit_dump_render *n, char *p, const char *name, con
   NPKIT_PUT(p, "\n{\"name\":\"");
   p = npkit_fmt_escaped(p, name, 255);
   NPKIT_PUT(p, "\",\"cat\":\"");
-  p = put_str(p, cat);
+  p = npkit_fmt_str(p, cat);
   NPKIT_PUT(p, "\",\"ph\":\"");
-  p = put_str(p, ph);
+  p = npkit_fmt_str(p, ph);
   NPKIT_PUT(p, "\",\"pid\":");
   p = npkit_fmt_i64(p, n->fmt->ctx.pid);
   if (tid >= 0) {
@@ -128,15 +116,15 @@ static void write_slice(npkit_dump_render *n, npkit_json *w, const npkit_event *
     p = put_head(n, p, name, cat, "i", tid, ev->start_ns);
     NPKIT_PUT(p, ",\"s\":\"t\"");
   }
-  p = put_u64(p, ",\"args\":{\"rank\":", x->rank);
-  p = put_u64(p, gpu ? ",\"buffer\":" : ",\"channel\":", x->buffer);
-  p = put_u64(p, ",\"size\":", x->size);
-  p = put_u64(p, gpu ? ",\"rsvd\":" : ",\"slot\":", x->rsvd);
+  p = npkit_fmt_key_u64(p, ",\"args\":{\"rank\":", x->rank);
+  p = npkit_fmt_key_u64(p, gpu ? ",\"buffer\":" : ",\"channel\":", x->buffer);
+  p = npkit_fmt_key_u64(p, ",\"size\":", x->size);
+  p = npkit_fmt_key_u64(p, gpu ? ",\"rsvd\":" : ",\"slot\":", x->rsvd);
   if (x->type == NPKIT_NPK_PAIR) {
-    if (x->entry_size != x->size) p = put_u64(p, ",\"entry_size\":", x->entry_size);
-    if (gpu && x->entry_rsvd != 0) p = put_u64(p, ",\"entry_rsvd\":", x->entry_rsvd);
+    if (x->entry_size != x->size) p = npkit_fmt_key_u64(p, ",\"entry_size\":", x->entry_size);
+    if (gpu && x->entry_rsvd != 0) p = npkit_fmt_key_u64(p, ",\"entry_rsvd\":", x->entry_rsvd);
     p = put_bandwidth(p, x->size, ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0);
-    p = put_u64(p, ",\"seq\":", x->seq);
+    p = npkit_fmt_key_u64(p, ",\"seq\":", x->seq);
   } else if (x->type == NPKIT_NPK_UNPAIRED_ENTRY) {
     NPKIT_PUT(p, ",\"unpaired\":\"entry\"");
   } else if (x->type == NPKIT_NPK_UNPAIRED_EXIT) {
@@ -161,7 +149,7 @@ static void write_read(npkit_dump_render *n, npkit_json *w, const npkit_event *e
     NPKIT_PUT(p, ",\"s\":\"p\"");
   }
   NPKIT_PUT(p, ",\"args\":{\"trigger\":\"");
-  p = put_str(p, x->trigger == NPKIT_NPK_AFTER_DESTROY ? "ncclCommDestroy"
+  p = npkit_fmt_str(p, x->trigger == NPKIT_NPK_AFTER_DESTROY ? "ncclCommDestroy"
                  : x->trigger == NPKIT_NPK_AFTER_ABORT ? "ncclCommAbort"
                                                          : "exit");
   *p++ = '"';
@@ -183,26 +171,26 @@ static void write_read(npkit_dump_render *n, npkit_json *w, const npkit_event *e
     p = npkit_fmt_escaped(p, dir->text, 512);
     *p++ = '"';
   }
-  p = put_u64(p, ",\"read\":", x->read);
-  p = put_u64(p, ",\"files\":", x->files);
-  p = put_u64(p, ",\"bytes\":", x->bytes);
-  p = put_u64(p, ",\"events\":", x->events);
-  p = put_u64(p, ",\"pairs\":", x->pairs);
-  p = put_u64(p, ",\"unpaired_entries\":", x->unpaired_entries);
-  p = put_u64(p, ",\"unpaired_exits\":", x->unpaired_exits);
-  p = put_u64(p, ",\"point_events\":", x->point_events);
-  p = put_u64(p, ",\"unknown_ids\":", x->unknown_ids);
-  p = put_u64(p, ",\"invalid_events\":", x->invalid_events);
-  p = put_u64(p, ",\"bad_times\":", x->bad_times);
-  p = put_u64(p, ",\"out_of_order\":", x->out_of_order);
-  p = put_u64(p, ",\"time_sync_cpu\":", x->time_sync_cpu);
-  p = put_u64(p, ",\"time_sync_gpu\":", x->time_sync_gpu);
-  p = put_u64(p, ",\"unaligned_events\":", x->unaligned_events);
-  p = put_u64(p, ",\"truncated_files\":", x->truncated_files);
-  p = put_u64(p, ",\"unreadable_files\":", x->unreadable_files);
-  p = put_u64(p, ",\"skipped_ranks\":", x->skipped_ranks);
-  p = put_u64(p, ",\"not_stored\":", x->not_stored);
-  p = put_u64(p, ",\"files_over_limit\":", x->files_over_limit);
+  p = npkit_fmt_key_u64(p, ",\"read\":", x->read);
+  p = npkit_fmt_key_u64(p, ",\"files\":", x->files);
+  p = npkit_fmt_key_u64(p, ",\"bytes\":", x->bytes);
+  p = npkit_fmt_key_u64(p, ",\"events\":", x->events);
+  p = npkit_fmt_key_u64(p, ",\"pairs\":", x->pairs);
+  p = npkit_fmt_key_u64(p, ",\"unpaired_entries\":", x->unpaired_entries);
+  p = npkit_fmt_key_u64(p, ",\"unpaired_exits\":", x->unpaired_exits);
+  p = npkit_fmt_key_u64(p, ",\"point_events\":", x->point_events);
+  p = npkit_fmt_key_u64(p, ",\"unknown_ids\":", x->unknown_ids);
+  p = npkit_fmt_key_u64(p, ",\"invalid_events\":", x->invalid_events);
+  p = npkit_fmt_key_u64(p, ",\"bad_times\":", x->bad_times);
+  p = npkit_fmt_key_u64(p, ",\"out_of_order\":", x->out_of_order);
+  p = npkit_fmt_key_u64(p, ",\"time_sync_cpu\":", x->time_sync_cpu);
+  p = npkit_fmt_key_u64(p, ",\"time_sync_gpu\":", x->time_sync_gpu);
+  p = npkit_fmt_key_u64(p, ",\"unaligned_events\":", x->unaligned_events);
+  p = npkit_fmt_key_u64(p, ",\"truncated_files\":", x->truncated_files);
+  p = npkit_fmt_key_u64(p, ",\"unreadable_files\":", x->unreadable_files);
+  p = npkit_fmt_key_u64(p, ",\"skipped_ranks\":", x->skipped_ranks);
+  p = npkit_fmt_key_u64(p, ",\"not_stored\":", x->not_stored);
+  p = npkit_fmt_key_u64(p, ",\"files_over_limit\":", x->files_over_limit);
   NPKIT_PUT(p, "}}");
   npkit_json_commit(w, p);
 }

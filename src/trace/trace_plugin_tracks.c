@@ -63,20 +63,7 @@ static void meta(npkit_plugin_render *p, npkit_json *w, int64_t tid, const char 
 /* Opens {"name":…,"cat":…,"ph":"X",…,"args":{ ; close with slice_end. */
 void npkit_plugin_slice_begin(npkit_plugin_render *p, npkit_json *w, const char *name, const char *cat,
                         int64_t tid, uint64_t start_ns, uint64_t end_ns) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "cat");
-  npkit_json_string(w, cat);
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "X");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, p->fmt->ctx.pid);
-  npkit_json_key(w, "tid");
-  npkit_json_int(w, tid);
-  npkit_json_key(w, "ts");
-  npkit_json_ts(w, npkit_trace_rel(&p->fmt->ctx, start_ns));
+  npkit_trace_event_head(w, &p->fmt->ctx, name, cat, "X", tid, start_ns);
   npkit_json_key(w, "dur");
   npkit_json_ts(w, end_ns > start_ns ? (int64_t)(end_ns - start_ns) : 0);
   npkit_json_key(w, "args");
@@ -171,18 +158,7 @@ void npkit_plugin_name_tracks(npkit_plugin_render *p, npkit_json *w) {
 /* Opens a metadata record `name` of context id's "collectives (GPU)" track, its args open with
  * the communicator's label; the caller adds the rest and closes both objects. */
 static void gpu_track_meta_begin(npkit_plugin_render *p, npkit_json *w, const char *name, uint32_t id) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "M");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, p->fmt->ctx.pid);
-  npkit_json_key(w, "tid");
-  npkit_json_int(w, npkit_plugin_channel_tid(p, id, TRACK_GPU));
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
+  npkit_trace_meta_begin(w, name, p->fmt->ctx.pid, npkit_plugin_channel_tid(p, id, TRACK_GPU));
   npkit_json_key(w, "comm");
   npkit_json_string(w, npkit_plugin_ctx_label(p, id));
 }

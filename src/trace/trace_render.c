@@ -196,20 +196,7 @@ static const char *level_name(uint32_t level) {
 static void write_note(npkit_json *w, int64_t pid, int64_t ts, uint32_t level, const char *text, size_t len) {
   char name[32];
   snprintf(name, sizeof(name), "npkit %s", level_name(level));
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "cat");
-  npkit_json_string(w, "npkit");
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "i");
-  npkit_json_key(w, "s");
-  npkit_json_string(w, "p");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, pid);
-  npkit_json_key(w, "ts");
-  npkit_json_ts(w, ts);
+  npkit_trace_process_instant(w, pid, ts, name);
   npkit_json_key(w, "args");
   npkit_json_begin_object(w);
   npkit_json_key(w, "level");

@@ -56,6 +56,16 @@ int64_t npkit_trace_tid(int64_t pid, uint32_t thread_index);
 /* pid of a log's process in the trace: rank + 1 when the rank is known, else 1 + OS pid mod 2e6. */
 int64_t npkit_trace_pid(const npkit_log_reader *r);
 
+/* Opens {"name":N,"cat":C,"ph":PH,"pid":P,"tid":T,"ts":… with the trace time of ts_ns (tid < 0
+ * leaves tid out); the caller adds the rest and closes the object. */
+void npkit_trace_event_head(npkit_json *w, const npkit_trace_ctx *c, const char *name, const char *cat,
+                            const char *ph, int64_t tid, uint64_t ts_ns);
+/* Opens a process-scoped instant {"name":N,"cat":"npkit","ph":"i","s":"p","pid":P,"ts":ts; the
+ * caller adds args and closes the object. */
+void npkit_trace_process_instant(npkit_json *w, int64_t pid, int64_t ts, const char *name);
+/* Opens a metadata event {"name":N,"ph":"M","pid":P,"tid":T,"args":{ (tid < 0: none); the caller
+ * adds the args and closes both objects. */
+void npkit_trace_meta_begin(npkit_json *w, const char *name, int64_t pid, int64_t tid);
 /* One metadata event ("ph":"M") with a single string or integer arg; tid < 0 leaves tid out. */
 void npkit_trace_meta_string(npkit_json *w, const char *name, int64_t pid, int64_t tid,
                              const char *key, const char *value);
