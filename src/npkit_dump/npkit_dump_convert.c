@@ -141,18 +141,28 @@ static void check_order(conv *v, int64_t ns, uint8_t flags) {
   v->prev_flags = flags;
 }
 
+/* Ids the table does not know, or knows as invalid: counted (the unknown ones also for the
+ * diagnostics) and not converted.  Returns 1 for those. */
+static int not_an_event(conv *v, uint8_t id) {
+  switch (v->tab->role[id]) {
+  case NPKIT_ROLE_UNKNOWN:
+    v->c->unknown_ids++;
+    v->dg.unknown_bits[id / 64] |= 1ull << (id % 64);
+    return 1;
+  case NPKIT_ROLE_INVALID:
+    v->c->invalid_events++;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 static void gpu_event(conv *v, uint8_t id, uint32_t size, uint32_t rsvd, uint64_t ts) {
   const npkit_dump_event_table *t = v->tab;
   int64_t ns;
   uint8_t flags = 0;
+  if (not_an_event(v, id)) return;
   switch (t->role[id]) {
-  case NPKIT_ROLE_UNKNOWN:
-    v->c->unknown_ids++;
-    v->dg.unknown_bits[id / 64] |= 1ull << (id % 64);
-    return;
-  case NPKIT_ROLE_INVALID:
-    v->c->invalid_events++;
-    return;
   case NPKIT_ROLE_TIME_SYNC_CPU:
     v->c->time_sync_cpu++;
     v->buf_sync_cpu++;
@@ -247,14 +257,8 @@ static void gpu_event(conv *v, uint8_t id, uint32_t size, uint32_t rsvd, uint64_
 static void cpu_event(conv *v, uint8_t id, uint32_t size, uint32_t slot, uint64_t ts) {
   const npkit_dump_event_table *t = v->tab;
   int64_t ns;
+  if (not_an_event(v, id)) return;
   switch (t->role[id]) {
-  case NPKIT_ROLE_UNKNOWN:
-    v->c->unknown_ids++;
-    v->dg.unknown_bits[id / 64] |= 1ull << (id % 64);
-    return;
-  case NPKIT_ROLE_INVALID:
-    v->c->invalid_events++;
-    return;
   case NPKIT_ROLE_TIME_SYNC_CPU: /* meaningless on the host side: host times are already absolute */
     v->c->time_sync_cpu++;
     return;

@@ -210,6 +210,18 @@ static const char *event_head(tw *t, int cls, const npkit_dump_slice *s, size_t 
   return h;
 }
 
+/* ,"args":{"size":N,"rsvd":R (GPU events) or ,"slot":S (CPU events): the head of every slice's args. */
+static char *put_size_args(char *p, const npkit_dump_slice *s, int gpu) {
+  NPKIT_PUT(p, ",\"args\":{\"size\":");
+  p = npkit_fmt_u64(p, s->size);
+  if (gpu) {
+    NPKIT_PUT(p, ",\"rsvd\":");
+  } else {
+    NPKIT_PUT(p, ",\"slot\":");
+  }
+  return npkit_fmt_u64(p, s->rsvd);
+}
+
 static int on_slice(void *user, const npkit_dump_slice *s) {
   tw *t = user;
   uint32_t tid = track_tid(t, s);
@@ -246,14 +258,7 @@ static int on_slice(void *user, const npkit_dump_slice *s) {
     int64_t dur = sub_sat(s->end_ns, s->start_ns);
     NPKIT_PUT(p, ",\"dur\":");
     p = npkit_fmt_ts(p, dur);
-    NPKIT_PUT(p, ",\"args\":{\"size\":");
-    p = npkit_fmt_u64(p, s->size);
-    if (gpu) {
-      NPKIT_PUT(p, ",\"rsvd\":");
-    } else {
-      NPKIT_PUT(p, ",\"slot\":");
-    }
-    p = npkit_fmt_u64(p, s->rsvd);
+    p = put_size_args(p, s, gpu);
     if (s->entry_size != s->size) {
       NPKIT_PUT(p, ",\"entry_size\":");
       p = npkit_fmt_u64(p, s->entry_size);
@@ -269,14 +274,7 @@ static int on_slice(void *user, const npkit_dump_slice *s) {
     NPKIT_PUT(p, ",\"seq\":");
     p = npkit_fmt_u64(p, s->seq);
   } else {
-    NPKIT_PUT(p, ",\"args\":{\"size\":");
-    p = npkit_fmt_u64(p, s->size);
-    if (gpu) {
-      NPKIT_PUT(p, ",\"rsvd\":");
-    } else {
-      NPKIT_PUT(p, ",\"slot\":");
-    }
-    p = npkit_fmt_u64(p, s->rsvd);
+    p = put_size_args(p, s, gpu);
     if (s->type == NPKIT_SLICE_UNPAIRED_ENTRY) {
       NPKIT_PUT(p, ",\"unpaired\":\"entry\"");
     } else if (s->type == NPKIT_SLICE_UNPAIRED_EXIT) {
