@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "duration.h"
+#include "trace_tracks.h"
 
 #define COPY_BLOCK_EVENTS 4096
 #define OUT_BUF (1u << 20)
@@ -200,8 +201,8 @@ static int op_selected(const npkit_merge_filter *f, const npkit_event *ev) {
 static int keep(const npkit_merge_filter *f, const npkit_event *ev, int64_t offset_ns, uint64_t base_ns) {
   if (!op_selected(f, ev)) return 0;
   if (f->has_window) {
-    int64_t s = (int64_t)(ev->start_ns - base_ns + (uint64_t)offset_ns);
-    int64_t e = (int64_t)(ev->end_ns - base_ns + (uint64_t)offset_ns);
+    int64_t s = npkit_trace_time(base_ns, offset_ns, ev->start_ns);
+    int64_t e = npkit_trace_time(base_ns, offset_ns, ev->end_ns);
     if (e < f->window_start_ns || s > f->window_end_ns) return 0;
   }
   return 1;
