@@ -165,13 +165,20 @@ int npkit_timeline_build(npkit_report *rep, char *err, size_t errlen) {
   int64_t first = 0, last = 0, end = 0;
   for (size_t i = 0; i < f.n; i++) {
     uint32_t log = rep->job.members[e[i].member].log;
-    int64_t a = (int64_t)e[i].start_ns + host_offset(rep, log), b = (int64_t)e[i].end_ns + host_offset(rep, log);
+    int64_t a, b;
+    /* absurd stamps (a damaged or hostile log) leave no strip to draw */
+    if (__builtin_add_overflow((int64_t)e[i].start_ns, host_offset(rep, log), &a) ||
+        __builtin_add_overflow((int64_t)e[i].end_ns, host_offset(rep, log), &b))
+      goto absurd;
     if (i == 0 || a < first) first = a;
     if (i == 0 || a > last) last = a;
     if (i == 0 || b > end) end = b;
   }
   if (end < last) end = last;
-  int64_t pad = (end - first) / 2 > 20000 ? (end - first) / 2 : 20000;
+  int64_t width;
+  if (__builtin_sub_overflow(end, first, &width) || width > INT64_MAX / 4 || first < INT64_MIN / 2)
+    goto absurd;
+  int64_t pad = width / 2 > 20000 ? width / 2 : 20000;
   tl->t0_ns = (uint64_t)(first - pad);
   tl->span_ns = end - first + 2 * pad;
   tl->last_arrival_ns = last - (int64_t)tl->t0_ns;
@@ -188,6 +195,11 @@ int npkit_timeline_build(npkit_report *rep, char *err, size_t errlen) {
   e = NULL;
   for (size_t i = 0; i < tl->n_lanes; i++)
     if (read_lane(rep, tl, &tl->lanes[i]) < 0) goto oom;
+  return 0;
+absurd:
+  free(ids);
+  free(e);
+  npkit_timeline_free(tl);
   return 0;
 oom:
   free(ids);

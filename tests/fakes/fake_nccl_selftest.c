@@ -867,9 +867,14 @@ static void test_timing(ncclComm_t comm) {
   if (g_rank == 0) sleep_s(0.05);
   t0 = now();
   NCCL_OK(ncclAllReduce(&one, &sum, 1, ncclFloat32, ncclSum, comm, NULL));
-  took = now() - t0;
+  double t1 = now(), late_start = t0;
+  /* No rank finishes before the late one started (CLOCK_MONOTONIC is the host's: the ranks share
+   * it).  Measured from each rank's own start this would also count how far apart the ranks left
+   * the barrier, which a loaded machine stretches by milliseconds. */
+  MPI_QUIET(MPI_Bcast(&late_start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
   if (g_rank != 0)
-    CHECK(took >= 0.045, "AllReduce with a rank 50 ms late took %.1f ms", took * 1e3);
+    CHECK(t1 >= late_start, "AllReduce finished %.1f ms before the rank 50 ms late joined it",
+          (late_start - t1) * 1e3);
   CHECK(sum == g_size, "late AllReduce gave %g", sum);
   free(buf);
 }

@@ -25,11 +25,13 @@ static int failures;
 #define TICKS_PER_NS 2.9
 #define T0 987654321098ull
 #define R0 1764671234000000000ull
-static uint64_t tsc_at(double t) { return T0 + (uint64_t)(t * TICKS_PER_NS); }
+/* through int64_t: times before the start are negative, and a negative double converted to an
+ * unsigned integer is undefined */
+static uint64_t tsc_at(double t) { return T0 + (uint64_t)(int64_t)(t * TICKS_PER_NS); }
 static double realtime_exact(double t) {
   return t < 5e9 ? t * (1 + 30e-6) : 5e9 * (1 + 30e-6) + (t - 5e9) * (1 - 20e-6);
 }
-static uint64_t realtime_at(double t) { return R0 + (uint64_t)realtime_exact(t); }
+static uint64_t realtime_at(double t) { return R0 + (uint64_t)(int64_t)realtime_exact(t); }
 static unsigned rng = 4242;
 static int64_t noise(void) {
   rng = rng * 1103515245u + 12345u;
