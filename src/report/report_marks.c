@@ -135,9 +135,8 @@ static int add_totals(npkit_mark_overlap *o, const npkit_log_reader *r) {
     size_t k = 0;
     while (k < o->n_totals && o->totals[k].name != m->tag) k++;
     if (k == o->n_totals) {
-      npkit_mark_total *t = realloc(o->totals, (o->n_totals + 1) * sizeof *t);
-      if (t == NULL) return -1;
-      o->totals = t;
+      if (NPKIT_GROW(o->totals, o->cap_totals, o->n_totals + 1, 8) != 0) return -1;
+      npkit_mark_total *t = o->totals;
       memset(&t[k], 0, sizeof t[k]);
       t[k].name = m->tag;
       char buf[32];

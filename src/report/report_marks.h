@@ -48,7 +48,7 @@ typedef struct npkit_mark_overlap {
   uint64_t gpu_events;  /* GPU kernels, copies and memsets seen */
   int incomplete;       /* more than NPKIT_MARK_OVERLAP_MAX_SPANS spans: later ones left out */
   npkit_mark_total *totals; /* per name, largest total first */
-  size_t n_totals;
+  size_t n_totals, cap_totals;
   /* private */
   npkit_mark_pairer pairer;
   npkit_overlap_span *marks, *calls;

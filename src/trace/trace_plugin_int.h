@@ -47,7 +47,8 @@ typedef struct npkit_plugin_comm {
   uint32_t ctx;           /* bound plugin context, 0 if none */
   uint64_t next[NPKIT_PLUGIN_COLL_FUNCS];
   uint32_t *open[NPKIT_PLUGIN_COLL_FUNCS]; /* batches with calls still unmatched */
-  uint32_t nopen[NPKIT_PLUGIN_COLL_FUNCS], capopen[NPKIT_PLUGIN_COLL_FUNCS];
+  uint32_t nopen[NPKIT_PLUGIN_COLL_FUNCS];
+  size_t capopen[NPKIT_PLUGIN_COLL_FUNCS];
 } npkit_plugin_comm;
 
 typedef struct npkit_plugin_call {
@@ -98,7 +99,8 @@ typedef struct npkit_plugin_member {
 typedef struct npkit_plugin_group {
   uint64_t id;
   npkit_plugin_member *m;
-  uint32_t n, cap;
+  uint32_t n;
+  size_t cap;
 } npkit_plugin_group;
 
 typedef struct npkit_plugin_held {
@@ -125,8 +127,10 @@ struct npkit_plugin_render {
   npkit_plugin_task *tasks;       /* NPKIT_PLUGIN_TASKS, slot = id mod the size */
   int32_t *buckets;           /* (comm, function, seqNumber) -> unmatched task slot */
   npkit_plugin_batch *batches;
-  uint32_t nbatches, capbatches;
-  uint32_t *free_batches;     /* indices of unused batches */
+  uint32_t nbatches;
+  size_t capbatches;
+  uint32_t *free_batches;     /* indices of unused batches, room for every batch */
+  size_t capfree;
   uint32_t nfree;
   npkit_plugin_group groups[NPKIT_PLUGIN_MAX_OPEN_GROUPS];
   uint32_t ngroups;

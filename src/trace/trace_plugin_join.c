@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "nccl_names.h"
 #include "trace_plugin_int.h"
 
@@ -190,23 +191,11 @@ static void match_batch(npkit_plugin_render *p, npkit_json *w, uint32_t b1) {
 
 static uint32_t batch_new(npkit_plugin_render *p, uint32_t comm1, int f, uint64_t lo, uint32_t k) {
   npkit_plugin_comm *pc = &p->comms[comm1 - 1];
-  if (pc->nopen[f] == pc->capopen[f]) {
-    uint32_t cap = pc->capopen[f] ? 2 * pc->capopen[f] : 4;
-    uint32_t *no = realloc(pc->open[f], (size_t)cap * sizeof *no);
-    if (no == NULL) return 0;
-    pc->open[f] = no;
-    pc->capopen[f] = cap;
-  }
-  if (p->nfree == 0 && p->nbatches == p->capbatches) {
-    uint32_t cap = p->capbatches ? 2 * p->capbatches : 64;
-    npkit_plugin_batch *nb = realloc(p->batches, (size_t)cap * sizeof *nb);
-    if (nb == NULL) return 0;
-    p->batches = nb;
-    uint32_t *nf = realloc(p->free_batches, (size_t)cap * sizeof *nf);
-    if (nf == NULL) return 0;
-    p->free_batches = nf;
-    p->capbatches = cap;
-  }
+  if (NPKIT_GROW(pc->open[f], pc->capopen[f], (size_t)pc->nopen[f] + 1, 4) != 0) return 0;
+  /* the free list first: it must hold every batch there is */
+  if (p->nfree == 0 && (NPKIT_GROW(p->free_batches, p->capfree, (size_t)p->nbatches + 1, 64) != 0 ||
+                        NPKIT_GROW(p->batches, p->capbatches, (size_t)p->nbatches + 1, 64) != 0))
+    return 0;
   uint64_t *pos = malloc((size_t)(k ? k : 1) * sizeof *pos);
   if (pos == NULL) return 0;
   uint32_t i = p->nfree > 0 ? p->free_batches[--p->nfree] : p->nbatches++;
@@ -284,13 +273,7 @@ static int group_add(npkit_plugin_render *p, uint64_t id, const npkit_plugin_cal
     memset(g, 0, sizeof *g);
     g->id = id;
   }
-  if (g->n == g->cap) {
-    uint32_t cap = g->cap ? 2 * g->cap : 16;
-    npkit_plugin_member *m = realloc(g->m, (size_t)cap * sizeof *m);
-    if (m == NULL) return -1;
-    g->m = m;
-    g->cap = cap;
-  }
+  if (NPKIT_GROW(g->m, g->cap, (size_t)g->n + 1, 16) != 0) return -1;
   g->m[g->n++] = (npkit_plugin_member){c->pos, c->ev.u.api.seq, c->comm1, c->f};
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "nccl_names.h"
 #include "trace_plugin_int.h"
 #include "trace_tracks.h"
@@ -21,14 +22,11 @@
 npkit_plugin_ctx *npkit_plugin_ctx_get(npkit_plugin_render *p, uint32_t id) {
   if (id == 0 || id >= NPKIT_PLUGIN_MAX_CTX) return NULL;
   if (id >= p->nctx) {
-    uint32_t n = p->nctx ? p->nctx : 16;
-    while (n <= id) n *= 2;
-    npkit_plugin_ctx *x = realloc(p->ctx, (size_t)n * sizeof *x);
-    if (x == NULL) return NULL;
-    memset(x + p->nctx, 0, (size_t)(n - p->nctx) * sizeof *x);
-    for (uint32_t i = p->nctx; i < n; i++) x[i].rank = x[i].nranks = -1;
-    p->ctx = x;
-    p->nctx = n;
+    size_t n = p->nctx; /* at most NPKIT_PLUGIN_MAX_CTX */
+    if (NPKIT_GROW(p->ctx, n, (size_t)id + 1, 16) != 0) return NULL;
+    memset(p->ctx + p->nctx, 0, (n - p->nctx) * sizeof *p->ctx);
+    for (size_t i = p->nctx; i < n; i++) p->ctx[i].rank = p->ctx[i].nranks = -1;
+    p->nctx = (uint32_t)n;
   }
   return &p->ctx[id];
 }
