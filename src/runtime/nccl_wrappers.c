@@ -258,7 +258,7 @@ static npkit_nccl_team missing_T(unsigned fn) {
 #define RET_I int
 #define RET_T npkit_nccl_team
 
-#define NPKIT_NCCL_API(name, cls, since, ret, params, args, describe, after)        \
+#define NPKIT_NCCL_API(name, cls, since, root, ret, params, args, describe, after)        \
   typedef RET_##ret(*real_##name##_fn) params;                                       \
   EXPORT RET_##ret nccl##name params {                                               \
     npkit_call call;                                                                 \
@@ -283,7 +283,7 @@ static npkit_nccl_team missing_T(unsigned fn) {
     return res;                                                                      \
   }
 
-#define NPKIT_NCCL_API_VOID(name, cls, since, params, args)                      \
+#define NPKIT_NCCL_API_VOID(name, cls, since, root, params, args)                      \
   typedef void(*real_##name##_fn) params;                                        \
   EXPORT void nccl##name params {                                                \
     npkit_call call;                                                             \

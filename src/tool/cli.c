@@ -96,7 +96,7 @@ int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char
   }
   int rc = npkit_cli_parse(spec, argc, argv, args, &n_args);
   if (rc == NPKIT_CLI_GO_ON && n_args == 0) rc = npkit_cli_usage_error(spec->cmd, "missing DIR or LOG");
-  if (rc == NPKIT_CLI_GO_ON && npkit_report_inputs(args, n_args, paths, n_paths, err, sizeof(err)) < 0) {
+  if (rc == NPKIT_CLI_GO_ON && npkit_job_inputs(args, n_args, paths, n_paths, err, sizeof(err)) < 0) {
     fprintf(stderr, "npkit %s: %s\n", spec->cmd, err);
     rc = NPKIT_EXIT_FAIL;
   }

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "grow.h"
 #include "npkit_dump.h"
 #include "npkit_dump_trace.h"
 
@@ -71,15 +72,10 @@ static int parse_ranks(const char *text, uint32_t **out, size_t *n_out) {
       free(v);
       return -1;
     }
-    while (n + (size_t)(b - a) + 1 > cap) {
-      cap = cap ? cap * 2 : 64;
-      uint32_t *nv = realloc(v, cap * sizeof(*nv));
-      if (nv == NULL) {
-        fprintf(stderr, "npkit %s: out of memory\n", CMD);
-        free(v);
-        return -1;
-      }
-      v = nv;
+    if (NPKIT_GROW(v, cap, n + (size_t)(b - a) + 1, 64) != 0) {
+      fprintf(stderr, "npkit %s: out of memory\n", CMD);
+      free(v);
+      return -1;
     }
     for (uint64_t r = a; r <= b; r++) v[n++] = (uint32_t)r;
     if (comma == NULL) break;

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "merge_trace.h"
+#include "job.h"
 #include "report_model.h"
 
 #define DEFAULT_OUTPUT "npkit_merged.json"
@@ -79,9 +80,9 @@ static void *gz_thread(void *p) {
 }
 
 /* Writes the merged trace to out_fd, gzip-compressed when gz. */
-static int merge_to(int out_fd, int gz, char *const *paths, size_t n, const npkit_merge_options *o, npkit_merge_stats *st,
+static int merge_to(int out_fd, int gz, npkit_job *job, size_t n, const npkit_merge_options *o, npkit_merge_stats *st,
                     char *err, size_t errlen) {
-  if (!gz) return npkit_merge_write(paths, n, o, out_fd, st, err, errlen);
+  if (!gz) return npkit_merge_write_job(job, n, o, out_fd, st, err, errlen);
   int p[2];
   gz_sink s = {0};
   pthread_t t;
@@ -98,7 +99,7 @@ static int merge_to(int out_fd, int gz, char *const *paths, size_t n, const npki
     close(p[1]);
     return -1;
   }
-  int rc = npkit_merge_write(paths, n, o, p[1], st, err, errlen);
+  int rc = npkit_merge_write_job(job, n, o, p[1], st, err, errlen);
   close(p[1]);
   pthread_join(t, NULL);
   close(p[0]);
@@ -209,7 +210,14 @@ int npkit_cmd_merge(int argc, char **argv) {
   int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
-  npkit_cli_render_missing("merge", paths, n_paths);
+  npkit_job job;
+  if (npkit_job_open(&job, paths, n_paths, err, sizeof(err)) != 0) {
+    fprintf(stderr, "npkit merge: %s\n", err);
+    npkit_job_free(&job);
+    npkit_job_free_inputs(paths, n_paths);
+    return NPKIT_EXIT_FAIL;
+  }
+  npkit_cli_render_missing("merge", &job);
 
   int to_stdout = strcmp(output, "-") == 0, gz = !to_stdout && has_suffix(output, ".gz");
   char *tmp = NULL, *dir = to_stdout ? NULL : folder_of(output);
@@ -223,7 +231,8 @@ int npkit_cmd_merge(int argc, char **argv) {
       fprintf(stderr, "npkit merge: out of memory\n");
       free(tmp);
       free(dir);
-      npkit_report_free_inputs(paths, n_paths);
+      npkit_job_free(&job);
+      npkit_job_free_inputs(paths, n_paths);
       return NPKIT_EXIT_FAIL;
     }
     memcpy(tmp, output, n);
@@ -233,11 +242,12 @@ int npkit_cmd_merge(int argc, char **argv) {
       fprintf(stderr, "npkit merge: %s: %s\n", tmp, strerror(errno));
       free(tmp);
       free(dir);
-      npkit_report_free_inputs(paths, n_paths);
+      npkit_job_free(&job);
+      npkit_job_free_inputs(paths, n_paths);
       return NPKIT_EXIT_FAIL;
     }
   }
-  rc = merge_to(fd, gz, paths, n_paths, &o, &st, err, sizeof(err));
+  rc = merge_to(fd, gz, &job, n_paths, &o, &st, err, sizeof(err));
   if (!to_stdout) {
     if (close(fd) != 0 && rc == 0) {
       snprintf(err, sizeof(err), "%s: %s", tmp, strerror(errno));
@@ -257,8 +267,9 @@ int npkit_cmd_merge(int argc, char **argv) {
     report_size(to_stdout ? "the trace" : output, st.bytes, warn_size);
   }
   npkit_merge_stats_free(&st);
+  npkit_job_free(&job);
   free(tmp);
   free(dir);
-  npkit_report_free_inputs(paths, n_paths);
+  npkit_job_free_inputs(paths, n_paths);
   return rc == 0 ? NPKIT_EXIT_OK : NPKIT_EXIT_FAIL;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "job.h"
 #include "report_extras.h"
 #include "report_model.h"
 #include "report_render.h"
@@ -88,33 +89,34 @@ int npkit_cmd_report(int argc, char **argv) {
   int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
-  npkit_cli_render_missing("report", paths, n_paths);
+  if (html != NULL) o.timeline = 1;
 
   char err[512];
-  npkit_report rep;
-  int rc = NPKIT_EXIT_OK;
-  if (npkit_report_run(&rep, paths, n_paths, &o, err, sizeof(err)) != 0) {
+  npkit_job job;
+  npkit_report rep = {0};
+  int rc = NPKIT_EXIT_OK, opened = npkit_job_open(&job, paths, n_paths, err, sizeof(err)) == 0;
+  if (opened) npkit_cli_render_missing("report", &job);
+  else npkit_job_free(&job);
+  if (!opened || npkit_report_run_job(&rep, &job, &o, err, sizeof(err)) != 0) {
     fprintf(stderr, "npkit report: %s\n", err);
     rc = NPKIT_EXIT_FAIL;
   } else {
     /* on standard error in every mode: scripts read the text report too, people do not read
      * the JSON; the text report also lists them */
-    for (size_t i = 0; i < rep.n_warnings; i++) fprintf(stderr, "npkit report: warning: %s\n", rep.warnings[i]);
+    for (size_t i = 0; i < rep.job.n_warnings; i++)
+      fprintf(stderr, "npkit report: warning: %s\n", rep.job.warnings[i]);
     if (json) {
       if (npkit_report_json(&rep, 1, err, sizeof(err)) != 0) {
         fprintf(stderr, "npkit report: %s\n", err);
         rc = NPKIT_EXIT_FAIL;
       }
-    } else if (npkit_report_text(&rep, stdout) != 0) {
+    } else if (npkit_report_text(&rep, stdout) != 0 || npkit_report_extras_text(&rep, stdout) != 0) {
       fprintf(stderr, "npkit report: writing the report: %s\n", strerror(errno));
-      rc = NPKIT_EXIT_FAIL;
-    } else if (npkit_report_extras_print(paths, n_paths, stdout, err, sizeof(err)) != 0) {
-      fprintf(stderr, "npkit report: %s\n", err); /* call sites and marks */
       rc = NPKIT_EXIT_FAIL;
     }
     if (html != NULL && write_html(&rep, html) != 0) rc = NPKIT_EXIT_FAIL;
   }
   npkit_report_free(&rep);
-  npkit_report_free_inputs(paths, n_paths);
+  npkit_job_free_inputs(paths, n_paths);
   return rc;
 }

@@ -54,14 +54,15 @@ typedef struct npkit_cli_spec {
  * NPKIT_EXIT_OK after printing the help, NPKIT_EXIT_USAGE after a message. */
 int npkit_cli_parse(const npkit_cli_spec *spec, int argc, char **argv, char **args, size_t *n_args);
 /* npkit_cli_parse for the commands that read DIR|LOG...: the logs named, or found in the folders
- * named (npkit_report_inputs), go to *paths, for npkit_report_free_inputs.  Returns as
+ * named (npkit_job_inputs), go to *paths, for npkit_job_free_inputs.  Returns as
  * npkit_cli_parse, and NPKIT_EXIT_FAIL after a message when they cannot be listed. */
 int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char ***paths, size_t *n_paths);
 
 /* Renders the Chrome trace of each log whose process meant to write one at exit but was stopped
  * before it did (no trace next to the log, and the process no longer runs), and says so on stderr
  * (trace_repair.c).  For the commands that read a job's logs: report, merge. */
-void npkit_cli_render_missing(const char *cmd, char *const *paths, size_t n);
+struct npkit_job;
+void npkit_cli_render_missing(const char *cmd, const struct npkit_job *job);
 
 /* "-h" or "--help". */
 int npkit_cli_is_help(const char *arg);

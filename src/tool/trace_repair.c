@@ -1,7 +1,7 @@
 /* Traces the library could not finish: a process stopped by SIGKILL (a launcher's last word, a
  * time limit) before or while it rendered its Chrome trace leaves its log, maybe a cut
  * FILE.json.partial, and no FILE.json.  npkit report and npkit merge render those traces from the
- * logs before they read them, and say so. */
+ * logs of the job they opened, before they analyse it, and say so. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "job.h"
 #include "log_reader.h"
 #include "trace_files.h"
 #include "trace_render.h"
@@ -80,43 +81,36 @@ static int may_run_here(const npkit_log_header *h, int *same_host) {
   return start_ns <= h->mono_base_ns + 1000000000ull;
 }
 
-void npkit_cli_render_missing(const char *cmd, char *const *paths, size_t n) {
+void npkit_cli_render_missing(const char *cmd, const npkit_job *job) {
   size_t remote = 0;
-  for (size_t i = 0; i < n; i++) {
-    npkit_log_header h;
-    int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    ssize_t k = pread(fd, &h, sizeof h, 0);
-    close(fd);
-    if (k != (ssize_t)sizeof h || memcmp(h.magic, NPKIT_LOG_MAGIC, 8) != 0 || !(h.flags & NPKIT_LOG_F_JSON_AT_EXIT))
-      continue; /* not a log (the command says so), or its process never meant to write a trace */
-    h.host[sizeof h.host - 1] = '\0';
+  for (size_t i = 0; i < job->n_logs; i++) {
+    const char *path = job->logs[i].path;
+    const npkit_log_reader *r = job->logs[i].reader;
+    const npkit_log_header *h = &r->header;
+    if (!(h->flags & NPKIT_LOG_F_JSON_AT_EXIT)) continue; /* its process never meant to write a trace */
     char dir[4096];
-    dir_of(paths[i], dir, sizeof dir);
-    if (has_trace(dir, h.host, h.pid)) continue;
+    dir_of(path, dir, sizeof dir);
+    if (has_trace(dir, h->host, h->pid)) continue;
     int same_host = 0;
-    if (may_run_here(&h, &same_host)) continue; /* it writes its own trace when it ends */
-    npkit_log_reader *r;
+    if (may_run_here(h, &same_host)) continue; /* it writes its own trace when it ends */
     char err[512];
-    if (npkit_reader_open(paths[i], &r, err, sizeof err) != 0) continue;
     struct stat st;
-    int quiet_long = stat(paths[i], &st) == 0 && time(NULL) - st.st_mtime > OTHER_HOST_QUIET_S;
+    int quiet_long = stat(path, &st) == 0 && time(NULL) - st.st_mtime > OTHER_HOST_QUIET_S;
     if (!same_host && !(r->has_end && quiet_long)) {
       remote++; /* another host's process: still running, or rendering right now */
-      npkit_reader_close(r);
       continue;
     }
     char json[4200], partial[4300];
-    npkit_trace_json_path(json, sizeof json, dir, r->rank, h.host, h.pid);
+    npkit_trace_json_path(json, sizeof json, dir, r->rank, h->host, h->pid);
     int closed = r->has_end;
-    npkit_reader_close(r);
     /* a trace the process began and could not finish: the rendering writes over it (as its own
      * FILE.partial) and renames the complete one into place */
     snprintf(partial, sizeof partial, "%s.partial", json);
     int had_partial = access(partial, F_OK) == 0;
     npkit_render_stats stats;
-    if (npkit_render_trace(paths[i], json, &stats, err, sizeof err) != 0) {
-      fprintf(stderr, "npkit %s: warning: cannot write the missing trace of %s: %s\n", cmd, paths[i], err);
+    /* a separate reading of the log, for a separate artefact (and only for a stopped process) */
+    if (npkit_render_trace(path, json, &stats, err, sizeof err) != 0) {
+      fprintf(stderr, "npkit %s: warning: cannot write the missing trace of %s: %s\n", cmd, path, err);
       continue;
     }
     fprintf(stderr, "npkit %s: rendered %s from its log: the process was stopped %s%s\n", cmd, json,

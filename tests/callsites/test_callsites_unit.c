@@ -21,6 +21,7 @@
 #include "log_reader.h"
 #include "nccl_names.h"
 #include "report_callsites.h"
+#include "report_extras.h"
 #include "report_marks.h"
 #include "stack_table.h"
 #include "trace_marks.h"

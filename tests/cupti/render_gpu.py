@@ -1,4 +1,4 @@
-"""Rendering of GPU events (src/common/trace_gpu.c) from a synthetic log written by gpu_log.c, by
+"""Rendering of GPU events (src/trace/trace_cupti.c) from a synthetic log written by gpu_log.c, by
 the npkit tool: names, args, the call's part, bandwidth, arrows, untimed and lost activity, graph
 replays, group kernels, copies and memsets, and more streams than there are tracks."""
 

@@ -1,5 +1,5 @@
 /* Checks a fake libnccl.so.2 from the outside, the way a loader and a profiler see it:
- *   - its dynamic symbol table holds exactly the API of src/common/nccl_api.def, each function as a
+ *   - its dynamic symbol table holds exactly the API of src/format/nccl_api.def, each function as a
  *     strong pnccl* and a weak nccl* (as NCCL builds it), minus the functions an old NCCL lacks;
  *   - its SONAME is libnccl.so.2 and it needs nothing of CUDA;
  *   - ncclGetVersion reports the expected version;
@@ -31,8 +31,8 @@ typedef struct api_fn {
 } api_fn;
 
 static const api_fn api[] = {
-#define NPKIT_NCCL_API(name, cls, since, ret, params, args, describe, after) {#name, since},
-#define NPKIT_NCCL_API_VOID(name, cls, since, params, args) {#name, since},
+#define NPKIT_NCCL_API(name, cls, since, root, ret, params, args, describe, after) {#name, since},
+#define NPKIT_NCCL_API_VOID(name, cls, since, root, params, args) {#name, since},
 #include "nccl_api.def"
 #undef NPKIT_NCCL_API
 #undef NPKIT_NCCL_API_VOID

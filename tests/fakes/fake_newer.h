@@ -1,6 +1,6 @@
 /* The types of the functions NCCL added after 2.28, for the fake built as 2.31.2 (FAKE_NCCL_NEW)
  * against the toolkit's nccl.h 2.28.  Written from NVIDIA/nccl's headers on their own (not shared
- * with the library's src/common/nccl_compat.h): a layout the library got wrong must not be
+ * with the library's src/format/nccl_compat.h): a layout the library got wrong must not be
  * confirmed by a fake that read it from the library.
  *   src/nccl.h.in v2.29.2-1: ncclWaitSignalDesc_t {int opCnt, peer, sigIdx, ctx}
  *   src/nccl.h.in v2.29.7-1: ncclCommMemStat_t (4 values)

@@ -48,13 +48,14 @@ static void report_and_merge(int in) {
   npkit_report rep;
   npkit_report_options o;
   npkit_report_defaults(&o);
+  o.timeline = 1; /* every view, the HTML timeline included */
   if (npkit_report_run(&rep, paths, 1, &o, err, sizeof(err)) == 0) {
     FILE *sink = fopen("/dev/null", "w");
     int out = memfd_create("npkit-fuzz-report", MFD_CLOEXEC);
     if (sink == NULL || out < 0) abort();
     npkit_report_text(&rep, sink);
     npkit_report_html(&rep, sink);
-    npkit_report_extras_print(paths, 1, sink, err, sizeof(err));
+    npkit_report_extras_text(&rep, sink);
     if (npkit_report_json(&rep, out, err, sizeof(err)) == 0) check_json_fd(out);
     fclose(sink);
     close(out);

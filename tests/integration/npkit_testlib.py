@@ -206,9 +206,9 @@ def _run(cmd, env, cwd, timeout):
     return Run(cmd, proc)
 
 
-def run_tool(args, timeout=60):
+def run_tool(args, timeout=60, env=None):
     proc = subprocess.run([tool()] + list(args), capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
     return Run([tool()] + list(args), proc)
 
 
@@ -239,10 +239,10 @@ _API = None
 
 def api_table():
     """[(name 'ncclAllReduce', class 'coll', since 21700)] in function id order, read from
-    src/common/nccl_api.def: the same table the library is generated from."""
+    src/format/nccl_api.def: the same table the library is generated from."""
     global _API
     if _API is None:
-        path = os.path.join(source_dir(), "src", "common", "nccl_api.def")
+        path = os.path.join(source_dir(), "src", "format", "nccl_api.def")
         with open(path) as f:
             text = f.read()
         text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
@@ -255,9 +255,9 @@ def api_table():
 
 def api_returns_result(name):
     """Whether nccl_api.def says the function returns an ncclResult_t (Ret R)."""
-    text = re.sub(r"/\*.*?\*/", "", open(os.path.join(source_dir(), "src", "common", "nccl_api.def")).read(),
+    text = re.sub(r"/\*.*?\*/", "", open(os.path.join(source_dir(), "src", "format", "nccl_api.def")).read(),
                   flags=re.S)
-    m = re.search(r"NPKIT_NCCL_API\(\s*%s\s*,\s*\w+\s*,\s*\d+\s*,\s*(\w+)" % re.escape(name[4:]), text)
+    m = re.search(r"NPKIT_NCCL_API\(\s*%s\s*,\s*\w+\s*,\s*\d+\s*,\s*[01]\s*,\s*(\w+)" % re.escape(name[4:]), text)
     return bool(m) and m.group(1) == "R"
 
 

@@ -321,27 +321,27 @@ static void test_slot_table(void) {
 }
 
 static void test_gpu_lanes(void) {
-  npkit_gpu_lanes l;
+  npkit_dump_lanes l;
   memset(&l, 0, sizeof(l));
   uint32_t lane;
   /* in order of their ends: children first */
-  CHECK(npkit_gpu_lanes_place(&l, 10, 20, &lane) == 0 && lane == 0, "a");
-  CHECK(npkit_gpu_lanes_place(&l, 25, 45, &lane) == 0 && lane == 0, "b after a");
-  CHECK(npkit_gpu_lanes_place(&l, 30, 50, &lane) == 0 && lane == 1, "c overlaps b: lane %u", lane);
-  CHECK(npkit_gpu_lanes_place(&l, 5, 60, &lane) == 0 && lane == 0, "d encloses a and b: lane %u", lane);
-  CHECK(npkit_gpu_lanes_place(&l, 55, 70, &lane) == 0 && lane == 1, "e overlaps d, not c: lane %u", lane);
-  CHECK(npkit_gpu_lanes_place(&l, 60, 80, &lane) == 0 && lane == 0, "f starts where d ends: lane %u", lane);
-  CHECK(npkit_gpu_lanes_place(&l, 0, 100, &lane) == 0 && lane == 0, "g encloses all of lane 0: lane %u", lane);
+  CHECK(npkit_dump_lanes_place(&l, 10, 20, &lane) == 0 && lane == 0, "a");
+  CHECK(npkit_dump_lanes_place(&l, 25, 45, &lane) == 0 && lane == 0, "b after a");
+  CHECK(npkit_dump_lanes_place(&l, 30, 50, &lane) == 0 && lane == 1, "c overlaps b: lane %u", lane);
+  CHECK(npkit_dump_lanes_place(&l, 5, 60, &lane) == 0 && lane == 0, "d encloses a and b: lane %u", lane);
+  CHECK(npkit_dump_lanes_place(&l, 55, 70, &lane) == 0 && lane == 1, "e overlaps d, not c: lane %u", lane);
+  CHECK(npkit_dump_lanes_place(&l, 60, 80, &lane) == 0 && lane == 0, "f starts where d ends: lane %u", lane);
+  CHECK(npkit_dump_lanes_place(&l, 0, 100, &lane) == 0 && lane == 0, "g encloses all of lane 0: lane %u", lane);
   CHECK(l.n == 2, "lanes used %u", l.n);
-  npkit_gpu_lanes_reset(&l);
+  npkit_dump_lanes_reset(&l);
   for (int i = 0; i < 40; i++) {
-    CHECK(npkit_gpu_lanes_place(&l, i, 1000 + i, &lane) == 0, "staircase %d", i);
+    CHECK(npkit_dump_lanes_place(&l, i, 1000 + i, &lane) == 0, "staircase %d", i);
     CHECK(lane == (i < NPKIT_DUMP_MAX_GPU_LANES ? (uint32_t)i : NPKIT_DUMP_MAX_GPU_LANES - 1), "staircase lane %u",
           lane);
   }
-  npkit_gpu_lanes_reset(&l);
-  for (int i = 0; i < 100000; i++) CHECK(npkit_gpu_lanes_place(&l, i * 10, i * 10 + 5, &lane) == 0 && lane == 0, "seq");
-  npkit_gpu_lanes_free(&l);
+  npkit_dump_lanes_reset(&l);
+  for (int i = 0; i < 100000; i++) CHECK(npkit_dump_lanes_place(&l, i * 10, i * 10 + 5, &lane) == 0 && lane == 0, "seq");
+  npkit_dump_lanes_free(&l);
 }
 
 /* ---- conversion of hand-built buffers ---- */

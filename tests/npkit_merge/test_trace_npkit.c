@@ -1,4 +1,4 @@
-/* The rendering of NPKit dump events (src/common/trace_npkit.c) from built logs, for what the jobs
+/* The rendering of NPKit dump events (src/trace/trace_npkit_dump.c) from built logs, for what the jobs
  * of test_npkit_merge.py do not reach: the exact JSON of pairs and single events, bandwidth rounding,
  * names missing from the string table, readings at exit and on a thread, the rank prefix of track
  * names, the unaligned suffix, and more tracks than the band holds. */

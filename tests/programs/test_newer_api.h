@@ -5,7 +5,7 @@
  * library of the process has is not called at all.
  *
  * The declarations are the test programs' own, written independently of the library's
- * (src/common/nccl_compat.h), from NVIDIA/nccl: src/nccl.h.in at v2.29.2-1 (ncclCommGetUniqueId,
+ * (src/format/nccl_compat.h), from NVIDIA/nccl: src/nccl.h.in at v2.29.2-1 (ncclCommGetUniqueId,
  * ncclCommGrow, ncclWinGetUserPtr, ncclPutSignal, ncclSignal, ncclWaitSignal and
  * ncclWaitSignalDesc_t), v2.29.7-1 (ncclCommSuspend/Resume/MemStats), v2.30.7-1 (ncclParam*),
  * 2.31.2 (commit 889806836097: ncclCollConfig_t and the nccl*Config collectives); and

@@ -11,7 +11,7 @@
 #include "nccl_names.h"
 #include "report_curve.h"
 #include "report_gpu.h"
-#include "report_instances.h"
+#include "job_instances.h"
 #include "report_tags.h"
 #include "report_model.h"
 #include "report_straggler.h"

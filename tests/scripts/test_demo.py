@@ -129,6 +129,25 @@ class Demo(lib.TempDirTestCase):
         for hint in ("https://ui.perfetto.dev", "chrome://tracing", "any browser"):
             self.assertIn(hint, tail)
 
+    def test_html_has_every_text_section(self):
+        """The HTML view renders the same model as the text: each section title of report.txt (a
+        line after a blank one, not indented; "== " before the main ones) has an <h2> on the page
+        that starts with the same words (up to a parenthesis or comma, where each view says more)."""
+        def core(title):
+            return re.split(r" \(|, ", title, 1)[0].strip()
+
+        with open(self.file("report.txt")) as f:
+            lines = f.read().splitlines()
+        text = [core(ln[3:] if ln.startswith("== ") else ln) for prev, ln in zip(lines, lines[1:])
+                if prev == "" and ln and not ln.startswith(" ")]
+        with open(self.file("report.html")) as f:
+            html = {core(re.sub(r"<[^>]+>", "", h)) for h in re.findall(r"<h2>(.*?)</h2>", f.read())}
+        # the demo's job has findings, GPU overlap, stragglers and call sites: the sections are there
+        for want in ("Findings", "Collectives", "Stragglers and synchronisation delay", "Call sites"):
+            self.assertIn(want, text, lines)
+        missing = [t for t in text if t not in html]
+        self.assertEqual(missing, [], "text sections without an HTML section: %r (HTML: %r)" % (missing, html))
+
     @unittest.skipIf(cl.chromium() is None, "chromium is not installed; the CI installs it")
     def test_page(self):
         dom = cl.check_page(self, self.file("report.html"), "demo")

@@ -39,7 +39,7 @@ def check(cond, msg):
 
 def api_table():
     """[(name, class, since)] in id order (id = position + 1), parsed from nccl_api.def."""
-    text = open(os.path.join(SOURCE_DIR, "src", "common", "nccl_api.def")).read()
+    text = open(os.path.join(SOURCE_DIR, "src", "format", "nccl_api.def")).read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     out = []
     for m in re.finditer(r"NPKIT_NCCL_API(_VOID)?\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\d+)", text):
@@ -52,9 +52,9 @@ API = api_table()
 
 def api_returns():
     """name -> the Ret column of nccl_api.def (R, S, I, T; V for the _VOID entries)."""
-    text = re.sub(r"/\*.*?\*/", "", open(os.path.join(SOURCE_DIR, "src", "common", "nccl_api.def")).read(), flags=re.S)
+    text = re.sub(r"/\*.*?\*/", "", open(os.path.join(SOURCE_DIR, "src", "format", "nccl_api.def")).read(), flags=re.S)
     out = {}
-    for m in re.finditer(r"NPKIT_NCCL_API(_VOID)?\(\s*(\w+)\s*,\s*\w+\s*,\s*\d+\s*,\s*(\w+)?", text):
+    for m in re.finditer(r"NPKIT_NCCL_API(_VOID)?\(\s*(\w+)\s*,\s*\w+\s*,\s*\d+\s*,\s*[01]\s*,\s*(\w+)?", text):
         out["nccl" + m.group(2)] = "V" if m.group(1) else m.group(3)
     return out
 

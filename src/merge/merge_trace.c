@@ -1,0 +1,323 @@
+#include "merge_trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "json_writer.h"
+#include "job.h"
+#include "trace_render.h"
+
+#ifndef NPKIT_VERSION_STRING
+#define NPKIT_VERSION_STRING "unknown"
+#endif
+
+void npkit_merge_defaults(npkit_merge_options *o) {
+  memset(o, 0, sizeof(*o));
+  o->align = 1;
+}
+
+void npkit_merge_stats_free(npkit_merge_stats *st) {
+  for (size_t i = 0; i < st->n_warnings; i++) free(st->warnings[i]);
+  free(st->warnings);
+  st->warnings = NULL;
+  st->n_warnings = 0;
+}
+
+static int add_warning(npkit_merge_stats *st, const char *text) {
+  if (NPKIT_GROW(st->warnings, st->cap_warnings, st->n_warnings + 1, 8) != 0) return -1;
+  if ((st->warnings[st->n_warnings] = strdup(text)) == NULL) return -1;
+  st->n_warnings++;
+  return 0;
+}
+
+/* Trace pids: rank + 1 as in single-rank traces, unless two logs claim the same one. */
+static int assign_pids(const npkit_job *job, const unsigned char *sel, int64_t *pid, npkit_merge_stats *st) {
+  for (size_t i = 0; i < job->n_logs; i++) {
+    if (!sel[i]) continue;
+    const npkit_job_log *l = &job->logs[i];
+    int64_t p = l->rank >= 0 && l->rank < 2000000 ? (int64_t)l->rank + 1 : 1 + (int64_t)((uint32_t)l->pid % 2000000u);
+    for (int clash = 1; clash;) {
+      clash = 0;
+      for (size_t k = 0; k < i; k++)
+        if (sel[k] && pid[k] == p) clash = 1;
+      if (clash) {
+        char msg[400];
+        snprintf(msg, sizeof(msg), "%s: its process id in the trace is taken by another log (two logs of one rank?); "
+                 "shown as pid %" PRId64, l->path, p + 2000000);
+        if (add_warning(st, msg) != 0) return -1;
+        p += 2000000;
+      }
+    }
+    pid[i] = p;
+  }
+  return 0;
+}
+
+static void ranks_of_host(npkit_json *w, const npkit_job *job, size_t h) {
+  npkit_json_begin_array(w);
+  for (size_t i = 0; i < job->n_logs; i++)
+    if (job->logs[i].host == h && job->logs[i].rank >= 0) npkit_json_int(w, job->logs[i].rank);
+  npkit_json_end_array(w);
+}
+
+static void write_alignment(npkit_json *w, const npkit_job *job, const npkit_merge_options *o) {
+  npkit_json_key(w, "clock_alignment");
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "enabled");
+  npkit_json_bool(w, o->align);
+  npkit_json_key(w, "estimated");
+  npkit_json_bool(w, job->align_done);
+  npkit_json_key(w, "method");
+  npkit_json_string(w, "median of end-time differences of shared collectives (same communicator and sequence "
+                       "number), outliers beyond 5 sigma (MAD) rejected; ranks on one host share its clock");
+  npkit_json_key(w, "source");
+  npkit_json_string(w, job->align_done ? (job->align_source == NPKIT_TIME_GPU ? "gpu" : "cpu") : "none");
+  npkit_json_key(w, "reference_host");
+  npkit_json_string(w, job->n_hosts ? job->hosts[0].name : "");
+  npkit_json_key(w, "cycle_checks");
+  npkit_json_uint(w, job->align.cycle_checks);
+  npkit_json_key(w, "cycle_failures");
+  npkit_json_uint(w, job->align.cycle_failures);
+  npkit_json_key(w, "hosts");
+  npkit_json_begin_array(w);
+  for (size_t h = 0; h < job->n_hosts; h++) {
+    const npkit_align_host *a = &job->hosts[h].align;
+    npkit_json_begin_object(w);
+    npkit_json_key(w, "host");
+    npkit_json_string(w, job->hosts[h].name);
+    npkit_json_key(w, "ranks");
+    ranks_of_host(w, job, h);
+    npkit_json_key(w, "offset_ns");
+    npkit_json_int(w, a->offset_ns);
+    npkit_json_key(w, "uncertainty_ns");
+    npkit_json_double(w, a->status == NPKIT_ALIGN_OK ? a->uncertainty_ns : 0);
+    npkit_json_key(w, "sigma_ns");
+    npkit_json_double(w, a->sigma_ns);
+    npkit_json_key(w, "samples");
+    npkit_json_uint(w, a->samples);
+    npkit_json_key(w, "used");
+    npkit_json_uint(w, a->used);
+    npkit_json_key(w, "rejected");
+    npkit_json_uint(w, a->rejected);
+    npkit_json_key(w, "via");
+    if (a->via >= 0) npkit_json_string(w, job->hosts[a->via].name);
+    else npkit_json_null(w);
+    npkit_json_key(w, "status");
+    npkit_json_string(w, npkit_align_status_name(a->status));
+    npkit_json_end_object(w);
+  }
+  npkit_json_end_array(w);
+  npkit_json_end_object(w);
+}
+
+static void write_filters(npkit_json *w, const npkit_merge_filter *f) {
+  npkit_json_key(w, "filters");
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "window_ns");
+  if (f->has_window) {
+    npkit_json_begin_array(w);
+    if (f->window_start_ns == INT64_MIN) npkit_json_null(w);
+    else npkit_json_int(w, f->window_start_ns);
+    if (f->window_end_ns == INT64_MAX) npkit_json_null(w);
+    else npkit_json_int(w, f->window_end_ns);
+    npkit_json_end_array(w);
+  } else {
+    npkit_json_null(w);
+  }
+  npkit_json_key(w, "ranks");
+  if (f->has_ranks) {
+    npkit_json_begin_array(w);
+    for (size_t i = 0; i < f->n_ranges; i++) {
+      npkit_json_begin_array(w);
+      npkit_json_int(w, f->rank_lo[i]);
+      npkit_json_int(w, f->rank_hi[i]);
+      npkit_json_end_array(w);
+    }
+    npkit_json_end_array(w);
+  } else {
+    npkit_json_null(w);
+  }
+  npkit_json_key(w, "ops");
+  if (f->has_ops) {
+    npkit_json_begin_array(w);
+    for (unsigned k = 1; k < NPKIT_FN_COUNT; k++)
+      if (f->op[k]) npkit_json_string(w, npkit_fn_name(k));
+    npkit_json_end_array(w);
+  } else {
+    npkit_json_null(w);
+  }
+  npkit_json_end_object(w);
+}
+
+/* One log's entry of otherData.logs: where it is in the trace, and its own summary. */
+static void write_log_entry(npkit_json *w, const npkit_job_log *l, int64_t pid, int64_t offset, uint64_t base) {
+  npkit_json_next_line(w);
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "trace_pid");
+  npkit_json_int(w, pid);
+  npkit_json_key(w, "path");
+  npkit_json_string(w, l->path);
+  npkit_json_key(w, "clock_offset_ns");
+  npkit_json_int(w, offset);
+  npkit_json_key(w, "summary");
+  npkit_render_summary(l->reader, w, base);
+  npkit_json_end_object(w);
+}
+
+/* A file that disappears with its descriptor, for a filtered copy. */
+static int temp_fd(const char *dir, char *err, size_t errlen) {
+  char path[4096];
+  if (dir == NULL || dir[0] == '\0') dir = getenv("TMPDIR");
+  if (dir == NULL || dir[0] == '\0') dir = "/tmp";
+  snprintf(path, sizeof(path), "%s/.npkit-merge-XXXXXX", dir);
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot create a temporary file in %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  unlink(path);
+  return fd;
+}
+
+static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_options *o, const npkit_render_opts *ro,
+                      npkit_merge_stats *st, char *err, size_t errlen) {
+  npkit_log_reader *r = l->reader, *view;
+  npkit_render_stats rs;
+  int fd = -1, rc;
+  npkit_reader_rewind(r);
+  st->events_in += r->n_events;
+  view = r;
+  if (npkit_merge_filters_events(&o->filter)) {
+    uint64_t kept;
+    if ((fd = temp_fd(o->tmp_dir, err, errlen)) < 0 ||
+        npkit_merge_filtered_copy(r, &o->filter, ro->offset_ns, ro->base_ns, fd, &kept, err, errlen) != 0 ||
+        npkit_reader_open_fd(fd, l->path, &view, err, errlen) != 0) {
+      if (fd >= 0) close(fd);
+      return -1;
+    }
+  }
+  st->events_kept += view->n_events;
+  rc = npkit_render_log(view, w, ro, &rs, err, errlen);
+  st->calls += rs.events;
+  st->groups += rs.groups;
+  if (view != r) npkit_reader_close(view);
+  if (fd >= 0) close(fd);
+  return rc;
+}
+
+int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
+                      char *err, size_t errlen) {
+  npkit_job job;
+  int rc = npkit_job_open(&job, paths, n_paths, err, errlen);
+  if (rc == 0) rc = npkit_merge_write_job(&job, n_paths, o, fd, st, err, errlen);
+  else memset(st, 0, sizeof(*st));
+  npkit_job_free(&job);
+  return rc;
+}
+
+int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
+                          char *err, size_t errlen) {
+  memset(st, 0, sizeof(*st));
+  /* the events matter only to align several hosts */
+  if (o->align && job->n_hosts > 1 && npkit_job_scan_collectives(job, err, errlen) != 0) return -1;
+  if (npkit_job_align(job, o->align, 0) != 0) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  int rc = -1;
+  unsigned char *sel = calloc(job->n_logs, 1);
+  int64_t *pid = calloc(job->n_logs, sizeof(*pid));
+  npkit_json w;
+  int w_open = 0;
+  if (sel == NULL || pid == NULL) goto oom;
+  for (size_t i = 0; i < job->n_warnings; i++)
+    if (add_warning(st, job->warnings[i]) != 0) goto oom;
+  st->skipped = n_paths - job->n_logs;
+  st->hosts = job->n_hosts;
+  st->aligned = job->align_done;
+  uint64_t base = 0;
+  for (size_t i = 0; i < job->n_logs; i++) {
+    const npkit_job_log *l = &job->logs[i];
+    sel[i] = (unsigned char)npkit_merge_rank_selected(&o->filter, l->rank);
+    if (!sel[i]) {
+      st->skipped++;
+      continue;
+    }
+    st->logs++;
+    const npkit_align_host *a = &job->hosts[l->host].align;
+    if (a->uncertainty_ns > st->max_uncertainty_ns) st->max_uncertainty_ns = a->uncertainty_ns;
+    uint64_t b = l->clock_base_ns + (uint64_t)a->offset_ns;
+    if (base == 0 || b < base) base = b;
+  }
+  if (st->logs == 0) {
+    snprintf(err, errlen, "no log matches --ranks");
+    goto fail;
+  }
+  if (assign_pids(job, sel, pid, st) != 0) goto oom;
+
+  if (npkit_json_init(&w, fd) != 0) {
+    npkit_json_finish(&w, NULL, 0);
+    goto oom;
+  }
+  w_open = 1;
+  char buf[32];
+  npkit_json_begin_object(&w);
+  npkit_json_key(&w, "displayTimeUnit");
+  npkit_json_string(&w, "ns");
+  npkit_json_key(&w, "otherData");
+  npkit_json_begin_object(&w);
+  npkit_json_key(&w, "tool");
+  npkit_json_string(&w, "npkit-preload");
+  npkit_json_key(&w, "version");
+  npkit_json_string(&w, NPKIT_VERSION_STRING);
+  npkit_json_key(&w, "merged");
+  npkit_json_bool(&w, 1);
+  npkit_json_key(&w, "clock");
+  npkit_json_string(&w, "CLOCK_REALTIME");
+  npkit_json_key(&w, "base_ns");
+  snprintf(buf, sizeof(buf), "%" PRIu64, base);
+  npkit_json_string(&w, buf);
+  npkit_json_key(&w, "ranks");
+  npkit_json_uint(&w, st->logs);
+  write_alignment(&w, job, o);
+  write_filters(&w, &o->filter);
+  npkit_json_key(&w, "logs");
+  npkit_json_begin_array(&w);
+  for (size_t i = 0; i < job->n_logs; i++)
+    if (sel[i]) write_log_entry(&w, &job->logs[i], pid[i], job->hosts[job->logs[i].host].align.offset_ns, base);
+  npkit_json_end_array(&w);
+  npkit_json_key(&w, "warnings");
+  npkit_json_begin_array(&w);
+  for (size_t i = 0; i < st->n_warnings; i++) npkit_json_string(&w, st->warnings[i]);
+  npkit_json_end_array(&w);
+  npkit_json_end_object(&w);
+  npkit_json_key(&w, "traceEvents");
+  npkit_json_begin_array(&w);
+  for (size_t i = 0; i < job->n_logs; i++) {
+    if (!sel[i]) continue;
+    npkit_render_opts opts = {pid[i], base, job->hosts[job->logs[i].host].align.offset_ns};
+    if (render_one(&w, &job->logs[i], o, &opts, st, err, errlen) != 0) goto fail;
+  }
+  npkit_json_raw(&w, "\n", 1);
+  npkit_json_end_array(&w);
+  npkit_json_end_object(&w);
+  npkit_json_raw(&w, "\n", 1);
+  st->bytes = w.bytes + w.len;
+  w_open = 0;
+  rc = npkit_json_finish(&w, err, errlen);
+  goto out;
+oom:
+  snprintf(err, errlen, "out of memory");
+fail:
+  rc = -1;
+out:
+  if (w_open) npkit_json_finish(&w, NULL, 0);
+  free(sel);
+  free(pid);
+  return rc;
+}

@@ -1,0 +1,56 @@
+#include "report_findings.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+
+npkit_finding *npkit_findings_add(npkit_findings *fs, npkit_finding_kind kind, double at_stake_ns) {
+  if (NPKIT_GROW(fs->f, fs->cap, fs->n + 1, 8) != 0) return NULL;
+  npkit_finding *f = &fs->f[fs->n++];
+  memset(f, 0, sizeof(*f));
+  f->kind = kind;
+  f->at_stake_ns = at_stake_ns;
+  f->log = -1;
+  f->comm = UINT32_MAX;
+  return f;
+}
+
+void npkit_findings_free(npkit_findings *fs) {
+  free(fs->f);
+  memset(fs, 0, sizeof(*fs));
+}
+
+void npkit_findings_sort(npkit_findings *fs) {
+  /* insertion sort: stable, and there are a handful of findings */
+  for (size_t i = 1; i < fs->n; i++) {
+    npkit_finding f = fs->f[i];
+    size_t j = i;
+    while (j > 0) {
+      const npkit_finding *p = &fs->f[j - 1];
+      int before = !isnan(f.at_stake_ns) && (isnan(p->at_stake_ns) || f.at_stake_ns > p->at_stake_ns);
+      if (!before) break;
+      fs->f[j] = fs->f[j - 1];
+      j--;
+    }
+    fs->f[j] = f;
+  }
+}
+
+const char *npkit_finding_kind_name(npkit_finding_kind k) {
+  switch (k) {
+  case NPKIT_FIND_STRAGGLER: return "straggler";
+  case NPKIT_FIND_SYNC_DELAY: return "synchronisation_delay";
+  case NPKIT_FIND_BANDWIDTH: return "bandwidth_bottleneck";
+  case NPKIT_FIND_EXPOSED_COMM: return "exposed_communication";
+  case NPKIT_FIND_BUBBLES: return "pipeline_bubbles";
+  case NPKIT_FIND_LOST_EVENTS: return "lost_events";
+  case NPKIT_FIND_TRUNCATED: return "truncated_log";
+  case NPKIT_FIND_MISSING_RANKS: return "missing_ranks";
+  case NPKIT_FIND_CLOCK: return "clock_alignment";
+  case NPKIT_FIND_NO_GPU: return "no_gpu_activity";
+  case NPKIT_FIND_NPKIT_SHARED: return "npkit_shared_state";
+  }
+  return "unknown";
+}

@@ -1,0 +1,147 @@
+/* npkit_report_run(): the job (every log opened once), one streaming pass per log, then the analyses. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_model.h"
+#include "report_scan.h"
+#include "report_steps.h"
+
+void npkit_report_defaults(npkit_report_options *o) {
+  o->threshold_ns = NPKIT_REPORT_DEFAULT_THRESHOLD_NS;
+  o->align = 1;
+  o->timeline = 0;
+  o->top = NPKIT_REPORT_DEFAULT_TOP;
+}
+
+static int read_logs(npkit_report *rep, char *err, size_t errlen) {
+  for (uint32_t i = 0; i < rep->job.n_logs; i++)
+    if (npkit_report_scan(rep, i, err, errlen) != 0) return -1;
+  npkit_callsites_finish(&rep->sites);
+  return 0;
+}
+
+/* ---- cross-rank analyses ---- */
+
+typedef struct strag_walk {
+  npkit_straggler *s;
+  npkit_strag_ctx ctx;
+  uint32_t comm;
+} strag_walk;
+
+static int strag_instance(void *p, uint64_t seq, const npkit_inst_entry *e, size_t n) {
+  strag_walk *w = p;
+  return npkit_straggler_add(w->s, &w->ctx, w->comm, seq, e, n);
+}
+
+static int stragglers(npkit_report *rep) {
+  const npkit_job *job = &rep->job;
+  uint32_t *member_log = malloc((job->n_members ? job->n_members : 1) * sizeof(*member_log));
+  uint32_t *log_host = malloc(job->n_logs * sizeof(*log_host));
+  int64_t *offset = malloc((job->n_hosts ? job->n_hosts : 1) * sizeof(*offset));
+  double *unc = malloc((job->n_hosts ? job->n_hosts : 1) * sizeof(*unc));
+  uint32_t *ids = malloc((job->n_members ? job->n_members : 1) * sizeof(*ids));
+  int rc = -1;
+  if (member_log == NULL || log_host == NULL || offset == NULL || unc == NULL || ids == NULL) goto out;
+  for (size_t i = 0; i < job->n_members; i++) member_log[i] = job->members[i].log;
+  for (size_t i = 0; i < job->n_logs; i++) log_host[i] = job->logs[i].host;
+  for (size_t h = 0; h < job->n_hosts; h++) {
+    offset[h] = job->hosts[h].align.offset_ns;
+    unc[h] = job->hosts[h].align.uncertainty_ns;
+  }
+  if (npkit_straggler_init(&rep->strag, job->n_logs, job->n_comms, rep->opts.threshold_ns, rep->opts.top) != 0)
+    goto out;
+  strag_walk w = {.s = &rep->strag, .ctx = {member_log, log_host, offset, unc}};
+  rc = 0;
+  for (uint32_t c = 0; c < job->n_comms && rc == 0; c++) {
+    w.comm = c;
+    size_t n = npkit_job_comm_members(&job->comms[c], ids);
+    if (n >= 2) rc = npkit_inst_join(job->inst, ids, n, strag_instance, &w) != 0 ? -1 : 0;
+  }
+out:
+  free(member_log);
+  free(log_host);
+  free(offset);
+  free(unc);
+  free(ids);
+  return rc;
+}
+
+/* A GPU-timed instance gives its call's table row a GPU sample. */
+static int gpu_sample(void *p, uint64_t seq, const npkit_inst_entry *e, size_t n) {
+  npkit_table *t = p;
+  (void)seq;
+  (void)n;
+  if (!e->gpu || e->row >= t->n) return 0;
+  return npkit_quantile_add(&t->rows[e->row].gpu, e->end_ns - e->start_ns) != 0 ? -1 : 0;
+}
+
+static int analyse(npkit_report *rep, char *err, size_t errlen) {
+  npkit_job *job = &rep->job;
+  if (npkit_job_align(job, rep->opts.align, 1) != 0) goto oom;
+  for (uint32_t m = 0; m < job->n_members; m++)
+    if (npkit_inst_each(job->inst, m, gpu_sample, &rep->table) != 0) goto oom;
+  npkit_table_finish(&rep->table); /* row indices change here */
+  if (stragglers(rep) != 0) goto oom;
+  uint32_t *logged = malloc((job->n_comms ? job->n_comms : 1) * sizeof(*logged));
+  if (logged == NULL) goto oom;
+  for (size_t c = 0; c < job->n_comms; c++) logged[c] = job->comms[c].n_members;
+  int rc = npkit_curves_build(&rep->curves, &rep->table, logged, job->n_comms);
+  free(logged);
+  if (rc != 0) goto oom;
+  if (npkit_tags_summarize(&rep->table, &rep->tags, &rep->n_tags) < 0) goto oom;
+  for (size_t i = 0; i < job->n_logs; i++) rep->gpu_ranks += rep->logs[i].has_gpu != 0;
+  if (npkit_report_diagnose(rep) != 0) goto oom;
+  if (rep->opts.timeline && npkit_timeline_build(rep, err, errlen) != 0) return -1;
+  return 0;
+oom:
+  snprintf(err, errlen, "out of memory while analysing");
+  return -1;
+}
+
+int npkit_report_run_job(npkit_report *rep, npkit_job *job, const npkit_report_options *o, char *err, size_t errlen) {
+  memset(rep, 0, sizeof(*rep));
+  rep->opts = *o;
+  rep->job = *job;
+  memset(job, 0, sizeof(*job));
+  npkit_table_init(&rep->table);
+  npkit_callsites_init(&rep->sites);
+  rep->logs = calloc(rep->job.n_logs ? rep->job.n_logs : 1, sizeof(*rep->logs));
+  if (rep->logs == NULL) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < rep->job.n_logs; i++) npkit_mark_overlap_init(&rep->logs[i].overlap);
+  if (read_logs(rep, err, errlen) != 0) return -1;
+  return analyse(rep, err, errlen);
+}
+
+int npkit_report_run(npkit_report *rep, char *const *paths, size_t n_paths, const npkit_report_options *o,
+                     char *err, size_t errlen) {
+  npkit_job job;
+  if (npkit_job_open(&job, paths, n_paths, err, errlen) != 0) {
+    npkit_job_free(&job);
+    memset(rep, 0, sizeof(*rep));
+    return -1;
+  }
+  return npkit_report_run_job(rep, &job, o, err, errlen);
+}
+
+void npkit_report_free(npkit_report *rep) {
+  for (size_t i = 0; rep->logs != NULL && i < rep->job.n_logs; i++) {
+    npkit_gpu_rank_free(&rep->logs[i].gpu);
+    npkit_mark_overlap_free(&rep->logs[i].overlap);
+  }
+  free(rep->logs);
+  npkit_job_free(&rep->job);
+  npkit_table_free(&rep->table);
+  free(rep->tags);
+  npkit_straggler_free(&rep->strag);
+  npkit_curves_free(&rep->curves);
+  npkit_callsites_free(&rep->sites);
+  npkit_timeline_free(&rep->timeline);
+  npkit_findings_free(&rep->findings);
+  memset(rep, 0, sizeof(*rep));
+}

@@ -1,0 +1,176 @@
+#include "report_table.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event_facts.h"
+#include "nccl_names.h"
+#include "grow.h"
+
+void npkit_table_init(npkit_table *t) {
+  memset(t, 0, sizeof(*t));
+  t->last = SIZE_MAX;
+  t->last_algo = SIZE_MAX;
+}
+
+void npkit_table_free(npkit_table *t) {
+  for (size_t i = 0; i < t->n; i++) {
+    npkit_quantile_free(&t->rows[i].cpu);
+    npkit_quantile_free(&t->rows[i].gpu);
+  }
+  free(t->rows);
+  free(t->slots);
+  free(t->algos);
+  npkit_table_init(t);
+}
+
+static int key_eq(const npkit_table_key *a, const npkit_table_key *b) {
+  return a->fn == b->fn && a->comm == b->comm && a->bytes == b->bytes && a->count == b->count &&
+         a->datatype == b->datatype && a->redop == b->redop && a->root == b->root && a->tag == b->tag;
+}
+
+static size_t key_hash(const npkit_table_key *k, size_t n_slots) {
+  uint64_t h = k->bytes * 0x9e3779b97f4a7c15ull;
+  h ^= ((uint64_t)k->fn << 40 | (uint64_t)k->comm) * 0xc2b2ae3d27d4eb4full;
+  h ^= (uint64_t)(uint32_t)k->datatype << 48 ^ (uint64_t)(uint32_t)k->redop << 24 ^ (uint64_t)(uint32_t)k->root;
+  h ^= k->count * 0x165667b19e3779f9ull;
+  h ^= k->tag * 0xff51afd7ed558ccdull;
+  h ^= h >> 31;
+  return (size_t)(h * 0x9e3779b97f4a7c15ull >> 17) & (n_slots - 1);
+}
+
+static int rehash(npkit_table *t, size_t n_slots) {
+  uint32_t *s = calloc(n_slots, sizeof(*s));
+  if (s == NULL) return -1;
+  for (size_t i = 0; i < t->n; i++) {
+    size_t k = key_hash(&t->rows[i].key, n_slots);
+    while (s[k] != 0) k = (k + 1) & (n_slots - 1);
+    s[k] = (uint32_t)(i + 1);
+  }
+  free(t->slots);
+  t->slots = s;
+  t->n_slots = n_slots;
+  return 0;
+}
+
+npkit_table_row *npkit_table_row_for(npkit_table *t, const npkit_table_key *k, int32_t nranks) {
+  /* consecutive calls usually repeat the same row */
+  if (t->last < t->n && key_eq(&t->rows[t->last].key, k)) return &t->rows[t->last];
+  if (t->n_slots > 0) {
+    for (size_t s = key_hash(k, t->n_slots); t->slots[s] != 0; s = (s + 1) & (t->n_slots - 1)) {
+      if (key_eq(&t->rows[t->slots[s] - 1].key, k)) {
+        t->last = t->slots[s] - 1;
+        return &t->rows[t->last];
+      }
+    }
+  }
+  if (NPKIT_GROW(t->rows, t->cap, t->n + 1, 32) != 0) return NULL;
+  if (2 * (t->n + 1) > t->n_slots && rehash(t, t->n_slots ? 2 * t->n_slots : 64) != 0) return NULL;
+  npkit_table_row *row = &t->rows[t->n];
+  memset(row, 0, sizeof(*row));
+  row->key = *k;
+  row->nranks = nranks;
+  npkit_quantile_init(&row->cpu);
+  npkit_quantile_init(&row->gpu);
+  size_t s = key_hash(k, t->n_slots);
+  while (t->slots[s] != 0) s = (s + 1) & (t->n_slots - 1);
+  t->slots[s] = (uint32_t)(t->n + 1);
+  t->last = t->n++;
+  return row;
+}
+
+static void note(char *dst, size_t len, const char *v) {
+  if (v == NULL || v[0] == '\0') return;
+  if (dst[0] == '\0') {
+    strncpy(dst, v, len - 1);
+    dst[len - 1] = '\0';
+  } else if (strncmp(dst, v, len - 1) != 0) {
+    strncpy(dst, "mixed", len - 1);
+  }
+}
+
+void npkit_table_note_algo(npkit_table_row *row, const char *algo, const char *proto) {
+  note(row->algo, sizeof(row->algo), algo);
+  note(row->proto, sizeof(row->proto), proto);
+}
+
+int npkit_table_note_task(npkit_table *t, uint32_t fn, int32_t nranks, uint64_t bytes, const char *algo,
+                          const char *proto) {
+  npkit_table_algo *a = NULL;
+  /* few distinct keys, and tasks come in runs of the same one */
+  if (t->last_algo < t->n_algos) {
+    npkit_table_algo *l = &t->algos[t->last_algo];
+    if (l->fn == fn && l->nranks == nranks && l->bytes == bytes) a = l;
+  }
+  for (size_t i = 0; a == NULL && i < t->n_algos; i++)
+    if (t->algos[i].fn == fn && t->algos[i].nranks == nranks && t->algos[i].bytes == bytes) {
+      a = &t->algos[i];
+      t->last_algo = i;
+    }
+  if (a == NULL) {
+    if (NPKIT_GROW(t->algos, t->cap_algos, t->n_algos + 1, 16) != 0) return -1;
+    a = &t->algos[t->n_algos];
+    memset(a, 0, sizeof(*a));
+    a->fn = fn;
+    a->nranks = nranks;
+    a->bytes = bytes;
+    t->last_algo = t->n_algos++;
+  }
+  note(a->algo, sizeof(a->algo), algo);
+  note(a->proto, sizeof(a->proto), proto);
+  return 0;
+}
+
+static int cmp_rows(const void *a, const void *b) {
+  const npkit_table_row *x = a, *y = b;
+  const npkit_table_key *p = &x->key, *q = &y->key;
+  if (p->fn != q->fn) return p->fn < q->fn ? -1 : 1;
+  if (p->comm != q->comm) return p->comm < q->comm ? -1 : 1;
+  if (p->bytes != q->bytes) return p->bytes < q->bytes ? -1 : 1;
+  if (p->datatype != q->datatype) return p->datatype < q->datatype ? -1 : 1;
+  if (p->redop != q->redop) return p->redop < q->redop ? -1 : 1;
+  if (p->root != q->root) return p->root < q->root ? -1 : 1;
+  if (p->count != q->count) return p->count < q->count ? -1 : 1;
+  return (p->tag > q->tag) - (p->tag < q->tag);
+}
+
+void npkit_table_finish(npkit_table *t) {
+  for (size_t i = 0; i < t->n; i++) {
+    npkit_table_row *r = &t->rows[i];
+    for (size_t k = 0; k < t->n_algos; k++) {
+      const npkit_table_algo *a = &t->algos[k];
+      if (a->fn == r->key.fn && a->nranks == r->nranks && a->bytes == r->key.bytes)
+        npkit_table_note_algo(r, a->algo, a->proto);
+    }
+    npkit_quantile *q = r->gpu.n > 0 ? &r->gpu : r->cpu.n > 0 ? &r->cpu : NULL;
+    r->source = r->gpu.n > 0 ? NPKIT_TIME_GPU : r->cpu.n > 0 ? NPKIT_TIME_CPU : NPKIT_TIME_NONE;
+    r->mean_ns = r->p50_ns = r->p99_ns = r->algbw_gbs = r->busbw_gbs = NAN;
+    r->samples = 0;
+    r->exact = 1;
+    if (q == NULL) continue;
+    r->samples = q->n;
+    r->mean_ns = npkit_quantile_mean(q);
+    r->p50_ns = npkit_quantile_get(q, 0.5);
+    r->p99_ns = npkit_quantile_get(q, 0.99);
+    r->exact = npkit_quantile_is_exact(q);
+    if (r->key.bytes > 0 && r->mean_ns > 0) {
+      /* bytes per ns is GB/s with 1 GB = 1e9 B; busbw needs the communicator's size */
+      r->algbw_gbs = npkit_gbps((double)r->key.bytes, r->mean_ns);
+      if (r->nranks > 0) r->busbw_gbs = r->algbw_gbs * npkit_busbw_factor(r->key.fn, r->nranks);
+    }
+  }
+  if (t->n > 1) qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows); /* rows is NULL when empty */
+  free(t->slots); /* the order changed: lookups are over */
+  t->slots = NULL;
+  t->n_slots = 0;
+  t->last = SIZE_MAX;
+}
+
+const char *npkit_time_source_name(npkit_time_source s) {
+  switch (s) {
+  case NPKIT_TIME_GPU: return "gpu";
+  case NPKIT_TIME_CPU: return "cpu";
+  default: return "none";
+  }
+}

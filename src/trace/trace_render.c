@@ -1,0 +1,499 @@
+#include "trace_render.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nccl_names.h"
+#include "trace_api.h"
+#include "trace_source.h"
+#include "trace_stacks.h"
+#include "trace_threads.h"
+#include "trace_tracks.h"
+
+/* The trace sources, each with its counter in npkit_render_stats.  A new source: one line here. */
+static const struct {
+  const npkit_trace_source *source;
+  size_t stat;
+} sources[] = {
+    {&npkit_plugin_trace_source, offsetof(npkit_render_stats, plugin)},
+    {&npkit_marks_trace_source, offsetof(npkit_render_stats, marks)},
+    {&npkit_dump_trace_source, offsetof(npkit_render_stats, npkit)},
+    {&npkit_cupti_trace_source, offsetof(npkit_render_stats, gpu)},
+};
+#define N_SOURCES (sizeof(sources) / sizeof(sources[0]))
+
+#ifndef NPKIT_VERSION_STRING
+#define NPKIT_VERSION_STRING "unknown"
+#endif
+
+#define MIDDOT NPKIT_TRACE_MIDDOT
+
+/* CUDA device of the process: from PROCESS, else from the first communicator that knows it. */
+static int32_t process_device(const npkit_log_reader *r) {
+  if (r->device >= 0) return r->device;
+  for (size_t i = 0; i < r->n_comms; i++)
+    if (r->comms[i].device >= 0) return r->comms[i].device;
+  return -1;
+}
+
+/* ---- otherData ---- */
+
+void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t base_ns) {
+  char buf[160];
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "tool");
+  npkit_json_string(w, "npkit-preload");
+  npkit_json_key(w, "version");
+  npkit_json_string(w, NPKIT_VERSION_STRING);
+  npkit_json_key(w, "log_version");
+  npkit_json_uint(w, r->header.version);
+  npkit_json_key(w, "writer_version");
+  npkit_json_string(w, r->header.library_version);
+  npkit_json_key(w, "nccl_header_version");
+  npkit_json_uint(w, r->header.nccl_header_version);
+  npkit_json_key(w, "clock");
+  npkit_json_string(w, "CLOCK_REALTIME");
+  /* How the times were read: the time-stamp counter mapped onto CLOCK_REALTIME, with the worst
+   * difference the writer found when it compared the two (known once the log was closed). */
+  int tsc = (r->header.flags & NPKIT_LOG_F_TSC_CLOCK) != 0;
+  npkit_json_key(w, "clock_source");
+  npkit_json_string(w, tsc ? "tsc" : "clock_gettime");
+  if (tsc && r->has_end && r->end.clock_checks > 0) {
+    npkit_json_key(w, "clock_checks");
+    npkit_json_uint(w, r->end.clock_checks);
+    npkit_json_key(w, "clock_steps");
+    npkit_json_uint(w, r->end.clock_steps);
+    npkit_json_key(w, "clock_max_error_ns");
+    npkit_json_uint(w, r->end.clock_max_error_ns);
+  }
+  /* Traces of the demo (and of tests) run against stand-ins for NCCL and CUPTI say so. */
+  npkit_json_key(w, "simulated");
+  npkit_json_bool(w, (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0);
+  npkit_json_key(w, "base_ns"); /* a string: a double would round it */
+  snprintf(buf, sizeof(buf), "%" PRIu64, base_ns);
+  npkit_json_string(w, buf);
+  npkit_json_key(w, "host");
+  npkit_json_string(w, r->header.host);
+  npkit_json_key(w, "pid");
+  npkit_json_int(w, r->header.pid);
+  npkit_json_key(w, "rank");
+  npkit_json_int(w, r->rank);
+  npkit_json_key(w, "world_size");
+  npkit_json_int(w, r->world_size);
+  npkit_json_key(w, "local_rank");
+  npkit_json_int(w, r->local_rank);
+  npkit_json_key(w, "rank_source");
+  npkit_json_string(w, r->rank_source);
+  npkit_json_key(w, "events");
+  npkit_json_uint(w, r->n_events);
+  npkit_json_key(w, "dropped");
+  npkit_json_uint(w, r->dropped);
+  npkit_json_key(w, "truncated");
+  npkit_json_bool(w, r->truncated);
+  if (r->truncated) {
+    npkit_json_key(w, "truncation");
+    snprintf(buf, sizeof(buf), "%s at offset %" PRIu64, r->truncation, r->truncated_at);
+    npkit_json_string(w, buf);
+  }
+  npkit_json_key(w, "closed_cleanly");
+  npkit_json_bool(w, r->has_end);
+  npkit_json_key(w, "skipped_blocks");
+  npkit_json_uint(w, r->skipped_blocks);
+  npkit_json_key(w, "skipped_bytes");
+  npkit_json_uint(w, r->skipped_bytes);
+  if (r->skipped_blocks > 0) {
+    char damage[400];
+    npkit_json_key(w, "damage");
+    npkit_json_string(w, npkit_reader_damage(r, damage, sizeof(damage)));
+  }
+  npkit_json_key(w, "comms");
+  npkit_json_begin_array(w);
+  for (size_t i = 0; i < r->n_comms; i++) {
+    const npkit_comm_rec *c = &r->comms[i];
+    npkit_json_begin_object(w);
+    npkit_json_key(w, "comm_id");
+    npkit_json_hex(w, c->comm_id, 16);
+    npkit_json_key(w, "local_id");
+    npkit_json_uint(w, c->local_id);
+    npkit_json_key(w, "rank");
+    npkit_json_int(w, c->rank);
+    npkit_json_key(w, "nranks");
+    npkit_json_int(w, c->nranks);
+    npkit_json_key(w, "device");
+    npkit_json_int(w, c->device);
+    npkit_json_key(w, "label");
+    npkit_comm_label(buf, sizeof(buf), c);
+    npkit_json_string(w, buf);
+    npkit_json_key(w, "name");
+    npkit_json_string_n(w, c->name, sizeof(c->name));
+    npkit_json_key(w, "parent");
+    npkit_json_uint(w, c->parent);
+    npkit_json_key(w, "created_by");
+    npkit_json_string(w, npkit_fn_name(c->created_by));
+    npkit_json_end_object(w);
+  }
+  npkit_json_end_array(w);
+  npkit_json_end_object(w);
+}
+
+/* ---- metadata, notes, counters ---- */
+
+static void write_process_meta(const npkit_log_reader *r, npkit_json *w, int64_t pid) {
+  char name[256], part[64];
+  if (r->rank >= 0)
+    snprintf(name, sizeof(name), "rank %" PRId32 " " MIDDOT " %s:%" PRId32, r->rank, r->header.host, r->header.pid);
+  else
+    snprintf(name, sizeof(name), "%s:%" PRId32, r->header.host, r->header.pid);
+  int32_t dev = process_device(r);
+  if (dev >= 0) {
+    snprintf(part, sizeof(part), " " MIDDOT " GPU %" PRId32, dev);
+    strncat(name, part, sizeof(name) - strlen(name) - 1);
+  }
+  int simulated = (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0;
+  if (simulated) strncat(name, " " MIDDOT " simulated GPU", sizeof(name) - strlen(name) - 1);
+  npkit_trace_meta_string(w, "process_name", pid, -1, "name", name);
+  npkit_trace_meta_int(w, "process_sort_index", pid, -1, "sort_index", r->rank >= 0 ? r->rank : r->header.pid);
+  if (r->world_size > 0)
+    snprintf(name, sizeof(name), "npkit-preload, world %" PRId32 "%s", r->world_size,
+             simulated ? ", simulated: fake NCCL and CUPTI" : "");
+  else
+    snprintf(name, sizeof(name), "npkit-preload%s", simulated ? ", simulated: fake NCCL and CUPTI" : "");
+  npkit_trace_meta_string(w, "process_labels", pid, -1, "labels", name);
+}
+
+/* Names a host-thread track.  os_tid < 0: no THREAD record.  The shared track is named once. */
+static void write_thread_meta(npkit_json *w, int64_t pid, uint32_t index, int32_t os_tid, int *shared_named) {
+  char name[96];
+  if (index >= NPKIT_TRACE_SHARED_TRACK) {
+    if (*shared_named) return;
+    *shared_named = 1;
+    snprintf(name, sizeof(name), "NCCL API " MIDDOT " threads %u+", NPKIT_TRACE_SHARED_TRACK);
+    index = NPKIT_TRACE_SHARED_TRACK;
+  } else if (os_tid >= 0) {
+    snprintf(name, sizeof(name), "NCCL API " MIDDOT " tid %" PRId32, os_tid);
+  } else {
+    snprintf(name, sizeof(name), "NCCL API " MIDDOT " thread %" PRIu32, index);
+  }
+  npkit_trace_track_meta(w, pid, npkit_trace_tid(pid, index), name, index);
+}
+
+static const char *level_name(uint32_t level) {
+  switch (level) {
+  case 1: return "error";
+  case 2: return "warning";
+  case 3: return "info";
+  default: return "note";
+  }
+}
+
+static void write_note(npkit_json *w, int64_t pid, int64_t ts, uint32_t level, const char *text, size_t len) {
+  char name[32];
+  snprintf(name, sizeof(name), "npkit %s", level_name(level));
+  npkit_trace_process_instant(w, pid, ts, name);
+  npkit_json_key(w, "args");
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "level");
+  npkit_json_string(w, level_name(level));
+  npkit_json_key(w, "message");
+  /* text may hold NULs; the writer stops at the first, which is what a reader would show anyway */
+  npkit_json_string_n(w, text, len);
+  npkit_json_end_object(w);
+  npkit_json_end_object(w);
+}
+
+static void write_notes(const npkit_log_reader *r, npkit_json *w, const npkit_api_fmt *f) {
+  uint64_t last = 0;
+  for (size_t i = 0; i < r->n_notes; i++) {
+    const npkit_log_note *n = &r->notes[i];
+    write_note(w, f->ctx.pid, npkit_trace_rel(&f->ctx, n->time_ns), n->level, n->text, n->length);
+    if (n->time_ns > last) last = n->time_ns;
+  }
+  if (r->notes_omitted > 0) {
+    char text[96];
+    snprintf(text, sizeof(text), "%" PRIu64 " more notes in the log are not shown", r->notes_omitted);
+    write_note(w, f->ctx.pid, npkit_trace_rel(&f->ctx, last), 3, text, strlen(text));
+  }
+}
+
+static void write_drop_counter(npkit_json *w, const npkit_api_fmt *f, uint64_t at_ns, uint64_t dropped) {
+  npkit_json_next_line(w);
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "name");
+  npkit_json_string(w, "npkit dropped events");
+  npkit_json_key(w, "ph");
+  npkit_json_string(w, "C");
+  npkit_json_key(w, "pid");
+  npkit_json_int(w, f->ctx.pid);
+  npkit_json_key(w, "ts");
+  npkit_json_ts(w, npkit_trace_rel(&f->ctx, at_ns));
+  npkit_json_key(w, "args");
+  npkit_json_begin_object(w);
+  npkit_json_key(w, "dropped");
+  npkit_json_uint(w, dropped);
+  npkit_json_end_object(w);
+  npkit_json_end_object(w);
+}
+
+/* ---- calls and groups ---- */
+
+typedef struct render_ctx {
+  npkit_api_fmt fmt;
+  npkit_thread_table threads;
+  npkit_render_stats *stats;
+  uint64_t last_ns;     /* latest end of any call */
+  void *state[N_SOURCES]; /* each source's, NULL when it could not start */
+} render_ctx;
+
+/* An API call: to the source that takes calls (the plugin, which may hold it back until NCCL's
+ * own events for it come), else straight out. */
+static void write_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
+  for (size_t i = 0; i < N_SOURCES; i++)
+    if (sources[i].source->call != NULL && c->state[i] != NULL) {
+      sources[i].source->call(c->state[i], &c->fmt, w, ev);
+      return;
+    }
+  npkit_api_fmt_event(&c->fmt, w, ev);
+}
+
+/* Any other event: to the source of its kind. */
+static void write_other(render_ctx *c, npkit_json *w, const npkit_event *ev) {
+  for (size_t i = 0; i < N_SOURCES; i++)
+    if (sources[i].source->kinds(ev->kind)) {
+      if (c->state[i] != NULL && sources[i].source->event(c->state[i], w, ev)) {
+        (*(uint64_t *)((char *)c->stats + sources[i].stat))++;
+        return;
+      }
+      break;
+    }
+  c->stats->skipped++;
+}
+
+/* Ends the open group of thread s at end_ns: its slice, then its GroupStart call.  The call comes
+ * after the slice in the file because both start at the same instant, and viewers that sort
+ * stably by start would otherwise nest the slice under the call. */
+static void close_group(render_ctx *c, npkit_json *w, npkit_thread_state *s, uint64_t end_ns) {
+  npkit_api_fmt_group(&c->fmt, w, s->index, s->group, s->start_ns, end_ns, s->calls);
+  c->stats->groups++;
+  if (s->has_deferred) {
+    npkit_api_fmt_event(&c->fmt, w, &s->deferred);
+    c->stats->events++;
+  }
+  s->open = 0;
+  s->has_deferred = 0;
+  s->depth = 0;
+}
+
+static void render_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
+  npkit_thread_state *s = npkit_threads_get(&c->threads, ev->thread);
+  unsigned fn = ev->func;
+  if (ev->end_ns > c->last_ns) c->last_ns = ev->end_ns;
+  if (s == NULL) { /* beyond the thread cap: the call alone */
+    write_call(c, w, ev);
+    c->stats->events++;
+    return;
+  }
+  /* Pairing by thread and group id, counting nesting depth; the writer's GROUP_OUTER flag, when
+   * present, marks the outermost Start and End explicitly. */
+  int outer = (ev->u.api.flags & NPKIT_API_GROUP_OUTER) != 0;
+  if (fn == NPKIT_FN_GroupStart) {
+    if (s->open && s->group == ev->u.api.group && !outer) {
+      s->depth++; /* nested inside the open group */
+    } else {
+      if (s->open) close_group(c, w, s, s->last_end_ns); /* its end was never recorded */
+      s->open = 1;
+      s->depth = 1;
+      s->group = ev->u.api.group;
+      s->start_ns = ev->start_ns;
+      s->calls = 0;
+      s->deferred = *ev;
+      s->has_deferred = 1;
+      if (ev->end_ns > s->last_end_ns) s->last_end_ns = ev->end_ns;
+      return;
+    }
+  } else if (s->open && npkit_fn_class_of(fn) != NPKIT_CLASS_group) {
+    s->calls++;
+  }
+  write_call(c, w, ev);
+  c->stats->events++;
+  if (ev->end_ns > s->last_end_ns) s->last_end_ns = ev->end_ns;
+  if ((fn == NPKIT_FN_GroupEnd || fn == NPKIT_FN_GroupSimulateEnd) && s->open && s->group == ev->u.api.group &&
+      (outer || --s->depth == 0))
+    close_group(c, w, s, ev->end_ns);
+  /* an end without a matching start is only a call */
+}
+
+static void finish_threads(render_ctx *c, const npkit_log_reader *r, npkit_json *w, int *shared_named) {
+  size_t pos = 0;
+  npkit_thread_state *s;
+  while ((s = npkit_threads_next(&c->threads, &pos)) != NULL) {
+    if (s->open) close_group(c, w, s, s->last_end_ns);
+    if (npkit_reader_thread(r, s->index) == NULL) write_thread_meta(w, c->fmt.ctx.pid, s->index, -1, shared_named);
+  }
+}
+
+int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts *opts,
+                     npkit_render_stats *stats, char *err, size_t errlen) {
+  npkit_render_stats local;
+  render_ctx c;
+  int rc = 0, shared_named = 0;
+  int64_t pid = opts != NULL && opts->pid > 0 ? opts->pid : npkit_trace_pid(r);
+  uint64_t base = opts != NULL && opts->base_ns != 0 ? opts->base_ns : r->header.clock_base_ns;
+  int64_t offset = opts != NULL ? opts->offset_ns : 0;
+
+  if (stats == NULL) stats = &local;
+  memset(stats, 0, sizeof(*stats));
+  stats->dropped = r->dropped;
+  stats->truncated = r->truncated;
+  stats->closed_cleanly = r->has_end;
+  stats->skipped_blocks = r->skipped_blocks;
+  npkit_reader_damage(r, stats->damage, sizeof(stats->damage));
+  npkit_reader_version_note(r, stats->version_note, sizeof(stats->version_note));
+  memset(&c, 0, sizeof(c));
+  c.stats = stats;
+  if (npkit_api_fmt_init(&c.fmt, r, pid, base, offset) != 0) {
+    snprintf(err, errlen, "%s: out of memory while rendering", r->path);
+    return -1;
+  }
+  npkit_threads_init(&c.threads);
+  for (size_t i = 0; i < N_SOURCES; i++) c.state[i] = sources[i].source->create(r, &c.fmt);
+
+  write_process_meta(r, w, pid);
+  for (size_t i = 0; i < r->n_threads; i++)
+    write_thread_meta(w, pid, r->threads[i].index, r->threads[i].os_tid, &shared_named);
+  write_notes(r, w, &c.fmt);
+
+  npkit_reader_rewind(r);
+  for (;;) {
+    const npkit_event *ev;
+    int k = npkit_reader_next(r, &ev, err, errlen);
+    if (k == 0) break;
+    if (k < 0) {
+      rc = -1; /* finish the JSON anyway: what was read is still worth a look */
+      break;
+    }
+    if (ev->kind == NPKIT_EV_API) render_call(&c, w, ev);
+    else write_other(&c, w, ev);
+  }
+  finish_threads(&c, r, w, &shared_named);
+  for (size_t i = 0; i < N_SOURCES; i++)
+    if (c.state[i] != NULL) sources[i].source->finish(c.state[i], w);
+  if (r->dropped > 0) {
+    uint64_t at = c.last_ns;
+    if (r->has_end && r->end.end_ns > at) at = r->end.end_ns;
+    if (at == 0) at = base;
+    write_drop_counter(w, &c.fmt, at, r->dropped);
+  }
+  npkit_threads_free(&c.threads);
+  for (size_t i = 0; i < N_SOURCES; i++)
+    if (c.state[i] != NULL) sources[i].source->destroy(c.state[i]);
+  npkit_api_fmt_free(&c.fmt);
+  return rc;
+}
+
+/* ---- one log → one file ---- */
+
+static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, char *err, size_t errlen) {
+  npkit_json w;
+  char werr[256];
+  if (npkit_json_init(&w, fd) != 0) {
+    npkit_json_finish(&w, NULL, 0);
+    snprintf(err, errlen, "out of memory for the JSON writer");
+    return -1;
+  }
+  npkit_json_begin_object(&w);
+  npkit_json_key(&w, "displayTimeUnit");
+  npkit_json_string(&w, "ns");
+  npkit_json_key(&w, "otherData");
+  npkit_render_summary(r, &w, r->header.clock_base_ns);
+  npkit_json_key(&w, "traceEvents");
+  npkit_json_begin_array(&w);
+  int rc = npkit_render_log(r, &w, NULL, stats, err, errlen);
+  npkit_json_raw(&w, "\n", 1);
+  npkit_json_end_array(&w);
+  if (npkit_trace_stack_frames(r, &w, npkit_trace_pid(r), werr, sizeof(werr)) != 0 && rc == 0) {
+    snprintf(err, errlen, "%s", werr);
+    rc = -1;
+  }
+  npkit_json_end_object(&w);
+  npkit_json_raw(&w, "\n", 1);
+  if (npkit_json_finish(&w, werr, sizeof(werr)) != 0 && rc == 0) {
+    snprintf(err, errlen, "%s", werr);
+    rc = -1;
+  }
+  return rc;
+}
+
+/* Whether json_path may be written as json_path.partial and renamed over it. */
+static int is_regular_or_absent(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return errno == ENOENT;
+  return S_ISREG(st.st_mode);
+}
+
+int npkit_render_trace(const char *log_path, const char *json_path, npkit_render_stats *stats, char *err,
+                       size_t errlen) {
+  npkit_log_reader *r;
+  npkit_render_stats local;
+  char *tmp = NULL;
+  int fd = 1, rc;
+
+  if (stats == NULL) stats = &local;
+  memset(stats, 0, sizeof(*stats));
+  if (npkit_reader_open(log_path, &r, err, errlen) != 0) return -1;
+  if (strcmp(json_path, "-") != 0 && !is_regular_or_absent(json_path)) {
+    /* a device, a pipe, a symbolic link: written in place, never replaced by a renamed file */
+    fd = open(json_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
+      npkit_reader_close(r);
+      return -1;
+    }
+    rc = write_trace(r, fd, stats, err, errlen);
+    if (close(fd) != 0 && rc == 0) {
+      snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
+      rc = -1;
+    }
+    npkit_reader_close(r);
+    return rc;
+  }
+  if (strcmp(json_path, "-") != 0) {
+    size_t n = strlen(json_path);
+    tmp = malloc(n + sizeof(".partial"));
+    if (tmp == NULL) {
+      snprintf(err, errlen, "out of memory");
+      npkit_reader_close(r);
+      return -1;
+    }
+    memcpy(tmp, json_path, n);
+    memcpy(tmp + n, ".partial", sizeof(".partial"));
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+      free(tmp);
+      npkit_reader_close(r);
+      return -1;
+    }
+  }
+  rc = write_trace(r, fd, stats, err, errlen);
+  if (tmp != NULL) {
+    if (close(fd) != 0 && rc == 0) { /* NFS and friends report write errors here */
+      snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+      rc = -1;
+    }
+    if (rc == 0 && rename(tmp, json_path) != 0) {
+      snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
+      rc = -1;
+    }
+    if (rc != 0) unlink(tmp);
+    free(tmp);
+  }
+  npkit_reader_close(r);
+  return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * Call stacks in the Chrome trace (docs/trace-format.md, "Call stacks"):
+ *  - every NCCL API event with a stack gets args.stack, the frames as one readable string (one
+ *    frame per line, the caller of the NCCL function first: Perfetto shows args), and "sf", the
+ *    id of its innermost frame in the trace's top-level stackFrames (chrome://tracing shows those);
+ *  - stackFrames holds one node per distinct (frame, caller node) path of the log, with ids
+ *    "<pid>.<n>" so that the stacks of several logs can share one trace.
+ * Fragments are formatted once per stack, so an event with a stack costs two copies.
+ */
+#ifndef NPKIT_TRACE_STACKS_H
+#define NPKIT_TRACE_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json_writer.h"
+#include "log_reader.h"
+#include "stack_table.h"
+
+/* args.stack is cut (whole frames, then "...") to stay below this many bytes of JSON. */
+#define NPKIT_STACK_ARGS_MAX 12000
+
+typedef struct npkit_stack_frag {
+  uint32_t id;
+  npkit_frag args;  /* ,"stack":"frame\nframe..." */
+  npkit_frag sf;    /* ,"sf":"<pid>.<node>" */
+} npkit_stack_frag;
+
+typedef struct npkit_stack_node {
+  uint32_t parent;  /* node index + 1, 0 for a root */
+  const char *name; /* the frame text (the table's) */
+} npkit_stack_node;
+
+typedef struct npkit_stack_fmt {
+  int64_t pid;
+  npkit_stack_table table;
+  npkit_stack_frag *frags;  /* sorted by id, like table.stacks */
+  size_t n;
+  npkit_stack_node *nodes;
+  size_t n_nodes;
+} npkit_stack_fmt;
+
+/* Formats the stacks of an opened log (nothing for a log without stacks).  Returns 0, or -1 with a
+ * message.  Valid while the reader is open. */
+int npkit_stack_fmt_init(npkit_stack_fmt *f, const npkit_log_reader *r, int64_t pid, char *err,
+                         size_t errlen);
+void npkit_stack_fmt_free(npkit_stack_fmt *f);
+
+/* The fragments of stack `id`; NULL if f is NULL or the log has no such stack. */
+const npkit_stack_frag *npkit_stack_fmt_find(const npkit_stack_fmt *f, uint64_t id);
+
+/* Writes the nodes as members of the object w has open ("<pid>.<n>":{"name":...,"parent":...}). */
+void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_json *w);
+
+/* The top-level "stackFrames" member of a one-log trace (key and object), written only when the
+ * log has stacks.  `pid` must be the pid its events were rendered with.  Returns 0, or -1 with a
+ * message (the JSON stays well formed). */
+int npkit_trace_stack_frames(const npkit_log_reader *r, npkit_json *w, int64_t pid, char *err,
+                             size_t errlen);
+
+#endif /* NPKIT_TRACE_STACKS_H */

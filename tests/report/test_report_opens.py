@@ -1,0 +1,64 @@
+"""`npkit report` (text, JSON, HTML) and `npkit merge` open each log exactly once: the logs of a
+job are read by one scan (call sites, marks and the HTML timeline included), not once per view.
+An LD_PRELOAD shim (open_counter.c) writes the name of every *.npkit file the tool opens."""
+
+import collections
+import os
+import unittest
+
+import report_testlib as rt
+from report_testlib import lib
+
+RANKS = 4
+
+
+class ReportOpensEachLogOnce(lib.TempDirTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.logs = self.path("logs")
+        rt.gen(self.logs, "--ranks", RANKS, "--hosts", 2, "--offset", "1:700000", "--iters", 40, "--gpu",
+               "--period", 1000000, "--marks", "--stacks", 4, "--plugin", "RING:SIMPLE", "--late", "2:30000")
+        self.names = sorted(os.path.join(self.logs, f) for f in os.listdir(self.logs) if f.endswith(".npkit"))
+        self.assertEqual(len(self.names), RANKS)
+
+    def opens(self, *args):
+        """{log path: times opened} while the tool runs with args."""
+        record = self.path("opens-%d.txt" % len(os.listdir(self.tmp)))
+        shim = lib.need_file(lib.need_env("NPKIT_OPEN_COUNTER"), "the open counter")
+        preload = [p for p in (lib.sanitizer_runtime(), shim) if p]
+        env = dict(os.environ, LD_PRELOAD=":".join(preload), NPKIT_OPEN_COUNT_FILE=record, **lib.sanitizer_env())
+        run = lib.run_tool(list(args), timeout=120, env=env)
+        self.assertEqual(run.rc, 0, run.describe())
+        seen = collections.Counter()
+        if os.path.exists(record):
+            with open(record) as f:
+                seen.update(os.path.realpath(line.rstrip("\n")) for line in f)
+        return {os.path.realpath(n): seen[os.path.realpath(n)] for n in self.names}, seen
+
+    def check_once(self, *args):
+        per_log, seen = self.opens(*args)
+        self.assertEqual(sum(seen.values()), RANKS, "opens of *.npkit files: %r" % dict(seen))
+        for name, n in per_log.items():
+            self.assertEqual(n, 1, "%s opened %d times by npkit %s" % (name, n, " ".join(args)))
+
+    def test_text_report(self):
+        self.check_once("report", self.logs)
+
+    def test_json_report(self):
+        self.check_once("report", "--json", self.logs)
+
+    def test_html_report(self):
+        self.check_once("report", "--html", self.path("report.html"), self.logs)
+
+    def test_merge(self):
+        self.check_once("merge", "-o", self.path("merged.json"), self.logs)
+
+    def test_counter_counts(self):
+        """The shim sees the tool's opens: `npkit info` of one log opens it, and no other."""
+        per_log, _ = self.opens("info", self.names[1])
+        self.assertEqual([per_log[os.path.realpath(n)] for n in self.names], [0, 1, 0, 0])
+
+
+if __name__ == "__main__":
+    unittest.main()
