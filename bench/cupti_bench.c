@@ -27,7 +27,7 @@
 #include "cupti_launch_api.h"
 #include "cupti_loader.h"
 #include "fake_cupti_hooks.h"
-#include "gpu_corr.h"
+#include "cupti_corr.h"
 #include "log_writer.h"
 #include "nccl_names.h"
 

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "profiler_abi.h"
-#include "profiler_plugin.h"
+#include "plugin_abi.h"
+#include "plugin_core.h"
 
 extern npkit_abi_table_v1 ncclProfiler_v1;
 extern npkit_abi_table_v2 ncclProfiler_v2;

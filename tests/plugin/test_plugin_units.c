@@ -9,8 +9,8 @@
 
 #include "config.h"
 #include "nccl_names.h"
-#include "profiler_plugin.h"
-#include "profiler_plugin_slots.h"
+#include "plugin_core.h"
+#include "plugin_slots.h"
 
 static int failures;
 #define CHECK(cond)                                                        \

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gpu_clock_map.h"
+#include "plugin_clock_map.h"
 
 static int failures;
 #define CHECK(cond, ...)                                     \

@@ -6,7 +6,7 @@
 
 #include <stdatomic.h>
 
-#include "gpu_corr.h"
+#include "cupti_corr.h"
 #include "npkit/event_log.h"
 
 /* 1 while CUPTI traces with external correlation. */

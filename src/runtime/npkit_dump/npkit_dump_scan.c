@@ -1,4 +1,4 @@
-#include "npkit_source_scan.h"
+#include "npkit_dump_scan.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "gpu_corr.h"
+#include "cupti_corr.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "profiler_plugin.h"
+#include "plugin_core.h"
 
 /* A plugin context was initialised (any ABI). */
 void npkit_pcalls_ctx(uint32_t ctx, const npkit_pp_comm *c);

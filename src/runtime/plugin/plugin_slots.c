@@ -1,4 +1,4 @@
-#include "profiler_plugin_slots.h"
+#include "plugin_slots.h"
 
 #include <pthread.h>
 #include <stdlib.h>

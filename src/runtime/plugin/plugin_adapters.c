@@ -3,8 +3,8 @@
  * (profiler_plugin.h).  Only layout knowledge lives here; what to record is the core's business. */
 #include <string.h>
 
-#include "profiler_abi.h"
-#include "profiler_plugin.h"
+#include "plugin_abi.h"
+#include "plugin_core.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

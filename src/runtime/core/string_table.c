@@ -1,4 +1,4 @@
-#include "stack_strtab.h"
+#include "string_table.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -9,7 +9,7 @@
 #include "clock.h"
 #include "lifecycle.h"
 #include "recorder.h"
-#include "stack_strtab.h"
+#include "string_table.h"
 #include "window.h"
 
 #define EXPORT __attribute__((visibility("default")))

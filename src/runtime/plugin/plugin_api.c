@@ -1,16 +1,16 @@
-#include "profiler_plugin_api.h"
+#include "plugin_api.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
 #include "clock.h"
 #include "cupti_hook.h"
-#include "gpu_corr.h"
+#include "cupti_corr.h"
 #include "nccl_names.h"
 #include "plugin_calls.h"
-#include "profiler_abi.h"
-#include "profiler_plugin_emit.h"
-#include "profiler_plugin_slots.h"
+#include "plugin_abi.h"
+#include "plugin_emit.h"
+#include "plugin_slots.h"
 #include "recorder.h"
 
 /* Entries live on after their stop until the ring wraps, 16 K API events later (2 MB of zero

@@ -1,5 +1,5 @@
 /* The version-independent core of the NCCL profiler plugin: contexts, handles, records. */
-#include "profiler_plugin.h"
+#include "plugin_core.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "gpu_clock_map.h"
+#include "plugin_clock_map.h"
 #include "lifecycle.h"
-#include "profiler_abi.h"
-#include "profiler_plugin_api.h"
-#include "profiler_plugin_emit.h"
-#include "profiler_plugin_slots.h"
+#include "plugin_abi.h"
+#include "plugin_api.h"
+#include "plugin_emit.h"
+#include "plugin_slots.h"
 #include "plugin_calls.h"
 #include "recorder.h"
 

@@ -1,4 +1,4 @@
-#include "npkit_source.h"
+#include "npkit_dump_source.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -9,9 +9,9 @@
 #include "clock.h"
 #include "diag.h"
 #include "npkit_dump.h"
-#include "npkit_source_scan.h"
+#include "npkit_dump_scan.h"
 #include "recorder.h"
-#include "stack_strtab.h"
+#include "string_table.h"
 
 #define BATCH 256          /* events per EVENTS block */
 #define MAX_RANKS 4096     /* distinct ranks remembered; more communicators than this are rare */

@@ -17,7 +17,7 @@
 #include "cupti_peers.h"
 #include "diag.h"
 #include "fn_set.h"
-#include "gpu_corr.h"
+#include "cupti_corr.h"
 #include "lifecycle.h"
 #include "nccl_names.h"
 #include "signals.h"

@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "nccl_names.h"
-#include "profiler_plugin.h"
+#include "plugin_core.h"
 
 /* NCCL passes the same few string literals with every task: a pointer seen before is resolved by
  * one comparison with the name it resolved to, instead of a search.  An entry packs the pointer

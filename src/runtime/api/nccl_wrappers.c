@@ -14,7 +14,7 @@
 #include "diag.h"
 #include "lifecycle.h"
 #include "nccl_resolve.h"
-#include "npkit_source.h"
+#include "npkit_dump_source.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

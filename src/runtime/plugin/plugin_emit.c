@@ -1,4 +1,4 @@
-#include "profiler_plugin_emit.h"
+#include "plugin_emit.h"
 
 #include <string.h>
 

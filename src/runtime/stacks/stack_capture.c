@@ -11,7 +11,7 @@
 #include "diag.h"
 #include "lifecycle.h"
 #include "npkit/event_log.h"
-#include "stack_strtab.h"
+#include "string_table.h"
 #include "stack_symbols.h"
 
 /* Frames that precede the caller's: unw_backtrace's own and this library's (capture, the per-call

@@ -1,4 +1,4 @@
-#include "gpu_clock_map.h"
+#include "plugin_clock_map.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "profiler_plugin.h"
+#include "plugin_core.h"
 
 void npkit_pp_api_start(uint32_t ctx, void **handle, const npkit_pp_descr *d);
 void npkit_pp_api_state(void *handle, int state);
