@@ -4,7 +4,11 @@
  *        from inside a wrapped call, which must not be recorded twice); 1 = track it.
  * A tracked call always updates the bookkeeping that must stay identical on every rank (sequence
  * numbers, groups, communicators), and is stored only if NPKIT_OPS selects its function and
- * recording is not paused (window.h: npkit_rec_ops, npkit_rec_paused). */
+ * recording is not paused (window.h: npkit_rec_ops, npkit_rec_paused).
+ *
+ * The per-call work beyond the mask (a recording window's checks, pending signal toggles, the call
+ * stack) runs only when npkit_call_extras_on is set: with no window, no toggle signal and no
+ * stacks, a call pays one predictable branch for all of it. */
 #ifndef NPKIT_API_CALL_H
 #define NPKIT_API_CALL_H
 
@@ -23,6 +27,14 @@ typedef struct npkit_call {
   npkit_comm *comm;
   npkit_event ev;
 } npkit_call;
+
+/* npkit_call_extras() must run for every tracked call (set when recording starts). */
+extern int npkit_call_extras_on;
+void npkit_call_extras_setup(void);
+
+/* Applies the recording window to the call and attaches its call stack when it is to be stored.
+ * Returns whether recording is paused now (`paused`: as the caller read it). */
+int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused);
 
 /* Eight 16-byte stores: the memset of 128 bytes compiled to `rep stos`, whose start-up cost was
  * the largest single item of a wrapped call (perf, AMD EPYC). */

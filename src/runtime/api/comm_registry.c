@@ -16,15 +16,6 @@ static npkit_log_writer *comm_log;
 
 void npkit_comms_attach_log(npkit_log_writer *log) { comm_log = log; }
 
-uint64_t npkit_hash64(uint64_t h, const void *data, uint64_t len) {
-  const unsigned char *p = data;
-  for (uint64_t i = 0; i < len; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 static uint32_t slot_of(uintptr_t key) {
   uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
   return (uint32_t)(h >> 40) & (TABLE_SIZE - 1);

@@ -42,8 +42,4 @@ npkit_comm *npkit_comm_find(const void *handle);
 /* Number of communicators registered so far. */
 uint32_t npkit_comm_count(void);
 
-/* 64-bit FNV-1a, the hash all ranks apply to the same bytes to agree on a communicator id. */
-uint64_t npkit_hash64(uint64_t h, const void *data, uint64_t len);
-#define NPKIT_HASH_SEED 0xcbf29ce484222325ull
-
 #endif

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include "api_call.h"
-#include "nccl_compat.h"
+#include "api_source.h"
 #include "cupti_source.h"
 #include "diag.h"
+#include "hash.h"
 #include "lifecycle.h"
+#include "nccl_compat.h"
 #include "nccl_resolve.h"
 #include "npkit_dump_source.h"
 
@@ -102,7 +104,7 @@ static uint32_t learn_comm(npkit_call *c, ncclComm_t comm, uint64_t comm_id, int
   npkit_comm *nc = npkit_comm_register(&info);
   npkit_identity_from_comm(rank, nranks, info.device);
   npkit_gpu_comm_created();
-  npkit_dumps_comm_created(rank);
+  npkit_dump_source_comm_created(rank);
   return nc != NULL ? nc->local_id : 0;
 }
 
@@ -153,8 +155,8 @@ static void after_derive(npkit_call *c, ncclResult_t r, ncclComm_t parent, const
 static void after_gone(npkit_call *c) {
   int ended = c->comm != NULL && atomic_exchange(&c->comm->alive, 0);
   if (ended) npkit_gpu_comm_destroyed();
-  npkit_dumps_comm_gone(c->comm, ended, c->ev.func == NPKIT_FN_CommAbort, c->ev.u.api.result,
-                        c->t->index);
+  npkit_dump_source_comm_gone(c->comm != NULL ? c->comm->local_id : 0, c->comm != NULL ? c->comm->rank : -1,
+                              ended, c->ev.func == NPKIT_FN_CommAbort, c->ev.u.api.result, c->t->index);
 }
 
 #define A_NONE ((void)0)
@@ -179,70 +181,25 @@ static void after_gone(npkit_call *c) {
 #define A_VERSION(version) \
   (call.ev.u.api.aux = (res == ncclSuccess && (version) != NULL) ? (uint64_t)*(version) : 0)
 
-/* ---- a function the loaded NCCL lacks ------------------------------------------------------- */
-
-/* The first such call is named at once; the others are summed up in one line at the finish, so
- * that a program probing the newest API does not drown its own output. */
-static _Atomic int missing_warned[NPKIT_FN_COUNT];
-static _Atomic int missing_any;
-
-static void missing_summary(void) {
-  char list[400], have[32], need[32];
-  size_t len = 0;
-  unsigned n = 0, shown = 0;
-  list[0] = '\0';
-  for (unsigned fn = 1; fn < NPKIT_FN_COUNT; fn++) {
-    if (atomic_load(&missing_warned[fn]) != 2) continue;
-    n++;
-    npkit_nccl_release_string(npkit_fn_since(fn), need, sizeof need);
-    char item[96];
-    int w = snprintf(item, sizeof item, "%s%s (%s)", shown ? ", " : "", npkit_fn_name(fn), need);
-    if (w > 0 && (size_t)w < sizeof list - len) {
-      memcpy(list + len, item, (size_t)w + 1);
-      len += (size_t)w;
-      shown++;
-    }
-  }
-  if (n == 0) return;
-  npkit_nccl_release_string(npkit_nccl_version(), have, sizeof have);
-  npkit_note(NPKIT_LEVEL_WARN,
-             "%u more functions the loaded NCCL (version %s) lacks were called and answered "
-             "ncclInvalidUsage: %s%s",
-             n, have, list, shown < n ? ", ..." : "");
-}
-
-static void warn_missing(unsigned fn) {
-  int first_fn = atomic_exchange(&missing_any, 1) == 0;
-  int expected = 0;
-  if (!atomic_compare_exchange_strong(&missing_warned[fn], &expected, first_fn ? 1 : 2)) return;
-  if (!first_fn) return; /* missing_summary names it */
-  char have[32], need[32];
-  npkit_nccl_release_string(npkit_nccl_version(), have, sizeof have);
-  npkit_nccl_release_string(npkit_fn_since(fn), need, sizeof need);
-  (void)npkit_at_finish(missing_summary);
-  npkit_note(NPKIT_LEVEL_WARN,
-             "%s is not in the loaded NCCL (version %s; it needs %s or later): the call returns "
-             "ncclInvalidUsage (other such functions are listed at exit)",
-             npkit_fn_name(fn), have, need);
-}
+/* ---- a function the loaded NCCL lacks (api_source.h) --------------------------------------- */
 
 static ncclResult_t missing_R(unsigned fn) {
-  warn_missing(fn);
+  npkit_api_missing(fn);
   return ncclInvalidUsage;
 }
 
 static const char *missing_S(unsigned fn) {
-  warn_missing(fn);
+  npkit_api_missing(fn);
   return "npkit: this function is not in the loaded NCCL";
 }
 
 static int missing_I(unsigned fn) {
-  warn_missing(fn);
+  npkit_api_missing(fn);
   return -1;
 }
 
 static npkit_nccl_team missing_T(unsigned fn) {
-  warn_missing(fn);
+  npkit_api_missing(fn);
   return (npkit_nccl_team){0, 0, 0};
 }
 
@@ -290,12 +247,12 @@ static npkit_nccl_team missing_T(unsigned fn) {
     real_##name##_fn real = (real_##name##_fn)npkit_nccl_sym(NPKIT_FN_##name);   \
     if (npkit_called_by_nccl(__builtin_return_address(0)) ||                     \
         !npkit_call_begin(&call, NPKIT_FN_##name)) {                             \
-      if (real != NULL) real args; else warn_missing(NPKIT_FN_##name);           \
+      if (real != NULL) real args; else npkit_api_missing(NPKIT_FN_##name);           \
       return;                                                                    \
     }                                                                            \
     call.ev.start_ns = npkit_now_ns();                                           \
     npkit_call_started(&call);                                                   \
-    if (real != NULL) real args; else warn_missing(NPKIT_FN_##name);             \
+    if (real != NULL) real args; else npkit_api_missing(NPKIT_FN_##name);             \
     call.ev.end_ns = npkit_now_ns();                                             \
     if (real == NULL) call.ev.u.api.flags |= NPKIT_API_MISSING;                  \
     npkit_call_end(&call);                                                       \

@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,19 +11,15 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "comm_registry.h"
-#include "cupti_source.h"
 #include "diag.h"
 #include "identity.h"
 #include "log_writer.h"
-#include "nccl_resolve.h"
-#include "npkit_dump_source.h"
+#include "notes.h"
 #include "recorder.h"
 #include "self_register.h"
 #include "signals.h"
-#include "stack_capture.h"
-#include "string_table.h"
 #include "stop_barrier.h"
+#include "string_table.h"
 #include "trace_files.h"
 #include "trace_render.h"
 #include "window.h"
@@ -33,9 +28,8 @@
 #define NPKIT_VERSION_STRING "0"
 #endif
 
-_Atomic int npkit_state = NPKIT_STATE_NEW;
-npkit_config npkit_cfg;
-
+static const npkit_source_ops *const *sources;
+static size_t n_sources;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static npkit_identity ident;
 static npkit_log_writer *log_writer;
@@ -49,8 +43,17 @@ static _Atomic uint64_t signal_at_ns; /* CLOCK_MONOTONIC when the stop signal ca
 
 static int request_signal_finish(void);
 
-#define FINISH_HOOKS 8
-static void (*_Atomic finish_hooks[FINISH_HOOKS])(void);
+/* Calls the entry `fn` of every source that has one, in the list's order. */
+#define EACH_SOURCE(fn, ...)                                                   \
+  do {                                                                         \
+    for (size_t i_ = 0; i_ < n_sources; i_++)                                  \
+      if (sources[i_]->fn != NULL) sources[i_]->fn(__VA_ARGS__);              \
+  } while (0)
+
+void npkit_lifecycle_sources(const npkit_source_ops *const *list, size_t n) {
+  sources = list;
+  n_sources = n;
+}
 
 static const char *env(const char *name) { return getenv(name); }
 
@@ -77,7 +80,7 @@ static void clock_fallback(const char *why) {
 
 static void start(void) {
   npkit_config_load(&npkit_cfg, env);
-  npkit_nccl_set_library(npkit_cfg.nccl_library);
+  EACH_SOURCE(configure, &npkit_cfg);
   if (npkit_cfg.disable) {
     atomic_store(&npkit_state, NPKIT_STATE_OFF);
     return;
@@ -123,6 +126,7 @@ static void start(void) {
     atomic_store(&npkit_state, NPKIT_STATE_OFF);
     return;
   }
+  npkit_notes_attach(log_writer);
   /* Before the writer starts: it unblocks the stop signals only where the handler is ours. */
   sem_init(&signal_finish_done, 0, 0);
   if (npkit_cfg.signals) npkit_signals_install(request_signal_finish);
@@ -130,6 +134,7 @@ static void start(void) {
                                 log_failed, err, sizeof err);
   if (rc < 0) {
     npkit_warn("%s; nothing is recorded, the job continues", err);
+    npkit_notes_attach(NULL);
     npkit_logw_close(log_writer, NULL);
     log_writer = NULL;
     unlink(log_path);
@@ -146,12 +151,10 @@ static void start(void) {
       npkit_warn("%s", err);
     }
   }
-  npkit_comms_attach_log(log_writer);
-  npkit_gpu_attach(log_writer);
   npkit_strings_attach_log(log_writer);
-  npkit_dumps_attach(log_writer, &npkit_cfg, h.clock_base_ns);
-  npkit_stacks_start(npkit_cfg.stack_depth);
   npkit_window_start(&npkit_cfg);
+  npkit_source_log at = {log_writer, &npkit_cfg, h.clock_base_ns};
+  EACH_SOURCE(attach, &at);
   char text[512]; /* what self-registration left alone, said now that the trace can keep it */
   for (int i = 0, level; (level = npkit_self_register_note(i, text, sizeof text)) >= 0; i++)
     if (level > 0) npkit_note(level, "%s", text);
@@ -164,6 +167,7 @@ static void start(void) {
 }
 
 int npkit_start(void) {
+  if (sources == NULL) return NPKIT_STATE_NEW; /* before the library's constructors ran */
   pthread_once(&start_once, start);
   return atomic_load(&npkit_state);
 }
@@ -186,67 +190,23 @@ void npkit_identity_from_comm(int rank, int nranks, int device) {
   if (log_writer != NULL) npkit_logw_append(log_writer, NPKIT_BLOCK_PROCESS, 1, &p, sizeof p);
 }
 
-void npkit_note(int level, const char *fmt, ...) {
-  char text[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n >= sizeof text) n = sizeof text - 1;
-  npkit_diag((npkit_level)level, "%s", text);
-  if (log_writer == NULL) return;
-  struct {
-    npkit_note_rec rec;
-    char text[512];
-  } note;
-  note.rec.time_ns = npkit_now_ns();
-  note.rec.level = (uint32_t)level;
-  note.rec.length = (uint32_t)n;
-  memcpy(note.text, text, (size_t)n);
-  npkit_logw_append(log_writer, NPKIT_BLOCK_NOTE, 1, &note, sizeof note.rec + (size_t)n);
-}
-
-int npkit_at_finish(void (*fn)(void)) {
-  for (int i = 0; i < FINISH_HOOKS; i++) {
-    void (*expected)(void) = NULL;
-    if (atomic_load(&finish_hooks[i]) == fn) return 0;
-    if (atomic_compare_exchange_strong(&finish_hooks[i], &expected, fn)) return 0;
-    if (expected == fn) return 0;
-  }
-  return -1;
-}
-
-static void run_finish_hooks(void) {
-  for (int i = 0; i < FINISH_HOOKS; i++) {
-    void (*fn)(void) = atomic_exchange(&finish_hooks[i], NULL);
-    if (fn != NULL) fn();
-  }
-}
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The finish proper: the log first (GPU activity, NPKit dumps, the last events, the END block),
  * so that it is closed cleanly as early as possible, then the Chrome trace rendered from it. */
 static void finish_trace(void) {
   if (log_writer == NULL || getpid() != owner_pid) return;
-  run_finish_hooks();
-  /* GPU activity first: CUPTI's last buffers go to the log while it is still open. */
-  npkit_gpu_counts gpu;
-  npkit_gpu_finish(&gpu);
-  uint64_t npkit_dump_events = npkit_dumps_finish(); /* needs the string table: before it goes */
+  /* The sources first, while the log and the string table still take what they hold (CUPTI's
+   * last buffers, NPKit's last dump, the plugin's statistics). */
+  npkit_source_totals own = {0, 0};
+  EACH_SOURCE(finish, &own);
   int was_on = atomic_exchange(&npkit_state, NPKIT_STATE_OFF) == NPKIT_STATE_ON;
   npkit_end_rec end;
   npkit_recorder_stop(&end);
+  uint64_t pool_dropped = end.events_dropped;
   npkit_window_finish(log_writer);
-  npkit_stacks_finish(log_writer, npkit_cfg.stack_lines);
+  EACH_SOURCE(detach, log_writer);
   npkit_strings_attach_log(NULL);
-  end.events_recorded += gpu.kernels + gpu.memcpys + gpu.memsets + npkit_dump_events;
-  end.events_dropped += gpu.cupti_dropped + gpu.write_failed;
+  end.events_recorded += own.recorded;
+  end.events_dropped += own.dropped;
   end.end_ns = npkit_now_ns();
   npkit_clock_quality q;
   npkit_clock_quality_get(&q);
@@ -258,7 +218,7 @@ static void finish_trace(void) {
   int healthy = npkit_logw_error(log_writer) == 0;
   if (!healthy && was_on) fail_log("cannot write");
   npkit_logw_close(log_writer, &end);
-  uint64_t closed_ns = mono_ns();
+  uint64_t closed_ns = npkit_mono_ns();
 
   if (!healthy) return;
   char json_path[1200] = "";
@@ -278,18 +238,21 @@ static void finish_trace(void) {
   uint64_t at = atomic_load(&signal_at_ns);
   if (at != 0)
     npkit_debug("finished on a stop signal: the log was closed after %.1f ms, the trace written after %.1f ms",
-                (double)(closed_ns - at) / 1e6, (double)(mono_ns() - at) / 1e6);
-  char gpu_part[160];
-  npkit_gpu_summary(&gpu, gpu_part, sizeof gpu_part);
+                (double)(closed_ns - at) / 1e6, (double)(npkit_mono_ns() - at) / 1e6);
+  char parts[320] = "";
+  for (size_t i = 0, used = 0; i < n_sources && used + 1 < sizeof parts; i++)
+    if (sources[i]->summary != NULL) {
+      sources[i]->summary(parts + used, sizeof parts - used);
+      used += strlen(parts + used);
+    }
   if (ident.rank >= 0)
     npkit_info("rank %d: wrote %s (%llu events, %llu dropped%s)", ident.rank, json_path,
                (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped,
-               gpu_part);
+               parts);
   else
     npkit_info("wrote %s (%llu events, %llu dropped%s)", json_path,
                (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped,
-               gpu_part);
-  uint64_t pool_dropped = end.events_dropped - gpu.cupti_dropped - gpu.write_failed;
+               parts);
   if (pool_dropped > 0)
     npkit_warn("%llu events were dropped because the event pool was full; raise "
                "NPKIT_EVENT_BUF_SIZE (now %llu MB)",
@@ -325,9 +288,9 @@ static void finish_on_signal(void) {
   npkit_recorder_flush(); /* what the threads recorded is on disk before anything slow */
   finish_trace();
   if (together) {
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = npkit_mono_ns();
     int late = npkit_stop_barrier_leave(deadline);
-    npkit_debug("waited %.1f ms for the other ranks of this host to finish their traces%s", (double)(mono_ns() - t0) / 1e6,
+    npkit_debug("waited %.1f ms for the other ranks of this host to finish their traces%s", (double)(npkit_mono_ns() - t0) / 1e6,
                 late > 0 ? "; some had not by the deadline" : "");
   }
   sem_post(&signal_finish_done);
@@ -341,9 +304,7 @@ static int request_signal_finish(void) {
   if (getpid() != owner_pid) return -1;
   int expected = 0;
   if (!atomic_compare_exchange_strong(&finish_owner, &expected, 2)) return expected == 1 ? 0 : -1;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  atomic_store(&signal_at_ns, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+  atomic_store(&signal_at_ns, npkit_mono_ns());
   if (npkit_recorder_request(finish_on_signal) != 0) {
     atomic_store(&finish_owner, 0);
     return -1;

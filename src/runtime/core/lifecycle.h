@@ -1,21 +1,26 @@
-/* The core that owns the life cycle: starts everything at the first NCCL call of a process, or
- * when the CUDA driver initialises the GPU source (InitializeInjection, cupti_source.c) — never in
- * a constructor: the library is also preloaded into mpirun, shells and tools that never call NCCL
- * or CUDA, and must leave no file behind there — finishes at exit, and turns recording off for
- * good when something fails or the process forks. */
+/* The life cycle: starts recording at the first NCCL call of a process, or when the CUDA driver
+ * initialises the GPU source (InitializeInjection) — never in a constructor: the library is also
+ * preloaded into mpirun, shells and tools that never call NCCL or CUDA, and must leave no file
+ * behind there — finishes at exit or on a stop signal, and turns recording off for good when
+ * something fails or the process forks.
+ *
+ * It owns the log and the core's parts (recorder, notes, string table, recording windows) and
+ * drives the sources through the table of source.h, in the order of the list the library hands
+ * it (npkit_lifecycle_sources). */
 #ifndef NPKIT_LIFECYCLE_H
 #define NPKIT_LIFECYCLE_H
 
-#include <stdatomic.h>
-#include <stdint.h>
+#include <stddef.h>
 
-#include "config.h"
+#include "source.h"
+#include "state.h"
 
-enum { NPKIT_STATE_NEW = 0, NPKIT_STATE_ON = 1, NPKIT_STATE_OFF = 2 };
-extern _Atomic int npkit_state;
-extern npkit_config npkit_cfg;
+/* The sources, in the order they are attached and finished; set once, at load time, before any
+ * entry point of the library can start recording. */
+void npkit_lifecycle_sources(const npkit_source_ops *const *sources, size_t n);
 
-/* Runs the one-time start (idempotent, thread safe) and returns the resulting state. */
+/* Runs the one-time start (idempotent, thread safe) and returns the resulting state (NEW while
+ * the library's sources are not known yet: nothing is started then). */
 int npkit_start(void);
 
 static inline int npkit_recording(void) {
@@ -26,14 +31,6 @@ static inline int npkit_recording(void) {
 /* A communicator was created: the process's rank (if no launcher told it) and GPU come from the
  * first one. */
 void npkit_identity_from_comm(int rank, int nranks, int device);
-
-/* A warning kept in the trace as well as printed. */
-void npkit_note(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Registers fn to run once at the finish, while the log is still open (its npkit_note lines go
- * into the trace): a module that has something to sum up at the end says so without the core
- * knowing it.  -1 when the table (8 entries) is full. */
-int npkit_at_finish(void (*fn)(void));
 
 /* Writes everything and renders the trace; called at exit (atexit) and safe to call again. */
 void npkit_finish(void);

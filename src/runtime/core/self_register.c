@@ -1,20 +1,13 @@
-/* Self-registration with the CUDA driver: when this library is preloaded and neither the user nor
- * NCCL's configuration files name an injection library, CUDA_INJECTION64_PATH is pointed at this
- * library, so that cuInit calls its InitializeInjection (cupti_source.c) and CUPTI starts at the
- * moment NVIDIA recommends.  Also what both self-registrations share (self_register.h).
- *
- * A constructor runs in every process the library is preloaded into (mpirun, shells): it reads
- * NCCL's configuration files and sets an environment variable, which does nothing in a process
- * that never initialises CUDA.  Everything else starts lazily. */
+/* What the two self-registrations share (self_register.h): the CUDA driver's
+ * (cupti_injection.c) and NCCL's profiler plugin's (plugin_register.c). */
 #include "self_register.h"
 
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
-
 #include <stdio.h>
+#include <string.h>
 
 #include "config.h"
 #include "nccl_conf.h"
@@ -89,20 +82,4 @@ int npkit_self_register_note(int i, char *buf, size_t len) {
              "left alone, so GPU activity is recorded from the first communicator on",
              h->value, cr, h->file, which);
   return NPKIT_LEVEL_WARN;
-}
-
-__attribute__((constructor)) static void npkit_self_register(void) {
-  if (getenv("CUDA_INJECTION64_PATH") != NULL) return; /* before anything else: the cheap test */
-  if (npkit_self_register_setting_is("NPKIT_DISABLE", 1) || npkit_self_register_setting_is("NPKIT_CUPTI", 0))
-    return;
-  /* Only when this copy interposes NCCL (preloaded): a copy loaded later by dlopen (as NCCL's
-   * profiler plugin, say) comes after cuInit and while other threads may read the environment. */
-  Dl_info info, first_info;
-  void *first = dlsym(RTLD_DEFAULT, "ncclGetVersion");
-  if (dladdr((void *)&npkit_self_register, &info) == 0 || info.dli_fname == NULL) return;
-  if (first == NULL || dladdr(first, &first_info) == 0 || first_info.dli_fbase != info.dli_fbase) return;
-  if (!npkit_self_register_may_set("CUDA_INJECTION64_PATH")) return;
-  char path[PATH_MAX];
-  if (realpath(info.dli_fname, path) == NULL) return;
-  setenv("CUDA_INJECTION64_PATH", path, 0);
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_registry.h"
+#include "hash.h"
 #include "npkit/event_log.h"
 
 /* Twice the names kept: probes stay short. */

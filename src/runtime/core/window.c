@@ -7,15 +7,13 @@
 
 #include "clock.h"
 #include "diag.h"
-#include "lifecycle.h"
 #include "nccl_names.h"
-#include "stack_capture.h"
+#include "state.h"
 
 #define PENDING 64
 
 npkit_fn_set npkit_rec_ops;
 _Atomic int npkit_rec_paused = 1; /* nothing is stored before the window is set up */
-int npkit_call_extras_on;
 
 static uint64_t base_ns;
 static npkit_window_point start_pt, stop_pt;
@@ -179,8 +177,9 @@ void npkit_window_start(const npkit_config *cfg) {
     }
   }
   window_on = has_start || has_stop || toggle_sig != 0;
-  npkit_call_extras_on = window_on || npkit_stack_depth > 0;
 }
+
+int npkit_window_active(void) { return window_on; }
 
 /* Whether the call crosses window point p (once: `done` is set by the first call that does). */
 static int crosses(const npkit_window_point *p, _Atomic int *done, uint64_t before, uint64_t now) {
@@ -190,7 +189,7 @@ static int crosses(const npkit_window_point *p, _Atomic int *done, uint64_t befo
   return reached && !atomic_exchange(done, 1);
 }
 
-int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused) {
+int npkit_window_apply(npkit_thread *t, const npkit_event *ev, int paused) {
   if (window_on) {
     npkit_window_drain(t);
     uint64_t before;
@@ -204,8 +203,6 @@ int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused) {
       record_change(t, ev->start_ns, 0, NPKIT_REC_STOP_AFTER, 0, before);
     paused = atomic_load_explicit(&npkit_rec_paused, memory_order_relaxed);
   }
-  if (npkit_stack_depth > 0 && !paused && npkit_fn_set_has(&npkit_rec_ops, ev->func))
-    ev->u.api.stack_id = npkit_stack_capture();
   return paused;
 }
 

@@ -10,9 +10,8 @@
  * The latest of these wins.  Each change is an NPKIT_EV_RECORDING event with its reason, so the
  * trace shows where recording stopped and started.
  *
- * The per-call work beyond the mask (window checks, pending signal toggles, call stacks) runs only
- * when npkit_call_extras_on is set: with no window, no toggle signal and no stacks, a call pays one
- * predictable branch for all of it. */
+ * The window's per-call work (its points, pending signal toggles) is done by npkit_window_apply,
+ * which the wrappers call only when npkit_window_active() (api_call.h). */
 #ifndef NPKIT_WINDOW_H
 #define NPKIT_WINDOW_H
 
@@ -29,17 +28,18 @@ extern npkit_fn_set npkit_rec_ops;
 /* 1 while paused: the whole state of the window, flipped by one atomic operation (also from a
  * signal handler). */
 extern _Atomic int npkit_rec_paused;
-/* npkit_call_extras() must run for every tracked call. */
-extern int npkit_call_extras_on;
 
 /* Sets up the mask, the window and the toggle signal from the settings; called once at start,
  * before recording is switched on. */
 void npkit_window_start(const npkit_config *cfg);
 
-/* The per-call hook (api_call.h): applies the window to this call, drains signal toggles, and
- * attaches the call stack when the call is to be stored.  Returns whether recording is paused
- * now (`paused`: as the caller read it). */
-int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused);
+/* 1 when a window or a toggle signal is set: npkit_window_apply must see every tracked call. */
+int npkit_window_active(void);
+
+/* Applies the window to a tracked call `ev` (a collective counts towards its points) and records
+ * pending signal toggles on thread t.  Returns whether recording is paused now (`paused`: as the
+ * caller read it). */
+int npkit_window_apply(npkit_thread *t, const npkit_event *ev, int paused);
 
 /* 1 while paused: marks are not stored either. */
 int npkit_window_paused(void);

@@ -6,9 +6,9 @@
 
 #include "cupti_buffers.h"
 #include "cupti_clock.h"
+#include "cupti_corr.h"
 #include "cupti_loader.h"
 #include "cupti_records.h"
-#include "cupti_corr.h"
 
 #define BATCH 512          /* events per EVENTS block */
 /* Activity held back for one more drain: its call is still running, or no correlation record

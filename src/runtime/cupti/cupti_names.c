@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_registry.h" /* npkit_hash64 */
+#include "hash.h"
 
 /* ---- a small Itanium demangler: just the entity's name ----
  * Enough for kernel names when no C++ runtime is loaded: plain and nested names, std::,

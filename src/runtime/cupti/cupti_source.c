@@ -11,18 +11,18 @@
 
 #include "cupti_buffers.h"
 #include "cupti_clock.h"
+#include "cupti_corr.h"
+#include "cupti_drain.h"
 #include "cupti_hook.h"
 #include "cupti_launch_api.h"
 #include "cupti_loader.h"
 #include "cupti_peers.h"
 #include "diag.h"
 #include "fn_set.h"
-#include "cupti_corr.h"
-#include "lifecycle.h"
 #include "nccl_names.h"
+#include "notes.h"
 #include "signals.h"
-
-#define EXPORT __attribute__((visibility("default")))
+#include "state.h"
 
 _Atomic int npkit_gpu_active;
 
@@ -51,9 +51,9 @@ static npkit_fn_set push_set;
 static const CUpti_ActivityKind optional_kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
 
-void npkit_gpu_attach(npkit_log_writer *log) {
+static void attach(const npkit_source_log *at) {
   pthread_mutex_lock(&state_lock);
-  log_out = log;
+  log_out = at->log;
   pthread_mutex_unlock(&state_lock);
 }
 
@@ -431,7 +431,9 @@ void npkit_gpu_comm_destroyed(void) {
 
 /* ---- the end ---- */
 
-void npkit_gpu_finish(npkit_gpu_counts *totals) {
+/* Final flush and drain, then detaches from the log; `totals` of what was stored (zeros if the
+ * source never ran).  Safe to call more than once. */
+static void finish_cupti(npkit_gpu_counts *totals) {
   memset(totals, 0, sizeof *totals);
   pthread_mutex_lock(&state_lock);
   if (finished) {
@@ -499,23 +501,30 @@ void npkit_gpu_finish(npkit_gpu_counts *totals) {
   npkit_cupti_drain_attach(NULL);
 }
 
-void npkit_gpu_summary(const npkit_gpu_counts *c, char *buf, size_t len) {
+static npkit_gpu_counts final_counts; /* of the finish, for the exit line */
+
+static void finish(npkit_source_totals *totals) {
+  npkit_gpu_counts c;
+  finish_cupti(&c);
+  pthread_mutex_lock(&state_lock);
+  final_counts = c;
+  pthread_mutex_unlock(&state_lock);
+  totals->recorded += c.kernels + c.memcpys + c.memsets;
+  totals->dropped += c.cupti_dropped + c.write_failed;
+}
+
+/* "; GPU: 12 kernels, 3 copies, 0 memsets, 0 lost"; "" if the source never ran. */
+static void summary(char *buf, size_t len) {
   pthread_mutex_lock(&state_lock);
   int ran = ever_ran;
+  npkit_gpu_counts c = final_counts;
   pthread_mutex_unlock(&state_lock);
-  if (!ran || len == 0) {
-    if (len > 0) buf[0] = '\0';
-    return;
-  }
+  if (len == 0) return;
+  buf[0] = '\0';
+  if (!ran) return;
   snprintf(buf, len, "; GPU: %llu kernels, %llu copies, %llu memsets, %llu lost",
-           (unsigned long long)c->kernels, (unsigned long long)c->memcpys,
-           (unsigned long long)c->memsets, (unsigned long long)(c->cupti_dropped + c->write_failed));
+           (unsigned long long)c.kernels, (unsigned long long)c.memcpys,
+           (unsigned long long)c.memsets, (unsigned long long)(c.cupti_dropped + c.write_failed));
 }
 
-/* ---- the CUDA driver's entry point (CUDA_INJECTION64_PATH) ---- */
-
-EXPORT int InitializeInjection(void) {
-  /* Called inside cuInit: only processes that use CUDA get here, so recording may start now. */
-  if (npkit_start() == NPKIT_STATE_ON) npkit_gpu_start(NPKIT_GPU_FROM_DRIVER);
-  return 1;
-}
+const npkit_source_ops npkit_source_cupti = {"cupti", NULL, attach, finish, NULL, summary};

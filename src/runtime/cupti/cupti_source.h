@@ -2,7 +2,7 @@
  *
  * Started once, by whichever comes first:
  *  - the CUDA driver calling InitializeInjection during cuInit (CUDA_INJECTION64_PATH names this
- *    library; self_register.c sets it when the user has not), the moment NVIDIA recommends, before
+ *    library; cupti_injection.c sets it when the user has not), the moment NVIDIA recommends, before
  *    any module is loaded;
  *  - the first communicator creation, where no driver does that (another injection library is
  *    named, or in tests with a fake CUPTI).
@@ -21,28 +21,21 @@
 #ifndef NPKIT_CUPTI_SOURCE_H
 #define NPKIT_CUPTI_SOURCE_H
 
-#include <stddef.h>
-
-#include "cupti_drain.h"
-#include "log_writer.h"
+#include "source.h"
 
 typedef enum npkit_gpu_origin {
   NPKIT_GPU_FROM_DRIVER = 1, /* InitializeInjection */
   NPKIT_GPU_FROM_COMM = 2,   /* first communicator */
 } npkit_gpu_origin;
 
-/* The event log GPU events go to (set when recording starts). */
-void npkit_gpu_attach(npkit_log_writer *log);
+/* The source's entry in the life cycle's table: attaches to the log, finishes (final flush and
+ * drain) and gives the exit line's "; GPU: 12 kernels, 3 copies, 0 memsets, 0 lost". */
+extern const npkit_source_ops npkit_source_cupti;
+
 /* Starts the source once; later calls do nothing.  Recording must be on. */
 void npkit_gpu_start(npkit_gpu_origin origin);
 /* A communicator was created / destroyed (the last one destroyed flushes). */
 void npkit_gpu_comm_created(void);
 void npkit_gpu_comm_destroyed(void);
-/* Final flush and drain, then detaches from the log; fills totals (zeros if never started).
- * Safe to call more than once. */
-void npkit_gpu_finish(npkit_gpu_counts *totals);
-/* ", GPU: 12 kernels, 3 copies, 0 memsets, 0 lost" for the exit line; "" if the source never
- * ran. */
-void npkit_gpu_summary(const npkit_gpu_counts *c, char *buf, size_t len);
 
 #endif

@@ -1,4 +1,4 @@
-/* Which NPKit dump files are new for this process (see npkit_source.h).
+/* Which NPKit dump files are new for this process (see npkit_dump_source.h).
  *
  * NCCL writes its dump with file names that carry only a rank number, into a folder that every
  * process of the job usually shares, and rewrites the same names when it dumps again.  A scan

@@ -1,13 +1,13 @@
 #include "npkit_dump_source.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "diag.h"
+#include "notes.h"
 #include "npkit_dump.h"
 #include "npkit_dump_scan.h"
 #include "recorder.h"
@@ -15,7 +15,6 @@
 
 #define BATCH 256          /* events per EVENTS block */
 #define MAX_RANKS 4096     /* distinct ranks remembered; more communicators than this are rare */
-#define NOTE_MAX 2048
 /* A file modified this long before the process started still counts as this job's: file times
  * come from a coarse clock, or from a file server's clock. */
 #define STALE_SLACK_NS 5000000000ll
@@ -47,27 +46,6 @@ static uint64_t teardowns;        /* ncclCommDestroy and ncclCommAbort calls */
 static size_t alive, held_most;   /* communicators alive now; most at once since `shared` was set */
 static int shared;                /* two were alive at once since the process last held none */
 static int shared_noted, folder_noted, limit_noted;
-
-/* ---- notes: printed, and kept in the trace ---- */
-
-static void note(npkit_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(npkit_level level, const char *fmt, ...) {
-  struct {
-    npkit_note_rec rec;
-    char text[NOTE_MAX];
-  } n;
-  va_list ap;
-  va_start(ap, fmt);
-  int len = vsnprintf(n.text, sizeof n.text, fmt, ap);
-  va_end(ap);
-  if (len < 0) return;
-  if ((size_t)len >= sizeof n.text) len = (int)sizeof n.text - 1;
-  npkit_diag(level, "%s", n.text);
-  n.rec.time_ns = npkit_now_ns();
-  n.rec.level = (uint32_t)level;
-  n.rec.length = (uint32_t)len;
-  if (out != NULL) npkit_logw_append(out, NPKIT_BLOCK_NOTE, 1, &n, sizeof n.rec + (size_t)len);
-}
 
 /* ---- events ---- */
 
@@ -148,10 +126,10 @@ static void on_diag(void *user, npkit_dump_severity severity, const char *messag
   static const char advice[] = "give its npkit_event.h as the event header";
   size_t len = strlen(message), alen = sizeof advice - 1;
   if (len >= alen && strcmp(message + len - alen, advice) == 0)
-    note(level, "NPKit dump %s: %.*sset NPKIT_DUMP_HEADER to its npkit_event.h", dir, (int)(len - alen),
+    npkit_note(level, "NPKit dump %s: %.*sset NPKIT_DUMP_HEADER to its npkit_event.h", dir, (int)(len - alen),
          message);
   else
-    note(level, "NPKit dump %s: %s", dir, message);
+    npkit_note(level, "NPKit dump %s: %s", dir, message);
 }
 
 static void write_counters(void) {
@@ -225,7 +203,7 @@ static void convert(const npkit_scan_result *sr, uint32_t trigger, uint32_t comm
   char err[512];
   int rc = npkit_dump_convert(sr->dump, &opts, &cb, &rd.c, err, sizeof err);
   flush_batch(&rd);
-  if (rc < 0) note(NPKIT_LEVEL_WARN, "NPKit dump %s: %s; what was read so far is kept", dir, err);
+  if (rc < 0) npkit_note(NPKIT_LEVEL_WARN, "NPKit dump %s: %s; what was read so far is kept", dir, err);
   bytes_read += sr->bytes;
   total_stored += rd.stored;
   total_lost += rd.not_stored; /* records it could not convert are in the reading's counts */
@@ -234,7 +212,7 @@ static void convert(const npkit_scan_result *sr, uint32_t trigger, uint32_t comm
   char ranks_text[128];
   rank_list(ranks_text, sizeof ranks_text, sr->dump);
   if (shared && !shared_noted++)
-    note(NPKIT_LEVEL_WARN,
+    npkit_note(NPKIT_LEVEL_WARN,
          "NPKit dump %s (rank %s): this process held %zu communicators at once; NPKit keeps one state "
          "per process that the setup of every communicator starts afresh (NpKit::Init in "
          "devCommSetup), so a dump holds the GPU events of the communicator set up last and the "
@@ -263,11 +241,11 @@ static int read_ranks(const uint32_t *want, size_t n_want, uint32_t trigger, uin
   char err[600];
   if (npkit_scan_new_files(dir, seen, &so, &sr, err, sizeof err) != 0) {
     if (!folder_noted++)
-      note(NPKIT_LEVEL_WARN, "NPKIT_DUMP_DIR: %s; NPKit events are not merged into the trace", err);
+      npkit_note(NPKIT_LEVEL_WARN, "NPKIT_DUMP_DIR: %s; NPKit events are not merged into the trace", err);
     return -1;
   }
   if (sr.files_over_limit > 0 && !limit_noted++)
-    note(NPKIT_LEVEL_WARN,
+    npkit_note(NPKIT_LEVEL_WARN,
          "NPKIT_DUMP_MAX_MB=%llu reached: %llu NPKit dump files (%.1f MB) of %s were not read; raise "
          "it, or convert the dump with `npkit convert %s`",
          (unsigned long long)(max_bytes >> 20), (unsigned long long)sr.files_over_limit,
@@ -280,7 +258,9 @@ static int read_ranks(const uint32_t *want, size_t n_want, uint32_t trigger, uin
 
 /* ---- life cycle ---- */
 
-void npkit_dumps_attach(npkit_log_writer *log, const npkit_config *cfg, uint64_t clock_base_ns) {
+static void attach(const npkit_source_log *at) {
+  npkit_log_writer *log = at->log;
+  const npkit_config *cfg = at->cfg;
   pthread_mutex_lock(&lock);
   if (log == NULL || cfg->npkit_dump_dir[0] == '\0' || cfg->npkit_dump_max_mb == 0) goto done;
   table = malloc(sizeof *table);
@@ -296,13 +276,13 @@ void npkit_dumps_attach(npkit_log_writer *log, const npkit_config *cfg, uint64_t
   out = log;
   snprintf(dir, sizeof dir, "%s", cfg->npkit_dump_dir);
   max_bytes = cfg->npkit_dump_max_mb << 20;
-  clock_base = clock_base_ns;
+  clock_base = at->clock_base_ns;
   npkit_dump_table_builtin(table);
   if (cfg->npkit_dump_header[0] != '\0') {
     char err[512];
     if (npkit_dump_table_load_header(table, cfg->npkit_dump_header, NPKIT_HEADER_REPLACE, err,
                                      sizeof err) != 0)
-      note(NPKIT_LEVEL_WARN,
+      npkit_note(NPKIT_LEVEL_WARN,
            "NPKIT_DUMP_HEADER: %s; NPKit events are named after the built-in table (NPKit's patch "
            "for NCCL 2.17.1)",
            err);
@@ -311,7 +291,7 @@ done:
   pthread_mutex_unlock(&lock);
 }
 
-void npkit_dumps_comm_created(int rank) {
+void npkit_dump_source_comm_created(int rank) {
   pthread_mutex_lock(&lock);
   if (++alive > held_most) held_most = alive;
   if (alive > 1) shared = 1;
@@ -327,7 +307,8 @@ done:
   pthread_mutex_unlock(&lock);
 }
 
-void npkit_dumps_comm_gone(const npkit_comm *comm, int ended, int aborted, int result, uint32_t thread) {
+void npkit_dump_source_comm_gone(uint32_t comm, int rank, int ended, int aborted, int result,
+                                 uint32_t thread) {
   (void)result; /* NCCL dumps before it tears the communicator down: look even after an error */
   pthread_mutex_lock(&lock);
   if (out == NULL) goto done;
@@ -335,14 +316,13 @@ void npkit_dumps_comm_gone(const npkit_comm *comm, int ended, int aborted, int r
    * ncclCommAbort through commReclaim's loop over the process's ranks of the communicator. */
   uint32_t trigger = aborted ? NPKIT_NPK_AFTER_ABORT : NPKIT_NPK_AFTER_DESTROY;
   teardowns++;
-  uint32_t local = comm != NULL ? comm->local_id : 0;
-  uint32_t own = comm != NULL && comm->rank >= 0 ? (uint32_t)comm->rank : UINT32_MAX;
-  if (own != UINT32_MAX && read_ranks(&own, 1, trigger, local, thread) != 0) goto done;
+  uint32_t own = rank >= 0 ? (uint32_t)rank : UINT32_MAX;
+  if (own != UINT32_MAX && read_ranks(&own, 1, trigger, comm, thread) != 0) goto done;
   /* NPKit names its dump after the communicator initialised last, not the one torn down */
   size_t n = 0;
   for (size_t i = 0; i < n_ranks; i++)
     if (ranks[i] != own) others[n++] = ranks[i];
-  read_ranks(others, n, trigger, local, thread);
+  read_ranks(others, n, trigger, comm, thread);
 done:
   if (ended && alive > 0 && --alive == 0) { /* the next communicator starts NPKit afresh */
     shared = 0;
@@ -351,33 +331,33 @@ done:
   pthread_mutex_unlock(&lock);
 }
 
-uint64_t npkit_dumps_finish(void) {
+static void finish(npkit_source_totals *totals) {
   pthread_mutex_lock(&lock);
-  uint64_t stored = total_stored;
   if (out == NULL) goto done;
   /* On a signal this runs on the writer thread against a deadline; a patched NCCL has nothing
    * new to dump then anyway (it dumps only when a communicator is torn down). */
   if (!npkit_recorder_on_writer()) read_ranks(ranks, n_ranks, NPKIT_NPK_AT_EXIT, 0, 0);
   if (readings == 0 && teardowns > 0 && !folder_noted)
-    note(NPKIT_LEVEL_WARN,
+    npkit_note(NPKIT_LEVEL_WARN,
          "NPKIT_DUMP_DIR=%s is set but no NPKit dump of this process's ranks appeared there after "
          "ncclCommDestroy or ncclCommAbort: the loaded NCCL is probably not built with NPKit "
          "(-DENABLE_NPKIT)",
          dir);
   else if (readings == 0 && teardowns == 0 && n_ranks > 0)
-    note(NPKIT_LEVEL_INFO,
+    npkit_note(NPKIT_LEVEL_INFO,
          "NPKIT_DUMP_DIR=%s is set but no communicator was destroyed or aborted and no NPKit dump "
          "appeared: NCCL writes its NPKit dump when a communicator is finalized, destroyed or "
          "aborted",
          dir);
   write_counters();
-  stored = total_stored;
   out = NULL;
   free(table);
   table = NULL;
   npkit_dump_seen_free(seen);
   seen = NULL;
 done:
+  totals->recorded += total_stored;
   pthread_mutex_unlock(&lock);
-  return stored;
 }
+
+const npkit_source_ops npkit_source_npkit_dump = {"npkit_dump", NULL, attach, finish, NULL, NULL};

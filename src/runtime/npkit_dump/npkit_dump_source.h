@@ -22,31 +22,28 @@
  * events of the one set up last and the network events of both, and only the first teardown
  * dumps.  A reading after such an overlap is flagged (NPKIT_NPK_READ_SHARED) and a note says it
  * once. */
-#ifndef NPKIT_NPKIT_SOURCE_H
-#define NPKIT_NPKIT_SOURCE_H
+#ifndef NPKIT_NPKIT_DUMP_SOURCE_H
+#define NPKIT_NPKIT_DUMP_SOURCE_H
 
 #include <stdint.h>
 
-#include "comm_registry.h"
-#include "config.h"
-#include "log_writer.h"
+#include "source.h"
 
-/* Starts the source for this log (does nothing when NPKIT_DUMP_DIR is unset or NPKIT_DUMP_MAX_MB
- * is 0).  clock_base_ns: the log's, where events without a time base are placed; files older
- * than it are a previous job's. */
-void npkit_dumps_attach(npkit_log_writer *log, const npkit_config *cfg, uint64_t clock_base_ns);
+/* The source's entry in the life cycle's table.  Attaching starts it for the log (nothing happens
+ * when NPKIT_DUMP_DIR is unset or NPKIT_DUMP_MAX_MB is 0): events without a time base are placed
+ * at the log's clock base, and files older than it are a previous job's.  The finish reads what is
+ * new (unless it runs on the writer thread on a signal, where time is short) and writes the final
+ * notes and counters. */
+extern const npkit_source_ops npkit_source_npkit_dump;
 
 /* The process holds `rank` in a new communicator: NPKit may name a dump after it. */
-void npkit_dumps_comm_created(int rank);
+void npkit_dump_source_comm_created(int rank);
 
-/* The real ncclCommDestroy (aborted = 0) or ncclCommAbort (1) returned `result` for comm (NULL if
- * unknown) on the host thread with index `thread`; `ended`: the call ended a communicator that
- * npkit_dumps_comm_created counted.  Reads the dump NCCL has just written. */
-void npkit_dumps_comm_gone(const npkit_comm *comm, int ended, int aborted, int result, uint32_t thread);
-
-/* At exit, before the log closes: reads what is new (unless called from the writer thread on a
- * signal, where time is short), writes the final notes and counters and detaches.  Returns the
- * number of events stored since the start. */
-uint64_t npkit_dumps_finish(void);
+/* The real ncclCommDestroy (aborted = 0) or ncclCommAbort (1) returned `result` for the
+ * communicator with local id `comm` and this process's `rank` in it (0 and -1: unknown), on the
+ * host thread with index `thread`; `ended`: the call ended a communicator that
+ * npkit_dump_source_comm_created counted.  Reads the dump NCCL has just written. */
+void npkit_dump_source_comm_gone(uint32_t comm, int rank, int ended, int aborted, int result,
+                                 uint32_t thread);
 
 #endif

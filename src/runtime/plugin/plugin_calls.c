@@ -7,6 +7,7 @@
 #include "comm_registry.h"
 #include "lifecycle.h"
 #include "nccl_names.h"
+#include "notes.h"
 #include "npkit/event_log.h"
 
 #define CTXS 1024u /* plugin contexts remembered; later ones get no calls of their own */
@@ -28,7 +29,7 @@ static _Atomic unsigned abi_seen;
 /* The handle the registry knows a context's communicator by: never a real ncclComm_t (odd). */
 static const void *pseudo_handle(uint32_t ctx) { return (const void *)(uintptr_t)((uint64_t)ctx << 4 | 0x9); }
 
-static void finish_note(void) {
+void npkit_pcalls_finish(void) {
   uint32_t made = atomic_load(&n_made);
   if (atomic_load(&n_ctx) == 0 || npkit_comm_count() > made) return; /* the wrappers saw communicators */
   unsigned abi = atomic_load(&abi_seen);
@@ -52,7 +53,6 @@ static void finish_note(void) {
 void npkit_pcalls_ctx(uint32_t ctx, const npkit_pp_comm *c) {
   atomic_fetch_add(&n_ctx, 1);
   if (c->abi > atomic_load(&abi_seen)) atomic_store(&abi_seen, c->abi);
-  (void)npkit_at_finish(finish_note);
   if (ctx == 0 || ctx >= CTXS) return;
   ctx_info *x = &ctxs[ctx];
   x->nccl_comm_id = c->nccl_comm_id;

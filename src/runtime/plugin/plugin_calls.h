@@ -36,4 +36,7 @@ typedef struct npkit_pcall {
 uint64_t npkit_pcalls_begin(const npkit_pcall *p, npkit_call *call);
 void npkit_pcalls_end(npkit_call *call);
 
+/* At the finish: when the wrappers saw no call, one line says what was recorded instead. */
+void npkit_pcalls_finish(void);
+
 #endif

@@ -9,8 +9,9 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "plugin_clock_map.h"
 #include "lifecycle.h"
+#include "notes.h"
+#include "plugin_clock_map.h"
 #include "plugin_abi.h"
 #include "plugin_api.h"
 #include "plugin_emit.h"
@@ -25,6 +26,7 @@ static _Atomic unsigned abi_loaded; /* the ABI version NCCL loaded */
 static _Atomic(int *) nccl_mask;    /* NCCL's process-wide activation mask */
 static pid_t self_pid;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static _Atomic int set_up;          /* a communicator's init came: there is something to finish */
 
 #define counts npkit_pp_counts_now
 
@@ -149,7 +151,11 @@ static void emit_stats(void) {
   emit(&ev);
 }
 
-static void at_exit_stats(void) {
+/* The life cycle's finish: the last state of every clock map, the counters, and what the
+ * plugin could not record. */
+static void finish(npkit_source_totals *totals) {
+  (void)totals; /* the plugin's events go through the recorder, which counts them */
+  if (!atomic_load(&set_up)) return;
   for (uint32_t i = 0; i < MAPS; i++)
     if (atomic_load_explicit(&maps[i].ctx, memory_order_acquire) != 0) emit_clock(&maps[i]);
   emit_stats();
@@ -159,7 +165,10 @@ static void at_exit_stats(void) {
                "the NCCL profiler plugin lost %llu events (no memory for their state, or no "
                "recorder on the thread that reported them)",
                (unsigned long long)lost);
+  npkit_pcalls_finish();
 }
+
+const npkit_source_ops npkit_source_plugin = {"plugin", NULL, NULL, finish, NULL, NULL};
 
 /* NCCL dlcloses the plugin after its last communicator: a library that was loaded that way (not
  * preloaded) must stay mapped, since its threads and exit handlers outlive that moment. */
@@ -173,9 +182,7 @@ static void pin_library(void) {
 static void setup(void) {
   self_pid = getpid();
   pin_library();
-  /* Registered after the life cycle's own exit handler (npkit_recording ran first), so it runs
-   * before it, while the recorder still takes events. */
-  atexit(at_exit_stats);
+  atomic_store(&set_up, 1);
 }
 
 static uint32_t ctx_id(const void *ctx) {

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "npkit/event_log.h" /* NPKIT_PAPI_* */
+#include "source.h"
 
 /* Event types as the core sees them. */
 typedef enum npkit_pp_type {
@@ -111,6 +112,10 @@ typedef struct npkit_pp_comm {
   const char *name;      /* may be NULL */
   int nnodes, nranks, rank; /* -1 if not given */
 } npkit_pp_comm;
+
+/* The plugin's entry in the life cycle's table: its finish writes the clock maps' last state,
+ * the plugin's counters (NPKIT_EV_PLUGIN_STATS) and what it could not record. */
+extern const npkit_source_ops npkit_source_plugin;
 
 /* The core.  All return 0 (ncclSuccess). */
 int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *comm);

@@ -2,8 +2,8 @@
 
 #include <string.h>
 
-#include "lifecycle.h"
 #include "recorder.h"
+#include "state.h"
 
 npkit_pp_counts npkit_pp_counts_now;
 

@@ -9,10 +9,10 @@
 
 #include "config.h"
 #include "diag.h"
-#include "lifecycle.h"
+#include "notes.h"
 #include "npkit/event_log.h"
-#include "string_table.h"
 #include "stack_symbols.h"
+#include "string_table.h"
 
 /* Frames that precede the caller's: unw_backtrace's own and this library's (capture, the per-call
  * hook, the wrapper), plus one to spare; every frame asked for costs time. */
@@ -57,7 +57,11 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg) {
   return 1;
 }
 
-int npkit_stacks_start(uint32_t depth) {
+static int lines; /* NPKIT_STACK_LINES */
+
+/* Loads libunwind and sets up the table for `depth` frames (0: stays off).  Returns 0, or -1 after
+ * a note when stacks cannot be recorded. */
+static int start(uint32_t depth) {
   if (depth == 0) return 0;
   if (depth > NPKIT_MAX_STACK_DEPTH) depth = NPKIT_MAX_STACK_DEPTH;
   void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -220,7 +224,14 @@ static int write_stacks(npkit_log_writer *log, uint32_t count, const uintptr_t *
   return 0;
 }
 
-void npkit_stacks_finish(npkit_log_writer *log, int lines) {
+static void attach(const npkit_source_log *at) {
+  lines = at->cfg->stack_lines;
+  (void)start(at->cfg->stack_depth);
+}
+
+/* Symbolises the stacks seen so far and appends them to the log (STRING blocks for the frames,
+ * one STACK block), with file:line through addr2line when NPKIT_STACK_LINES asks. */
+static void detach(npkit_log_writer *log) {
   if (npkit_stack_depth == 0 || log == NULL) return;
   /* Sites below the count are complete and never change; a call still running on another
    * thread may add one more, which is left out. */
@@ -258,3 +269,5 @@ done:
   free(ids);
   free(ips);
 }
+
+const npkit_source_ops npkit_source_stacks = {"stacks", NULL, attach, NULL, detach, NULL};

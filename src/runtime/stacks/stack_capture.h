@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "log_writer.h"
+#include "source.h"
 
 /* Distinct call sites kept; calls from further sites get stack_id 0 (one warning says so). */
 #define NPKIT_STACK_MAX_SITES 4096
@@ -22,17 +22,15 @@
 /* Frames kept per stack, 0 when stacks are off (the setting, or libunwind is missing). */
 extern uint32_t npkit_stack_depth;
 
-/* Loads libunwind and sets up the table for `depth` frames (0: stays off).  Returns 0, or -1 after
- * a warning when stacks cannot be recorded. */
-int npkit_stacks_start(uint32_t depth);
+/* The source's entry in the life cycle's table: attaching loads libunwind and sets up the table
+ * for NPKIT_STACK_DEPTH frames (a warning when it cannot); detaching, at exit, symbolises the stacks
+ * seen and appends them to the log (STRING blocks for the frames, one STACK block; file:line
+ * through addr2line with NPKIT_STACK_LINES). */
+extern const npkit_source_ops npkit_source_stacks;
 
 /* The caller's call site: the id of its stack in the table, 0 if it cannot be recorded.  Must be
  * called from code of this library that a wrapped NCCL function runs: frames up to and including
  * the last one inside this library are not part of the stack. */
 uint64_t npkit_stack_capture(void);
-
-/* Symbolises the stacks seen so far and appends them to the log (STRING blocks for the frames,
- * one STACK block).  `lines`: file:line through addr2line as well.  Called once at exit. */
-void npkit_stacks_finish(npkit_log_writer *log, int lines);
 
 #endif
