@@ -94,7 +94,7 @@ static inline void npkit_call_end(npkit_call *c) {
   if (__builtin_expect(npkit_call_extras_on, 0)) paused = npkit_call_extras(c->t, &c->ev, paused);
   int store = !paused && npkit_fn_set_has(&npkit_rec_ops, c->ev.func) &&
               atomic_load_explicit(&npkit_state, memory_order_relaxed) == NPKIT_STATE_ON;
-  npkit_gpu_publish(&c->ev, store);
+  npkit_cupti_publish(&c->ev, store);
   if (store) npkit_record(c->t, &c->ev);
 }
 

@@ -103,7 +103,7 @@ static uint32_t learn_comm(npkit_call *c, ncclComm_t comm, uint64_t comm_id, int
                           parent, c->ev.func, name};
   npkit_comm *nc = npkit_comm_register(&info);
   npkit_identity_from_comm(rank, nranks, info.device);
-  npkit_gpu_comm_created();
+  npkit_cupti_comm_created();
   npkit_dump_source_comm_created(rank);
   return nc != NULL ? nc->local_id : 0;
 }
@@ -154,7 +154,7 @@ static void after_derive(npkit_call *c, ncclResult_t r, ncclComm_t parent, const
 
 static void after_gone(npkit_call *c) {
   int ended = c->comm != NULL && atomic_exchange(&c->comm->alive, 0);
-  if (ended) npkit_gpu_comm_destroyed();
+  if (ended) npkit_cupti_comm_destroyed();
   npkit_dump_source_comm_gone(c->comm != NULL ? c->comm->local_id : 0, c->comm != NULL ? c->comm->rank : -1,
                               ended, c->ev.func == NPKIT_FN_CommAbort, c->ev.u.api.result, c->t->index);
 }
@@ -226,12 +226,12 @@ static npkit_nccl_team missing_T(unsigned fn) {
     }                                                                                \
     real_##name##_fn real = (real_##name##_fn)npkit_nccl_sym(NPKIT_FN_##name);       \
     describe;                                                                        \
-    npkit_gpu_push(&call.ev);                                                        \
+    npkit_cupti_push(&call.ev);                                                        \
     call.ev.start_ns = npkit_now_ns();                                               \
     npkit_call_started(&call);                                                       \
     RET_##ret res = real != NULL ? real args : missing_##ret(NPKIT_FN_##name);       \
     call.ev.end_ns = npkit_now_ns();                                                 \
-    npkit_gpu_pop(&call.ev);                                                         \
+    npkit_cupti_pop(&call.ev);                                                         \
     call.ev.u.api.result = RESULT_CODE_##ret(res);                                   \
     if (real == NULL) call.ev.u.api.flags |= NPKIT_API_MISSING;                      \
     if (RESULT_CODE_##ret(res) == ncclInProgress) call.ev.u.api.flags |= NPKIT_API_ASYNC; \

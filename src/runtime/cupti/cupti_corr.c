@@ -27,7 +27,7 @@ typedef struct group_track {
   uint32_t calls;
   uint32_t comm;       /* the common communicator, or 0 when they differ */
   uint64_t bytes;
-  npkit_gpu_call first;
+  npkit_cupti_call first;
 } group_track;
 
 static __thread group_track tls_group __attribute__((tls_model("initial-exec")));
@@ -49,7 +49,7 @@ typedef struct node_slot {
   uint64_t node_id;   /* 0 = empty */
   uint64_t ext_id;
   uint8_t state;      /* 0 unresolved, 1 call copied, 2 call lost */
-  npkit_gpu_call call;
+  npkit_cupti_call call;
 } node_slot;
 
 static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -57,11 +57,11 @@ static node_slot *nodes;
 static size_t node_cap, node_count;
 static int node_dirty; /* some node's call is not copied yet */
 
-int npkit_gpu_corr_init(void) {
+int npkit_cupti_corr_init(void) {
   if (ring != NULL) return 0;
   /* Large and mostly untouched: calloc maps zero pages that cost nothing until written. */
-  call_slot *r = calloc(NPKIT_GPU_CALL_RING, sizeof *r);
-  corr_slot *m = calloc(NPKIT_GPU_CORR_MAP, sizeof *m);
+  call_slot *r = calloc(NPKIT_CUPTI_CALL_RING, sizeof *r);
+  corr_slot *m = calloc(NPKIT_CUPTI_CORR_MAP, sizeof *m);
   if (r == NULL || m == NULL) {
     free(r);
     free(m);
@@ -72,21 +72,21 @@ int npkit_gpu_corr_init(void) {
   return 0;
 }
 
-uint64_t npkit_gpu_corr_begin(void) {
+uint64_t npkit_cupti_corr_begin(void) {
   uint64_t id = atomic_fetch_add_explicit(&next_ext, 1, memory_order_relaxed);
   tls_ext = id;
   return id;
 }
 
-void npkit_gpu_corr_end(void) { tls_ext = 0; }
+void npkit_cupti_corr_end(void) { tls_ext = 0; }
 
-void npkit_gpu_corr_enter(uint64_t id) { tls_ext = id; }
+void npkit_cupti_corr_enter(uint64_t id) { tls_ext = id; }
 
-uint64_t npkit_gpu_corr_current(void) { return tls_ext; }
+uint64_t npkit_cupti_corr_current(void) { return tls_ext; }
 
-uint64_t npkit_gpu_corr_issued(void) { return atomic_load(&next_ext) - 1; }
+uint64_t npkit_cupti_corr_issued(void) { return atomic_load(&next_ext) - 1; }
 
-static void pack(const npkit_gpu_call *c, uint64_t w[CALL_WORDS]) {
+static void pack(const npkit_cupti_call *c, uint64_t w[CALL_WORDS]) {
   w[0] = c->start_ns;
   w[1] = c->end_ns;
   w[2] = c->bytes;
@@ -96,7 +96,7 @@ static void pack(const npkit_gpu_call *c, uint64_t w[CALL_WORDS]) {
   w[6] = (uint64_t)c->func | (uint64_t)c->flags << 16 | (uint64_t)c->group_calls << 32;
 }
 
-static void unpack(const uint64_t w[CALL_WORDS], npkit_gpu_call *c) {
+static void unpack(const uint64_t w[CALL_WORDS], npkit_cupti_call *c) {
   c->start_ns = w[0];
   c->end_ns = w[1];
   c->bytes = w[2];
@@ -132,7 +132,7 @@ static void group_note(const npkit_event *ev) {
   g->bytes += a->bytes;
 }
 
-void npkit_gpu_corr_publish(const npkit_event *ev, int recorded) {
+void npkit_cupti_corr_publish(const npkit_event *ev, int recorded) {
   const npkit_ev_api *a = &ev->u.api;
   if (ring == NULL || a->corr_id == 0) return;
   npkit_fn_class cls = npkit_fn_class_of(ev->func);
@@ -140,7 +140,7 @@ void npkit_gpu_corr_publish(const npkit_event *ev, int recorded) {
       accepted(a->result))
     group_note(ev);
 
-  npkit_gpu_call c;
+  npkit_cupti_call c;
   memset(&c, 0, sizeof c);
   c.start_ns = ev->start_ns;
   c.end_ns = ev->end_ns;
@@ -173,40 +173,40 @@ void npkit_gpu_corr_publish(const npkit_event *ev, int recorded) {
 
   uint64_t w[CALL_WORDS];
   pack(&c, w);
-  call_slot *s = &ring[a->corr_id & (NPKIT_GPU_CALL_RING - 1)];
+  call_slot *s = &ring[a->corr_id & (NPKIT_CUPTI_CALL_RING - 1)];
   atomic_store_explicit(&s->tag, 0, memory_order_relaxed);
   atomic_thread_fence(memory_order_release);
   for (int i = 0; i < CALL_WORDS; i++) atomic_store_explicit(&s->w[i], w[i], memory_order_relaxed);
   atomic_store_explicit(&s->tag, a->corr_id, memory_order_release);
 }
 
-npkit_gpu_lookup npkit_gpu_call_find(uint64_t ext_id, npkit_gpu_call *out) {
-  if (ring == NULL || ext_id == 0) return NPKIT_GPU_GONE;
-  call_slot *s = &ring[ext_id & (NPKIT_GPU_CALL_RING - 1)];
+npkit_cupti_lookup npkit_cupti_call_find(uint64_t ext_id, npkit_cupti_call *out) {
+  if (ring == NULL || ext_id == 0) return NPKIT_CUPTI_GONE;
+  call_slot *s = &ring[ext_id & (NPKIT_CUPTI_CALL_RING - 1)];
   uint64_t t1 = atomic_load_explicit(&s->tag, memory_order_acquire);
   if (t1 != ext_id) {
     /* Ids grow: an older tag (or 0, a write in progress) means the call is still running. */
-    return t1 > ext_id ? NPKIT_GPU_GONE : NPKIT_GPU_PENDING;
+    return t1 > ext_id ? NPKIT_CUPTI_GONE : NPKIT_CUPTI_PENDING;
   }
   uint64_t w[CALL_WORDS];
   for (int i = 0; i < CALL_WORDS; i++) w[i] = atomic_load_explicit(&s->w[i], memory_order_relaxed);
   atomic_thread_fence(memory_order_acquire);
-  if (atomic_load_explicit(&s->tag, memory_order_relaxed) != t1) return NPKIT_GPU_GONE;
+  if (atomic_load_explicit(&s->tag, memory_order_relaxed) != t1) return NPKIT_CUPTI_GONE;
   unpack(w, out);
-  return NPKIT_GPU_FOUND;
+  return NPKIT_CUPTI_FOUND;
 }
 
-void npkit_gpu_corr_put(uint32_t correlation, uint64_t ext_id) {
+void npkit_cupti_corr_put(uint32_t correlation, uint64_t ext_id) {
   if (corr_map == NULL) return;
-  corr_slot *s = &corr_map[correlation & (NPKIT_GPU_CORR_MAP - 1)];
+  corr_slot *s = &corr_map[correlation & (NPKIT_CUPTI_CORR_MAP - 1)];
   s->correlation = correlation;
   s->used = 1;
   s->ext_id = ext_id;
 }
 
-uint64_t npkit_gpu_corr_get(uint32_t correlation) {
+uint64_t npkit_cupti_corr_get(uint32_t correlation) {
   if (corr_map == NULL) return 0;
-  const corr_slot *s = &corr_map[correlation & (NPKIT_GPU_CORR_MAP - 1)];
+  const corr_slot *s = &corr_map[correlation & (NPKIT_CUPTI_CORR_MAP - 1)];
   return s->used && s->correlation == correlation ? s->ext_id : 0;
 }
 
@@ -241,7 +241,7 @@ static node_slot *node_slot_for(uint64_t id) {
   return node_probe(nodes, node_cap, id);
 }
 
-void npkit_gpu_node_created(uint64_t node_id, uint64_t ext_id) {
+void npkit_cupti_node_created(uint64_t node_id, uint64_t ext_id) {
   if (node_id == 0 || ext_id == 0) return;
   pthread_mutex_lock(&node_lock);
   node_slot *s = node_slot_for(node_id);
@@ -255,7 +255,7 @@ void npkit_gpu_node_created(uint64_t node_id, uint64_t ext_id) {
   pthread_mutex_unlock(&node_lock);
 }
 
-void npkit_gpu_node_cloned(uint64_t original, uint64_t clone) {
+void npkit_cupti_node_cloned(uint64_t original, uint64_t clone) {
   if (original == 0 || clone == 0 || original == clone) return;
   pthread_mutex_lock(&node_lock);
   if (node_cap > 0) {
@@ -274,25 +274,25 @@ void npkit_gpu_node_cloned(uint64_t original, uint64_t clone) {
   pthread_mutex_unlock(&node_lock);
 }
 
-void npkit_gpu_nodes_resolve(void) {
+void npkit_cupti_nodes_resolve(void) {
   pthread_mutex_lock(&node_lock);
   int pending = 0;
   for (size_t i = 0; i < node_cap && node_dirty; i++) {
     node_slot *s = &nodes[i];
     if (s->node_id == 0 || s->state != 0) continue;
-    npkit_gpu_lookup k = npkit_gpu_call_find(s->ext_id, &s->call);
-    if (k == NPKIT_GPU_PENDING) {
+    npkit_cupti_lookup k = npkit_cupti_call_find(s->ext_id, &s->call);
+    if (k == NPKIT_CUPTI_PENDING) {
       pending = 1;
       continue;
     }
-    s->state = k == NPKIT_GPU_FOUND ? 1 : 2;
+    s->state = k == NPKIT_CUPTI_FOUND ? 1 : 2;
   }
   node_dirty = pending;
   pthread_mutex_unlock(&node_lock);
 }
 
-npkit_gpu_lookup npkit_gpu_node_find(uint64_t node_id, uint64_t *ext_id, npkit_gpu_call *out) {
-  npkit_gpu_lookup k = NPKIT_GPU_GONE;
+npkit_cupti_lookup npkit_cupti_node_find(uint64_t node_id, uint64_t *ext_id, npkit_cupti_call *out) {
+  npkit_cupti_lookup k = NPKIT_CUPTI_GONE;
   *ext_id = 0;
   pthread_mutex_lock(&node_lock);
   if (node_cap > 0 && node_id != 0) {
@@ -301,7 +301,7 @@ npkit_gpu_lookup npkit_gpu_node_find(uint64_t node_id, uint64_t *ext_id, npkit_g
       *ext_id = s->ext_id;
       if (s->state == 1) {
         *out = s->call;
-        k = NPKIT_GPU_FOUND;
+        k = NPKIT_CUPTI_FOUND;
       }
     }
   }

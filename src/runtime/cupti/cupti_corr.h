@@ -12,8 +12,8 @@
  *
  * Kernels that ncclGroupEnd launched belong to the GroupEnd; when the group held a single
  * collective or send/recv, the GroupEnd's description is that call's (the group id is kept). */
-#ifndef NPKIT_GPU_CORR_H
-#define NPKIT_GPU_CORR_H
+#ifndef NPKIT_CUPTI_CORR_H
+#define NPKIT_CUPTI_CORR_H
 
 #include <stdint.h>
 
@@ -21,12 +21,12 @@
 
 /* Slots of the call ring: a kernel record must be processed before this many later calls have
  * been published, or its call's description is reported lost (NPKIT_GPU_CALL_LOST). */
-#define NPKIT_GPU_CALL_RING (1u << 16)
+#define NPKIT_CUPTI_CALL_RING (1u << 16)
 /* Slots of the CUPTI correlation id → external id map (direct mapped). */
-#define NPKIT_GPU_CORR_MAP (1u << 17)
+#define NPKIT_CUPTI_CORR_MAP (1u << 17)
 
 /* What the completion path copies into a GPU event. */
-typedef struct npkit_gpu_call {
+typedef struct npkit_cupti_call {
   uint64_t start_ns, end_ns; /* the launching call */
   uint64_t bytes;            /* attributed call (a group: the sum over its calls) */
   uint64_t seq;
@@ -36,46 +36,46 @@ typedef struct npkit_gpu_call {
   uint16_t func;             /* attributed function */
   uint16_t flags;            /* NPKIT_GPU_CALL_RECORDED, NPKIT_GPU_VIA_GROUP */
   uint16_t group_calls;
-} npkit_gpu_call;
+} npkit_cupti_call;
 
-typedef enum npkit_gpu_lookup {
-  NPKIT_GPU_FOUND = 0,
-  NPKIT_GPU_PENDING = 1, /* the call has not returned yet: try again later */
-  NPKIT_GPU_GONE = 2,    /* overwritten by later calls, or never published */
-} npkit_gpu_lookup;
+typedef enum npkit_cupti_lookup {
+  NPKIT_CUPTI_FOUND = 0,
+  NPKIT_CUPTI_PENDING = 1, /* the call has not returned yet: try again later */
+  NPKIT_CUPTI_GONE = 2,    /* overwritten by later calls, or never published */
+} npkit_cupti_lookup;
 
 /* Allocates the tables; 0 or -1 (out of memory). */
-int npkit_gpu_corr_init(void);
+int npkit_cupti_corr_init(void);
 
 /* ---- hot path (wrapper threads) ---- */
-/* A new external id; remembered as the thread's current one until npkit_gpu_corr_end. */
-uint64_t npkit_gpu_corr_begin(void);
-void npkit_gpu_corr_end(void);
+/* A new external id; remembered as the thread's current one until npkit_cupti_corr_end. */
+uint64_t npkit_cupti_corr_begin(void);
+void npkit_cupti_corr_end(void);
 /* Makes an id issued earlier (by another thread) the thread's current one. */
-void npkit_gpu_corr_enter(uint64_t id);
+void npkit_cupti_corr_enter(uint64_t id);
 /* External ids handed out so far. */
-uint64_t npkit_gpu_corr_issued(void);
+uint64_t npkit_cupti_corr_issued(void);
 /* The id pushed around the call the calling thread is in, 0 if none (graph node callbacks). */
-uint64_t npkit_gpu_corr_current(void);
+uint64_t npkit_cupti_corr_current(void);
 /* Publishes the finished call `ev` (an NPKIT_EV_API event whose corr_id is set).  `recorded`: the
  * event is stored in the log. */
-void npkit_gpu_corr_publish(const npkit_event *ev, int recorded);
+void npkit_cupti_corr_publish(const npkit_event *ev, int recorded);
 
 /* ---- completion path (one thread at a time) ---- */
-npkit_gpu_lookup npkit_gpu_call_find(uint64_t ext_id, npkit_gpu_call *out);
-void npkit_gpu_corr_put(uint32_t correlation, uint64_t ext_id);
+npkit_cupti_lookup npkit_cupti_call_find(uint64_t ext_id, npkit_cupti_call *out);
+void npkit_cupti_corr_put(uint32_t correlation, uint64_t ext_id);
 /* 0 if unknown. */
-uint64_t npkit_gpu_corr_get(uint32_t correlation);
+uint64_t npkit_cupti_corr_get(uint32_t correlation);
 
 /* ---- CUDA graphs ---- */
 /* A graph node was created inside the call with external id ext_id (stream capture). */
-void npkit_gpu_node_created(uint64_t node_id, uint64_t ext_id);
+void npkit_cupti_node_created(uint64_t node_id, uint64_t ext_id);
 /* Instantiation cloned `original` into `clone`. */
-void npkit_gpu_node_cloned(uint64_t original, uint64_t clone);
+void npkit_cupti_node_cloned(uint64_t original, uint64_t clone);
 /* Copies the description of the calls whose nodes were captured since the last time, while the
  * ring still holds them (completion path). */
-void npkit_gpu_nodes_resolve(void);
+void npkit_cupti_nodes_resolve(void);
 /* The call a replayed node belongs to: FOUND, or GONE when unknown. */
-npkit_gpu_lookup npkit_gpu_node_find(uint64_t node_id, uint64_t *ext_id, npkit_gpu_call *out);
+npkit_cupti_lookup npkit_cupti_node_find(uint64_t node_id, uint64_t *ext_id, npkit_cupti_call *out);
 
 #endif

@@ -30,7 +30,7 @@ static npkit_event batch[BATCH];
 static size_t nbatch;
 static held *waiting;
 static size_t nwaiting;
-static npkit_gpu_counts counts;
+static npkit_cupti_counts counts;
 static uint64_t last_recorded = UINT64_MAX, last_dropped = UINT64_MAX;
 static uint64_t settled_seq; /* the latest `settled` a forced flush gave */
 
@@ -41,7 +41,7 @@ void npkit_cupti_drain_attach(npkit_log_writer *log) {
 }
 
 /* Counts of the events in `batch`, added to `counts` once the log has taken them. */
-static npkit_gpu_counts pending;
+static npkit_cupti_counts pending;
 
 static void flush_batch(void) {
   if (nbatch == 0) return;
@@ -73,7 +73,7 @@ static void emit(const npkit_event *ev) {
   if (nbatch == BATCH) flush_batch();
 }
 
-static void fill(npkit_event *ev, const npkit_gpu_call *c, uint16_t extra) {
+static void fill(npkit_event *ev, const npkit_cupti_call *c, uint16_t extra) {
   npkit_ev_gpu *g = &ev->u.gpu;
   ev->func = c->func;
   ev->thread = c->thread;
@@ -88,26 +88,26 @@ static void fill(npkit_event *ev, const npkit_gpu_call *c, uint16_t extra) {
 
 /* Ties ev to its NCCL call.  PENDING: the call has not published its description yet, or (with
  * hold_unmatched) no correlation record for the launch has been seen yet. */
-static npkit_gpu_lookup attribute(npkit_event *ev, int hold_unmatched) {
+static npkit_cupti_lookup attribute(npkit_event *ev, int hold_unmatched) {
   npkit_ev_gpu *g = &ev->u.gpu;
-  npkit_gpu_call c;
-  if (g->ext_id == 0) g->ext_id = npkit_gpu_corr_get(g->correlation);
+  npkit_cupti_call c;
+  if (g->ext_id == 0) g->ext_id = npkit_cupti_corr_get(g->correlation);
   if (g->ext_id != 0) {
-    npkit_gpu_lookup k = npkit_gpu_call_find(g->ext_id, &c);
-    if (k == NPKIT_GPU_PENDING) return k;
-    if (k == NPKIT_GPU_GONE) g->flags |= NPKIT_GPU_CALL_LOST;
+    npkit_cupti_lookup k = npkit_cupti_call_find(g->ext_id, &c);
+    if (k == NPKIT_CUPTI_PENDING) return k;
+    if (k == NPKIT_CUPTI_GONE) g->flags |= NPKIT_GPU_CALL_LOST;
     else fill(ev, &c, 0);
     return k;
   }
   uint64_t ext;
-  if (g->graph_node != 0 && npkit_gpu_node_find(g->graph_node, &ext, &c) == NPKIT_GPU_FOUND) {
+  if (g->graph_node != 0 && npkit_cupti_node_find(g->graph_node, &ext, &c) == NPKIT_CUPTI_FOUND) {
     /* Replayed by cudaGraphLaunch, not by the call: no arrow from it. */
     g->ext_id = ext;
     fill(ev, &c, NPKIT_GPU_GRAPH);
     g->flags &= (uint16_t)~NPKIT_GPU_CALL_RECORDED;
-    return NPKIT_GPU_FOUND;
+    return NPKIT_CUPTI_FOUND;
   }
-  return hold_unmatched ? NPKIT_GPU_PENDING : NPKIT_GPU_FOUND;
+  return hold_unmatched ? NPKIT_CUPTI_PENDING : NPKIT_CUPTI_FOUND;
 }
 
 static unsigned waiting_for(const npkit_event *ev) {
@@ -133,7 +133,7 @@ static void retry_waiting(npkit_drain_mode mode) {
   for (size_t i = 0; i < nwaiting; i++) {
     held *h = &waiting[i];
     int hold_unmatched = h->buf_seq > settled_seq;
-    if (attribute(&h->ev, hold_unmatched) == NPKIT_GPU_PENDING && mode != NPKIT_DRAIN_FINAL) {
+    if (attribute(&h->ev, hold_unmatched) == NPKIT_CUPTI_PENDING && mode != NPKIT_DRAIN_FINAL) {
       h->waited |= waiting_for(&h->ev);
       waiting[kept++] = *h;
       continue;
@@ -157,7 +157,7 @@ static void read_buffer(npkit_cupti_buf *b) {
       const CUpti_ActivityExternalCorrelation *x =
           (const CUpti_ActivityExternalCorrelation *)(const void *)rec;
       if (x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2)
-        npkit_gpu_corr_put(x->correlationId, x->externalId);
+        npkit_cupti_corr_put(x->correlationId, x->externalId);
       continue;
     }
     if (rec->kind == CUPTI_ACTIVITY_KIND_DRIVER || rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
@@ -167,7 +167,7 @@ static void read_buffer(npkit_cupti_buf *b) {
     npkit_event *ev = &batch[nbatch]; /* built in place: most events go straight out */
     if (!npkit_cupti_record_event(rec, ev, out)) continue;
     if (!npkit_cupti_clock_fix(&ev->start_ns, &ev->end_ns)) ev->u.gpu.flags |= NPKIT_GPU_UNTIMED;
-    if (attribute(ev, 1) == NPKIT_GPU_PENDING)
+    if (attribute(ev, 1) == NPKIT_CUPTI_PENDING)
       hold_or_emit(ev, b->seq);
     else
       emit(ev);
@@ -214,7 +214,7 @@ void npkit_cupti_drain(npkit_drain_mode mode, uint64_t settled) {
   /* Every record of the buffers taken was stamped before this reading: each stamp in another
    * clock lies between two readings (cupti_clock.h). */
   npkit_cupti_clock_read();
-  npkit_gpu_nodes_resolve();
+  npkit_cupti_nodes_resolve();
   for (npkit_cupti_buf *b = bufs; b != NULL; b = b->next) read_buffer(b);
   retry_waiting(mode);
   flush_batch();
@@ -223,7 +223,7 @@ void npkit_cupti_drain(npkit_drain_mode mode, uint64_t settled) {
   pthread_mutex_unlock(&drain_lock);
 }
 
-void npkit_cupti_drain_counts(npkit_gpu_counts *c) {
+void npkit_cupti_drain_counts(npkit_cupti_counts *c) {
   npkit_cupti_buf_stats bs;
   npkit_cupti_bufs_stats(&bs);
   pthread_mutex_lock(&drain_lock);

@@ -33,7 +33,7 @@ typedef enum npkit_drain_mode {
  * flush, as CUPTI may return the buffer with its record later. */
 void npkit_cupti_drain(npkit_drain_mode mode, uint64_t settled);
 
-typedef struct npkit_gpu_counts {
+typedef struct npkit_cupti_counts {
   uint64_t kernels, memcpys, memsets; /* stored in the log */
   uint64_t attributed;   /* of those, tied to an NCCL call */
   uint64_t untimed;      /* kernels CUPTI could not time */
@@ -44,8 +44,8 @@ typedef struct npkit_gpu_counts {
   uint64_t held_call;    /* activity tied to its call after waiting for the call to return */
   uint64_t held_record;  /* ... after waiting for its correlation record */
   uint64_t api_records;  /* driver/runtime API records read (they carry the correlation) */
-} npkit_gpu_counts;
+} npkit_cupti_counts;
 
-void npkit_cupti_drain_counts(npkit_gpu_counts *c);
+void npkit_cupti_drain_counts(npkit_cupti_counts *c);
 
 #endif

@@ -10,30 +10,30 @@
 #include "npkit/event_log.h"
 
 /* 1 while CUPTI traces with external correlation. */
-extern _Atomic int npkit_gpu_active;
+extern _Atomic int npkit_cupti_active;
 
 /* Push for a call that may launch GPU work (not queries, not ncclGroupStart): sets corr_id. */
-void npkit_gpu_push_slow(npkit_event *ev);
-void npkit_gpu_pop_slow(void);
+void npkit_cupti_push_slow(npkit_event *ev);
+void npkit_cupti_pop_slow(void);
 
-static inline void npkit_gpu_push(npkit_event *ev) {
-  if (atomic_load_explicit(&npkit_gpu_active, memory_order_relaxed)) npkit_gpu_push_slow(ev);
+static inline void npkit_cupti_push(npkit_event *ev) {
+  if (atomic_load_explicit(&npkit_cupti_active, memory_order_relaxed)) npkit_cupti_push_slow(ev);
 }
 
 /* A launch on a thread of NCCL's own (a non-blocking group, NCCL 2.28+ KernelLaunch events):
  * pushes ext, the correlation id of the call whose work it launches, unless the thread already
- * runs inside a wrapped call.  1 when pushed: pop with npkit_gpu_pop_launch. */
-int npkit_gpu_push_launch(uint64_t ext);
-void npkit_gpu_pop_launch(void);
+ * runs inside a wrapped call.  1 when pushed: pop with npkit_cupti_pop_launch. */
+int npkit_cupti_push_launch(uint64_t ext);
+void npkit_cupti_pop_launch(void);
 
 /* Right after the real call returns. */
-static inline void npkit_gpu_pop(const npkit_event *ev) {
-  if (ev->u.api.corr_id != 0) npkit_gpu_pop_slow();
+static inline void npkit_cupti_pop(const npkit_event *ev) {
+  if (ev->u.api.corr_id != 0) npkit_cupti_pop_slow();
 }
 
 /* Once the event is complete (sequence number included). */
-static inline void npkit_gpu_publish(const npkit_event *ev, int recorded) {
-  if (ev->u.api.corr_id != 0) npkit_gpu_corr_publish(ev, recorded);
+static inline void npkit_cupti_publish(const npkit_event *ev, int recorded) {
+  if (ev->u.api.corr_id != 0) npkit_cupti_corr_publish(ev, recorded);
 }
 
 #endif

@@ -35,6 +35,6 @@ __attribute__((constructor)) static void npkit_cupti_register_self(void) {
 /* The entry point CUDA_INJECTION64_PATH names: called inside cuInit, so only processes that use
  * CUDA get here, and recording may start now. */
 EXPORT int InitializeInjection(void) {
-  if (npkit_start() == NPKIT_STATE_ON) npkit_gpu_start(NPKIT_GPU_FROM_DRIVER);
+  if (npkit_start() == NPKIT_STATE_ON) npkit_cupti_start(NPKIT_CUPTI_FROM_DRIVER);
   return 1;
 }

@@ -24,7 +24,7 @@
 #include "signals.h"
 #include "state.h"
 
-_Atomic int npkit_gpu_active;
+_Atomic int npkit_cupti_active;
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tried;          /* start was attempted */
@@ -59,35 +59,35 @@ static void attach(const npkit_source_log *at) {
 
 /* ---- hot path ---- */
 
-void npkit_gpu_push_slow(npkit_event *ev) {
+void npkit_cupti_push_slow(npkit_event *ev) {
   if (!npkit_fn_set_has(&push_set, ev->func)) return;
-  uint64_t id = npkit_gpu_corr_begin();
+  uint64_t id = npkit_cupti_corr_begin();
   if (npkit_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) !=
       CUPTI_SUCCESS) {
-    npkit_gpu_corr_end();
+    npkit_cupti_corr_end();
     return;
   }
   ev->u.api.corr_id = id;
 }
 
-void npkit_gpu_pop_slow(void) {
+void npkit_cupti_pop_slow(void) {
   uint64_t last = 0;
   npkit_cupti.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
-  npkit_gpu_corr_end();
+  npkit_cupti_corr_end();
 }
 
-int npkit_gpu_push_launch(uint64_t ext) {
-  if (ext == 0 || !atomic_load_explicit(&npkit_gpu_active, memory_order_relaxed) ||
-      npkit_gpu_corr_current() != 0)
+int npkit_cupti_push_launch(uint64_t ext) {
+  if (ext == 0 || !atomic_load_explicit(&npkit_cupti_active, memory_order_relaxed) ||
+      npkit_cupti_corr_current() != 0)
     return 0;
   if (npkit_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, ext) !=
       CUPTI_SUCCESS)
     return 0;
-  npkit_gpu_corr_enter(ext);
+  npkit_cupti_corr_enter(ext);
   return 1;
 }
 
-void npkit_gpu_pop_launch(void) { npkit_gpu_pop_slow(); }
+void npkit_cupti_pop_launch(void) { npkit_cupti_pop_slow(); }
 
 /* ---- flushing ---- */
 
@@ -207,15 +207,15 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
   const CUpti_GraphData *g = r->resourceDescriptor;
   if (g == NULL) return;
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
-    uint64_t ext = npkit_gpu_corr_current();
+    uint64_t ext = npkit_cupti_corr_current();
     uint64_t id = 0;
     if (ext != 0 && npkit_cupti.GetGraphNodeId(g->node, &id) == CUPTI_SUCCESS)
-      npkit_gpu_node_created(id, ext);
+      npkit_cupti_node_created(id, ext);
   } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
     uint64_t orig = 0, id = 0;
     if (npkit_cupti.GetGraphNodeId(g->originalNode, &orig) == CUPTI_SUCCESS &&
         npkit_cupti.GetGraphNodeId(g->node, &id) == CUPTI_SUCCESS)
-      npkit_gpu_node_cloned(orig, id);
+      npkit_cupti_node_cloned(orig, id);
   }
 }
 
@@ -237,7 +237,7 @@ static void off(const char *fmt, ...) {
 
 static void in_child(void) {
   /* CUPTI does not survive fork: the child must not push or flush. */
-  atomic_store(&npkit_gpu_active, 0);
+  atomic_store(&npkit_cupti_active, 0);
   running = 0;
   flusher_running = 0;
 }
@@ -341,7 +341,7 @@ static int start_some_copy(void) {
   return 0;
 }
 
-static int start_cupti(npkit_gpu_origin origin) {
+static int start_cupti(npkit_cupti_origin origin) {
   char why[512], res[96], peer[64];
   if (npkit_cfg.cupti == NPKIT_CUPTI_OFF) {
     off("NPKIT_CUPTI=0");
@@ -353,7 +353,7 @@ static int start_cupti(npkit_gpu_origin origin) {
         "records no CUDA activity", peer);
     return -1;
   }
-  if (npkit_gpu_corr_init() != 0) {
+  if (npkit_cupti_corr_init() != 0) {
     off("out of memory for the correlation tables");
     return -1;
   }
@@ -391,15 +391,15 @@ static int start_cupti(npkit_gpu_origin origin) {
   compute_push_set();
   pthread_atfork(NULL, NULL, in_child);
   start_flusher();
-  atomic_store(&npkit_gpu_active, correlate);
+  atomic_store(&npkit_cupti_active, correlate);
   npkit_debug("GPU activity through CUPTI %s (API version %u), started by %s; API records of %s",
               npkit_cupti.path, npkit_cupti.version,
-              origin == NPKIT_GPU_FROM_DRIVER ? "the CUDA driver" : "the first communicator",
+              origin == NPKIT_CUPTI_FROM_DRIVER ? "the CUDA driver" : "the first communicator",
               npkit_launch_api_mode_name(launch_api));
   return 0;
 }
 
-void npkit_gpu_start(npkit_gpu_origin origin) {
+void npkit_cupti_start(npkit_cupti_origin origin) {
   pthread_mutex_lock(&state_lock);
   if (tried || finished || log_out == NULL) {
     pthread_mutex_unlock(&state_lock);
@@ -414,12 +414,12 @@ void npkit_gpu_start(npkit_gpu_origin origin) {
   pthread_mutex_unlock(&state_lock);
 }
 
-void npkit_gpu_comm_created(void) {
+void npkit_cupti_comm_created(void) {
   atomic_fetch_add(&comms_alive, 1);
-  npkit_gpu_start(NPKIT_GPU_FROM_COMM);
+  npkit_cupti_start(NPKIT_CUPTI_FROM_COMM);
 }
 
-void npkit_gpu_comm_destroyed(void) {
+void npkit_cupti_comm_destroyed(void) {
   if (atomic_fetch_sub(&comms_alive, 1) != 1) return;
   pthread_mutex_lock(&state_lock);
   int on = running && !finished;
@@ -433,7 +433,7 @@ void npkit_gpu_comm_destroyed(void) {
 
 /* Final flush and drain, then detaches from the log; `totals` of what was stored (zeros if the
  * source never ran).  Safe to call more than once. */
-static void finish_cupti(npkit_gpu_counts *totals) {
+static void finish_cupti(npkit_cupti_counts *totals) {
   memset(totals, 0, sizeof *totals);
   pthread_mutex_lock(&state_lock);
   if (finished) {
@@ -446,7 +446,7 @@ static void finish_cupti(npkit_gpu_counts *totals) {
   pthread_mutex_unlock(&state_lock);
   if (!was_running) return;
 
-  atomic_store(&npkit_gpu_active, 0);
+  atomic_store(&npkit_cupti_active, 0);
   stop_flusher();
   npkit_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   npkit_cupti_bufs_count_dropped(NULL, 0); /* the global queue */
@@ -494,17 +494,17 @@ static void finish_cupti(npkit_gpu_counts *totals) {
               "correlation record; %llu API records", (unsigned long long)bs.completed,
               (unsigned long long)totals->held_call, (unsigned long long)totals->held_record,
               (unsigned long long)totals->api_records);
-  if (stored == 0 && bs.completed == 0 && npkit_gpu_corr_issued() > 0)
+  if (stored == 0 && bs.completed == 0 && npkit_cupti_corr_issued() > 0)
     npkit_note(NPKIT_LEVEL_INFO, "no GPU activity arrived from CUPTI although NCCL calls ran: "
                "another CUPTI client (a profiler started inside the application) may have taken "
                "over CUPTI's activity buffers");
   npkit_cupti_drain_attach(NULL);
 }
 
-static npkit_gpu_counts final_counts; /* of the finish, for the exit line */
+static npkit_cupti_counts final_counts; /* of the finish, for the exit line */
 
 static void finish(npkit_source_totals *totals) {
-  npkit_gpu_counts c;
+  npkit_cupti_counts c;
   finish_cupti(&c);
   pthread_mutex_lock(&state_lock);
   final_counts = c;
@@ -517,7 +517,7 @@ static void finish(npkit_source_totals *totals) {
 static void summary(char *buf, size_t len) {
   pthread_mutex_lock(&state_lock);
   int ran = ever_ran;
-  npkit_gpu_counts c = final_counts;
+  npkit_cupti_counts c = final_counts;
   pthread_mutex_unlock(&state_lock);
   if (len == 0) return;
   buf[0] = '\0';

@@ -23,19 +23,19 @@
 
 #include "source.h"
 
-typedef enum npkit_gpu_origin {
-  NPKIT_GPU_FROM_DRIVER = 1, /* InitializeInjection */
-  NPKIT_GPU_FROM_COMM = 2,   /* first communicator */
-} npkit_gpu_origin;
+typedef enum npkit_cupti_origin {
+  NPKIT_CUPTI_FROM_DRIVER = 1, /* InitializeInjection */
+  NPKIT_CUPTI_FROM_COMM = 2,   /* first communicator */
+} npkit_cupti_origin;
 
 /* The source's entry in the life cycle's table: attaches to the log, finishes (final flush and
  * drain) and gives the exit line's "; GPU: 12 kernels, 3 copies, 0 memsets, 0 lost". */
 extern const npkit_source_ops npkit_source_cupti;
 
 /* Starts the source once; later calls do nothing.  Recording must be on. */
-void npkit_gpu_start(npkit_gpu_origin origin);
+void npkit_cupti_start(npkit_cupti_origin origin);
 /* A communicator was created / destroyed (the last one destroyed flushes). */
-void npkit_gpu_comm_created(void);
-void npkit_gpu_comm_destroyed(void);
+void npkit_cupti_comm_created(void);
+void npkit_cupti_comm_destroyed(void);
 
 #endif

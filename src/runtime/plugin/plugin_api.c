@@ -4,12 +4,13 @@
 #include <string.h>
 
 #include "clock.h"
-#include "cupti_hook.h"
 #include "cupti_corr.h"
+#include "cupti_hook.h"
 #include "nccl_names.h"
-#include "plugin_calls.h"
 #include "plugin_abi.h"
+#include "plugin_calls.h"
 #include "plugin_emit.h"
+#include "plugin_names.h"
 #include "plugin_slots.h"
 #include "recorder.h"
 
@@ -42,20 +43,20 @@ static api_entry *entry(uint64_t id) {
   return atomic_load_explicit(&e->id, memory_order_acquire) == id ? e : NULL;
 }
 
-uint64_t npkit_pp_api_id(const void *handle) {
-  if (npkit_pph_tag(handle) != NPKIT_PPH_API) return 0;
-  uint64_t id = npkit_pph_payload(handle);
+uint64_t npkit_plugin_api_id(const void *handle) {
+  if (npkit_plugin_handle_tag(handle) != NPKIT_PLUGIN_H_API) return 0;
+  uint64_t id = npkit_plugin_handle_payload(handle);
   return entry(id) != NULL ? id : 0;
 }
 
-int npkit_pp_api_graph(uint64_t id) {
+int npkit_plugin_api_graph(uint64_t id) {
   api_entry *e = entry(id);
   return e != NULL && (atomic_load_explicit(&e->flags, memory_order_relaxed) & NPKIT_PAPI_GRAPH);
 }
 
-uint64_t npkit_pp_last_launch_ns(void) { return last_launch; }
+uint64_t npkit_plugin_last_launch_ns(void) { return last_launch; }
 
-void npkit_pp_api_start(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
+void npkit_plugin_api_start(uint32_t ctx, void **handle, const npkit_plugin_descr *d) {
   uint64_t id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
   api_entry *e = &ring[id % API_RING];
   atomic_store_explicit(&e->id, 0, memory_order_relaxed); /* the old entry leaves */
@@ -68,52 +69,52 @@ void npkit_pp_api_start(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
     e->call_no = t->cur_call;
   }
   e->start_ns = now;
-  e->parent = npkit_pp_api_id(d->parent);
+  e->parent = npkit_plugin_api_id(d->parent);
   e->count = d->u.api.count;
   e->stream = (uint64_t)(uintptr_t)d->u.api.stream;
   e->user_tag = d->u.api.user_tag;
   e->ctx = ctx;
   e->thread = t != NULL ? t->index : 0;
   e->root = d->u.api.root;
-  e->datatype = npkit_pp_datatype_from_name(d->u.api.datatype);
+  e->datatype = npkit_plugin_datatype_from_name(d->u.api.datatype);
   e->depth = d->u.api.group_depth;
   e->type = (uint8_t)d->u.api.kind;
-  e->fn = (uint16_t)npkit_pp_fn_from_name(d->u.api.func);
+  e->fn = (uint16_t)npkit_plugin_fn_from_name(d->u.api.func);
   memset(e->func, 0, sizeof e->func);
-  npkit_pp_copy_name(e->func, sizeof e->func, d->u.api.func);
+  npkit_plugin_copy_name(e->func, sizeof e->func, d->u.api.func);
   atomic_store_explicit(&e->pushed, 0, memory_order_relaxed);
   /* A group's work is launched by the call that ends it; until then by the one that began it. */
-  atomic_store_explicit(&e->ext, npkit_gpu_corr_current(), memory_order_relaxed);
+  atomic_store_explicit(&e->ext, npkit_cupti_corr_current(), memory_order_relaxed);
   if (d->u.api.kind == NPKIT_PAPI_LAUNCH) {
     last_launch = now;
     api_entry *g = entry(e->parent);
-    if (g != NULL && npkit_gpu_push_launch(atomic_load_explicit(&g->ext, memory_order_relaxed))) {
+    if (g != NULL && npkit_cupti_push_launch(atomic_load_explicit(&g->ext, memory_order_relaxed))) {
       atomic_store_explicit(&e->pushed, 1, memory_order_relaxed);
       flags |= NPKIT_PAPI_PUSHED;
     }
   }
   atomic_store_explicit(&e->flags, flags, memory_order_relaxed);
   atomic_store_explicit(&e->id, id, memory_order_release);
-  *handle = npkit_pph_make(NPKIT_PPH_API, id);
+  *handle = npkit_plugin_handle_make(NPKIT_PLUGIN_H_API, id);
 }
 
-void npkit_pp_api_state(void *handle, int state) {
-  api_entry *e = entry(npkit_pp_api_id(handle));
+void npkit_plugin_api_state(void *handle, int state) {
+  api_entry *e = entry(npkit_plugin_api_id(handle));
   if (e == NULL) return;
   if (state == NPKIT_NCCL_ST_GROUP_END_API_START) {
-    uint64_t ext = npkit_gpu_corr_current();
+    uint64_t ext = npkit_cupti_corr_current();
     if (ext != 0) atomic_store_explicit(&e->ext, ext, memory_order_relaxed);
   }
 }
 
-void npkit_pp_api_stop(void *handle) {
-  uint64_t id = npkit_pp_api_id(handle);
+void npkit_plugin_api_stop(void *handle) {
+  uint64_t id = npkit_plugin_api_id(handle);
   api_entry *e = entry(id);
   if (e == NULL) {
-    atomic_fetch_add_explicit(&npkit_pp_counts_now.late, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&npkit_plugin_counts_now.late, 1, memory_order_relaxed);
     return;
   }
-  if (atomic_exchange_explicit(&e->pushed, 0, memory_order_relaxed)) npkit_gpu_pop_launch();
+  if (atomic_exchange_explicit(&e->pushed, 0, memory_order_relaxed)) npkit_cupti_pop_launch();
   uint64_t now = npkit_now_ns();
   uint8_t flags = atomic_load_explicit(&e->flags, memory_order_relaxed);
   /* A call no wrapper saw (NCCL called through pointers of its own): this event becomes it. */
@@ -121,9 +122,9 @@ void npkit_pp_api_stop(void *handle) {
   int synth = 0;
   if ((e->type == NPKIT_PAPI_COLL || e->type == NPKIT_PAPI_P2P) && !(flags & NPKIT_PAPI_IN_CALL)) {
     const api_entry *g = entry(e->parent);
-    npkit_pcall p = {e->ctx, e->fn, e->type, e->datatype, e->root, e->count, e->stream, e->user_tag,
+    npkit_plugin_call p = {e->ctx, e->fn, e->type, e->datatype, e->root, e->count, e->stream, e->user_tag,
                      g != NULL && g->depth > 1 ? (e->parent | 1ull << 40) : 0, e->start_ns, now};
-    uint64_t call_no = npkit_pcalls_begin(&p, &call);
+    uint64_t call_no = npkit_plugin_calls_begin(&p, &call);
     if (call_no != 0) {
       synth = 1;
       e->call_no = call_no;
@@ -131,7 +132,7 @@ void npkit_pp_api_stop(void *handle) {
     }
   }
   npkit_event ev;
-  npkit_pp_event_init(&ev, NPKIT_EV_PLUGIN_API, e->start_ns, now);
+  npkit_plugin_event_init(&ev, NPKIT_EV_PLUGIN_API, e->start_ns, now);
   ev.func = e->fn;
   npkit_ev_plugin_api *a = &ev.u.plugin_api;
   a->api = id;
@@ -147,6 +148,6 @@ void npkit_pp_api_stop(void *handle) {
   a->type = e->type;
   a->flags = flags;
   memcpy(a->func, e->func, sizeof a->func);
-  npkit_pp_emit(&ev);
-  if (synth) npkit_pcalls_end(&call); /* after its API record, as a wrapped call comes after */
+  npkit_plugin_emit(&ev);
+  if (synth) npkit_plugin_calls_end(&call); /* after its API record, as a wrapped call comes after */
 }

@@ -1,5 +1,5 @@
 /* NCCL's API-level profiler events (ABI v5+, NCCL 2.28+): GroupApi, CollApi, P2pApi and
- * KernelLaunch.  Each gets a handle of its own (an id, NPKIT_PPH_API) and, at its stop, a record
+ * KernelLaunch.  Each gets a handle of its own (an id, NPKIT_PLUGIN_H_API) and, at its stop, a record
  * (NPKIT_EV_PLUGIN_API) naming the wrapped call that was running on the thread, so that NCCL's
  * tasks, whose parent is their CollApi/P2pApi, are joined to the calls by what NCCL links rather
  * than by counting.  What later events need of them (graph capture, the correlation id of the
@@ -15,17 +15,17 @@
 
 #include <stdint.h>
 
-#include "plugin_core.h"
+#include "plugin_descr.h"
 
-void npkit_pp_api_start(uint32_t ctx, void **handle, const npkit_pp_descr *d);
-void npkit_pp_api_state(void *handle, int state);
-void npkit_pp_api_stop(void *handle);
+void npkit_plugin_api_start(uint32_t ctx, void **handle, const npkit_plugin_descr *d);
+void npkit_plugin_api_state(void *handle, int state);
+void npkit_plugin_api_stop(void *handle);
 
 /* The id of an API handle, 0 for anything else (or a stale one). */
-uint64_t npkit_pp_api_id(const void *handle);
+uint64_t npkit_plugin_api_id(const void *handle);
 /* 1 when that API event was captured into a CUDA graph. */
-int npkit_pp_api_graph(uint64_t id);
+int npkit_plugin_api_graph(uint64_t id);
 /* When the calling thread last started a KernelLaunch (0: never). */
-uint64_t npkit_pp_last_launch_ns(void);
+uint64_t npkit_plugin_last_launch_ns(void);
 
 #endif

@@ -29,7 +29,7 @@ static _Atomic unsigned abi_seen;
 /* The handle the registry knows a context's communicator by: never a real ncclComm_t (odd). */
 static const void *pseudo_handle(uint32_t ctx) { return (const void *)(uintptr_t)((uint64_t)ctx << 4 | 0x9); }
 
-void npkit_pcalls_finish(void) {
+void npkit_plugin_calls_finish(void) {
   uint32_t made = atomic_load(&n_made);
   if (atomic_load(&n_ctx) == 0 || npkit_comm_count() > made) return; /* the wrappers saw communicators */
   unsigned abi = atomic_load(&abi_seen);
@@ -50,7 +50,7 @@ void npkit_pcalls_finish(void) {
                abi, atomic_load(&n_ctx));
 }
 
-void npkit_pcalls_ctx(uint32_t ctx, const npkit_pp_comm *c) {
+void npkit_plugin_calls_ctx(uint32_t ctx, const npkit_plugin_comm *c) {
   atomic_fetch_add(&n_ctx, 1);
   if (c->abi > atomic_load(&abi_seen)) atomic_store(&abi_seen, c->abi);
   if (ctx == 0 || ctx >= CTXS) return;
@@ -84,7 +84,7 @@ static npkit_comm *comm_of(uint32_t ctx) {
   return x->comm;
 }
 
-uint64_t npkit_pcalls_begin(const npkit_pcall *p, npkit_call *c) {
+uint64_t npkit_plugin_calls_begin(const npkit_plugin_call *p, npkit_call *c) {
   if (p->fn == NPKIT_FN_NONE) return 0;
   npkit_comm *comm = comm_of(p->ctx);
   if (comm == NULL) return 0;
@@ -114,4 +114,4 @@ uint64_t npkit_pcalls_begin(const npkit_pcall *p, npkit_call *c) {
   return a->call_no;
 }
 
-void npkit_pcalls_end(npkit_call *c) { npkit_call_end(c); }
+void npkit_plugin_calls_end(npkit_call *c) { npkit_call_end(c); }

@@ -13,13 +13,14 @@
 
 #include <stdint.h>
 
-#include "plugin_core.h"
+#include "api_call.h"
+#include "plugin_descr.h"
 
 /* A plugin context was initialised (any ABI). */
-void npkit_pcalls_ctx(uint32_t ctx, const npkit_pp_comm *c);
+void npkit_plugin_calls_ctx(uint32_t ctx, const npkit_plugin_comm *c);
 
 /* What a CollApi/P2pApi event said, at its stop. */
-typedef struct npkit_pcall {
+typedef struct npkit_plugin_call {
   uint32_t ctx;
   uint16_t fn;           /* npkit_fn of NCCL's function name */
   uint8_t kind;          /* NPKIT_PAPI_COLL or NPKIT_PAPI_P2P */
@@ -27,16 +28,15 @@ typedef struct npkit_pcall {
   uint64_t count, stream, user_tag;
   uint64_t group;        /* the GroupApi's id when it was a user's group (depth > 1), else 0 */
   uint64_t start_ns, end_ns;
-} npkit_pcall;
+} npkit_plugin_call;
 
 /* Begins the call's record on the calling thread and returns its call_no (for the API record,
- * which is to be written before npkit_pcalls_end, as for a wrapped call); 0 when there is no
- * record to make (recording off, no context info, memory): npkit_pcalls_end is then not called. */
-#include "api_call.h"
-uint64_t npkit_pcalls_begin(const npkit_pcall *p, npkit_call *call);
-void npkit_pcalls_end(npkit_call *call);
+ * which is to be written before npkit_plugin_calls_end, as for a wrapped call); 0 when there is no
+ * record to make (recording off, no context info, memory): npkit_plugin_calls_end is then not called. */
+uint64_t npkit_plugin_calls_begin(const npkit_plugin_call *p, npkit_call *call);
+void npkit_plugin_calls_end(npkit_call *call);
 
 /* At the finish: when the wrappers saw no call, one line says what was recorded instead. */
-void npkit_pcalls_finish(void);
+void npkit_plugin_calls_finish(void);
 
 #endif

@@ -11,12 +11,13 @@
 #include "clock.h"
 #include "lifecycle.h"
 #include "notes.h"
-#include "plugin_clock_map.h"
 #include "plugin_abi.h"
 #include "plugin_api.h"
-#include "plugin_emit.h"
-#include "plugin_slots.h"
 #include "plugin_calls.h"
+#include "plugin_clock_map.h"
+#include "plugin_emit.h"
+#include "plugin_names.h"
+#include "plugin_slots.h"
 #include "recorder.h"
 
 static _Atomic uint32_t next_ctx = 1;
@@ -28,7 +29,7 @@ static pid_t self_pid;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static _Atomic int set_up;          /* a communicator's init came: there is something to finish */
 
-#define counts npkit_pp_counts_now
+#define counts npkit_plugin_counts_now
 
 /* ---- recording ---- */
 
@@ -40,8 +41,8 @@ static int recording_on(void) {
   return 0;
 }
 
-#define event_init npkit_pp_event_init
-#define emit npkit_pp_emit
+#define event_init npkit_plugin_event_init
+#define emit npkit_plugin_emit
 
 /* ---- the GPU clock of each communicator (gpu_clock_map.h) ----
  * One map per context: a communicator runs on one GPU.  Kernel-channel events of a context come
@@ -131,9 +132,9 @@ static uint64_t task_before(uint64_t id) {
  *    follows ncclLaunchKernel); a thread that never launched is CUDA's callback thread: now;
  *  - before 2.28, inside the wrapped call that launched the work: its start. */
 static uint64_t before_kernel(uint64_t api, uint64_t now, unsigned abi) {
-  if (api != 0 && npkit_pp_api_graph(api)) return now;
+  if (api != 0 && npkit_plugin_api_graph(api)) return now;
   if (abi >= 5) {
-    uint64_t l = npkit_pp_last_launch_ns();
+    uint64_t l = npkit_plugin_last_launch_ns();
     return l != 0 ? l : now;
   }
   npkit_thread *t = npkit_thread_self();
@@ -165,7 +166,7 @@ static void finish(npkit_source_totals *totals) {
                "the NCCL profiler plugin lost %llu events (no memory for their state, or no "
                "recorder on the thread that reported them)",
                (unsigned long long)lost);
-  npkit_pcalls_finish();
+  npkit_plugin_calls_finish();
 }
 
 const npkit_source_ops npkit_source_plugin = {"plugin", NULL, NULL, finish, NULL, NULL};
@@ -174,7 +175,7 @@ const npkit_source_ops npkit_source_plugin = {"plugin", NULL, NULL, finish, NULL
  * preloaded) must stay mapped, since its threads and exit handlers outlive that moment. */
 static void pin_library(void) {
   Dl_info info;
-  if (dladdr((void *)&npkit_pp_init, &info) == 0 || info.dli_fname == NULL) return;
+  if (dladdr((void *)&npkit_plugin_init, &info) == 0 || info.dli_fname == NULL) return;
   void *self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
   (void)self; /* deliberately never closed */
 }
@@ -186,19 +187,19 @@ static void setup(void) {
 }
 
 static uint32_t ctx_id(const void *ctx) {
-  return npkit_pph_tag(ctx) == NPKIT_PPH_CTX ? (uint32_t)npkit_pph_payload(ctx) : 0;
+  return npkit_plugin_handle_tag(ctx) == NPKIT_PLUGIN_H_CTX ? (uint32_t)npkit_plugin_handle_payload(ctx) : 0;
 }
 
 static uint64_t parent_task(const void *parent) {
-  uint32_t tag = npkit_pph_tag(parent);
-  return tag == NPKIT_PPH_COLL || tag == NPKIT_PPH_P2P ? npkit_pph_payload(parent) : 0;
+  uint32_t tag = npkit_plugin_handle_tag(parent);
+  return tag == NPKIT_PLUGIN_H_COLL || tag == NPKIT_PLUGIN_H_P2P ? npkit_plugin_handle_payload(parent) : 0;
 }
 
-#define copy_name npkit_pp_copy_name
+#define copy_name npkit_plugin_copy_name
 
 /* ---- init / finalize ---- */
 
-int npkit_pp_nccl_mask(uint32_t events, unsigned abi) {
+int npkit_plugin_nccl_mask(uint32_t events, unsigned abi) {
   int m = 0;
   if (events & NPKIT_PEV_COLL) m |= NPKIT_NCCL_EV_COLL;
   if (events & NPKIT_PEV_P2P) m |= NPKIT_NCCL_EV_P2P;
@@ -214,7 +215,7 @@ int npkit_pp_nccl_mask(uint32_t events, unsigned abi) {
   return m;
 }
 
-int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *c) {
+int npkit_plugin_init(void **ctx, int *mask, const npkit_plugin_comm *c) {
   if (ctx != NULL) *ctx = NULL;
   /* The first NCCL call of a process may be this one: the life cycle starts here then. */
   if (!npkit_recording() || !npkit_cfg.plugin) {
@@ -224,7 +225,7 @@ int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *c) {
   pthread_once(&setup_once, setup);
   uint32_t events = npkit_cfg.plugin_events;
   if (events & NPKIT_PEV_PHASE) events |= NPKIT_PEV_KERNEL; /* a phase is mapped with its channel */
-  int m = npkit_pp_nccl_mask(events, c->abi);
+  int m = npkit_plugin_nccl_mask(events, c->abi);
   atomic_store(&events_on, events);
   atomic_store(&abi_loaded, c->abi);
   if (mask != NULL) {
@@ -232,8 +233,8 @@ int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *c) {
     atomic_store(&nccl_mask, mask);
   }
   uint32_t id = atomic_fetch_add(&next_ctx, 1);
-  if (ctx != NULL) *ctx = npkit_pph_make(NPKIT_PPH_CTX, id);
-  npkit_pcalls_ctx(id, c);
+  if (ctx != NULL) *ctx = npkit_plugin_handle_make(NPKIT_PLUGIN_H_CTX, id);
+  npkit_plugin_calls_ctx(id, c);
 
   npkit_event ev;
   uint64_t now = npkit_now_ns();
@@ -251,7 +252,7 @@ int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *c) {
   return 0;
 }
 
-int npkit_pp_finalize(void *ctx) {
+int npkit_plugin_finalize(void *ctx) {
   uint32_t id = ctx_id(ctx);
   if (id == 0 || !recording_on()) return 0;
   npkit_event ev;
@@ -269,14 +270,14 @@ int npkit_pp_finalize(void *ctx) {
 
 /* ---- starting events ---- */
 
-static void start_task(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
-  const npkit_pp_task *t = &d->u.task;
-  int p2p = d->type == NPKIT_PP_P2P;
+static void start_task(uint32_t ctx, void **handle, const npkit_plugin_descr *d) {
+  const npkit_plugin_task *t = &d->u.task;
+  int p2p = d->type == NPKIT_PLUGIN_P2P;
   uint64_t id = atomic_fetch_add_explicit(&next_task, 1, memory_order_relaxed);
   npkit_event ev;
   uint64_t now = npkit_now_ns();
   event_init(&ev, NPKIT_EV_PLUGIN_TASK, now, now);
-  ev.func = (uint16_t)npkit_pp_fn_from_name(t->func);
+  ev.func = (uint16_t)npkit_plugin_fn_from_name(t->func);
   npkit_ev_plugin_task *pt = &ev.u.plugin_task;
   pt->task = id;
   pt->nccl_seq = p2p ? NPKIT_NO_SEQ : t->seq;
@@ -296,14 +297,14 @@ static void start_task(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
   copy_name(pt->algo, sizeof pt->algo, t->algo);
   copy_name(pt->proto, sizeof pt->proto, t->proto);
   copy_name(pt->func, sizeof pt->func, t->func);
-  pt->api = npkit_pp_api_id(d->parent);
+  pt->api = npkit_plugin_api_id(d->parent);
   emit(&ev);
   note_task(id, before_kernel(pt->api, now, atomic_load_explicit(&abi_loaded, memory_order_relaxed)));
-  *handle = npkit_pph_make(p2p ? NPKIT_PPH_P2P : NPKIT_PPH_COLL, id);
+  *handle = npkit_plugin_handle_make(p2p ? NPKIT_PLUGIN_H_P2P : NPKIT_PLUGIN_H_COLL, id);
 }
 
-static npkit_pp_slot *take_slot(uint32_t tag, void **handle) {
-  npkit_pp_slot *s = npkit_pp_slot_alloc(tag, handle);
+static npkit_plugin_slot *take_slot(uint32_t tag, void **handle) {
+  npkit_plugin_slot *s = npkit_plugin_slot_alloc(tag, handle);
   if (s == NULL) {
     *handle = NULL;
     atomic_fetch_add_explicit(&counts.lost, 1, memory_order_relaxed);
@@ -311,8 +312,8 @@ static npkit_pp_slot *take_slot(uint32_t tag, void **handle) {
   return s;
 }
 
-static void start_proxy_op(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
-  npkit_pp_slot *s = take_slot(NPKIT_PPH_PROXY_OP, handle);
+static void start_proxy_op(uint32_t ctx, void **handle, const npkit_plugin_descr *d) {
+  npkit_plugin_slot *s = take_slot(NPKIT_PLUGIN_H_PROXY_OP, handle);
   if (s == NULL) return;
   s->ctx = ctx;
   s->start_ns = npkit_now_ns();
@@ -330,14 +331,14 @@ static void start_proxy_op(uint32_t ctx, void **handle, const npkit_pp_descr *d)
   s->u.op.is_send = d->u.proxy_op.is_send != 0;
 }
 
-static void start_proxy_step(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
-  npkit_pp_slot *s = take_slot(NPKIT_PPH_PROXY_STEP, handle);
+static void start_proxy_step(uint32_t ctx, void **handle, const npkit_plugin_descr *d) {
+  npkit_plugin_slot *s = take_slot(NPKIT_PLUGIN_H_PROXY_STEP, handle);
   if (s == NULL) return;
   s->ctx = ctx;
   s->start_ns = npkit_now_ns();
   s->u.step.step = d->u.proxy_step.step;
   s->u.step.peer = -1;
-  const npkit_pp_slot *op = npkit_pp_slot_get(d->parent, NPKIT_PPH_PROXY_OP);
+  const npkit_plugin_slot *op = npkit_plugin_slot_get(d->parent, NPKIT_PLUGIN_H_PROXY_OP);
   if (op != NULL) {
     s->task = op->task;
     s->u.step.op_handle = (uint64_t)(uintptr_t)d->parent;
@@ -347,8 +348,8 @@ static void start_proxy_step(uint32_t ctx, void **handle, const npkit_pp_descr *
   }
 }
 
-static void start_kernel_ch(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
-  npkit_pp_slot *s = take_slot(NPKIT_PPH_KERNEL_CH, handle);
+static void start_kernel_ch(uint32_t ctx, void **handle, const npkit_plugin_descr *d) {
+  npkit_plugin_slot *s = take_slot(NPKIT_PLUGIN_H_KERNEL_CH, handle);
   if (s == NULL) return;
   s->ctx = ctx;
   s->task = parent_task(d->parent);
@@ -361,11 +362,11 @@ static void start_kernel_ch(uint32_t ctx, void **handle, const npkit_pp_descr *d
 }
 
 /* A phase inherits its channel's task and context: its parent is the KernelCh, still running. */
-static void start_kernel_phase(uint32_t ctx, void **handle, const npkit_pp_descr *d) {
-  npkit_pp_slot *s = take_slot(NPKIT_PPH_KERNEL_PHASE, handle);
+static void start_kernel_phase(uint32_t ctx, void **handle, const npkit_plugin_descr *d) {
+  npkit_plugin_slot *s = take_slot(NPKIT_PLUGIN_H_KERNEL_PHASE, handle);
   if (s == NULL) return;
   s->ctx = ctx;
-  const npkit_pp_slot *ch = npkit_pp_slot_get(d->parent, NPKIT_PPH_KERNEL_CH);
+  const npkit_plugin_slot *ch = npkit_plugin_slot_get(d->parent, NPKIT_PLUGIN_H_KERNEL_CH);
   s->task = ch != NULL ? ch->task : 0;
   s->u.kch.cpu_start = npkit_now_ns();
   s->u.kch.channel = (uint8_t)d->u.kernel_phase.channel;
@@ -377,24 +378,24 @@ static void start_kernel_phase(uint32_t ctx, void **handle, const npkit_pp_descr
   }
 }
 
-int npkit_pp_start(void *ctx, void **handle, const npkit_pp_descr *d) {
+int npkit_plugin_start(void *ctx, void **handle, const npkit_plugin_descr *d) {
   if (handle == NULL) return 0;
   *handle = NULL;
   uint32_t id = ctx_id(ctx);
   if (id == 0 || d == NULL || !recording_on()) return 0;
   switch (d->type) {
-  case NPKIT_PP_GROUP: /* a non-NULL parent: NCCL v1-v3 start tasks only under one */
-    *handle = npkit_pph_make(NPKIT_PPH_GROUP, 1);
+  case NPKIT_PLUGIN_GROUP: /* a non-NULL parent: NCCL v1-v3 start tasks only under one */
+    *handle = npkit_plugin_handle_make(NPKIT_PLUGIN_H_GROUP, 1);
     break;
-  case NPKIT_PP_API: npkit_pp_api_start(id, handle, d); break;
-  case NPKIT_PP_COLL:
-  case NPKIT_PP_P2P: start_task(id, handle, d); break;
-  case NPKIT_PP_PROXY_OP: start_proxy_op(id, handle, d); break;
-  case NPKIT_PP_PROXY_STEP: start_proxy_step(id, handle, d); break;
-  case NPKIT_PP_KERNEL_CH: start_kernel_ch(id, handle, d); break;
-  case NPKIT_PP_KERNEL_PHASE: start_kernel_phase(id, handle, d); break;
-  case NPKIT_PP_PROXY_CTRL: {
-    npkit_pp_slot *s = take_slot(NPKIT_PPH_PROXY_CTRL, handle);
+  case NPKIT_PLUGIN_API: npkit_plugin_api_start(id, handle, d); break;
+  case NPKIT_PLUGIN_COLL:
+  case NPKIT_PLUGIN_P2P: start_task(id, handle, d); break;
+  case NPKIT_PLUGIN_PROXY_OP: start_proxy_op(id, handle, d); break;
+  case NPKIT_PLUGIN_PROXY_STEP: start_proxy_step(id, handle, d); break;
+  case NPKIT_PLUGIN_KERNEL_CH: start_kernel_ch(id, handle, d); break;
+  case NPKIT_PLUGIN_KERNEL_PHASE: start_kernel_phase(id, handle, d); break;
+  case NPKIT_PLUGIN_PROXY_CTRL: {
+    npkit_plugin_slot *s = take_slot(NPKIT_PLUGIN_H_PROXY_CTRL, handle);
     if (s != NULL) {
       s->ctx = id;
       s->start_ns = npkit_now_ns();
@@ -408,7 +409,7 @@ int npkit_pp_start(void *ctx, void **handle, const npkit_pp_descr *d) {
 
 /* ---- states ---- */
 
-static void step_state(npkit_pp_slot *s, int state, const npkit_pp_state *a) {
+static void step_state(npkit_plugin_slot *s, int state, const npkit_plugin_state *a) {
   int phase;
   switch (state) {
   case NPKIT_NCCL_ST_STEP_SEND_GPU_WAIT:
@@ -428,37 +429,37 @@ static void step_state(npkit_pp_slot *s, int state, const npkit_pp_state *a) {
     s->u.step.size = a->trans_size;
 }
 
-int npkit_pp_record_state(void *handle, int state, const npkit_pp_state *a) {
-  uint32_t tag = npkit_pph_tag(handle);
-  if (tag == NPKIT_PPH_API) {
-    npkit_pp_api_state(handle, state);
+int npkit_plugin_record_state(void *handle, int state, const npkit_plugin_state *a) {
+  uint32_t tag = npkit_plugin_handle_tag(handle);
+  if (tag == NPKIT_PLUGIN_H_API) {
+    npkit_plugin_api_state(handle, state);
     return 0;
   }
-  if (handle == NULL || tag == NPKIT_PPH_GROUP || tag == NPKIT_PPH_COLL || tag == NPKIT_PPH_P2P)
+  if (handle == NULL || tag == NPKIT_PLUGIN_H_GROUP || tag == NPKIT_PLUGIN_H_COLL || tag == NPKIT_PLUGIN_H_P2P)
     return 0;
-  npkit_pp_slot *s = npkit_pp_slot_get(handle, tag);
+  npkit_plugin_slot *s = npkit_plugin_slot_get(handle, tag);
   if (s == NULL) {
     atomic_fetch_add_explicit(&counts.late, 1, memory_order_relaxed);
     return 0;
   }
   switch (tag) {
-  case NPKIT_PPH_PROXY_STEP: step_state(s, state, a); break;
-  case NPKIT_PPH_PROXY_OP:
+  case NPKIT_PLUGIN_H_PROXY_STEP: step_state(s, state, a); break;
+  case NPKIT_PLUGIN_H_PROXY_OP:
     if (state == NPKIT_NCCL_ST_OP_IN_PROGRESS && s->u.op.progress_ns == 0)
       s->u.op.progress_ns = npkit_now_ns();
     else if (state <= NPKIT_NCCL_ST_OP_RECV_DONE && a != NULL && a->has_trans_size &&
              a->trans_size > s->u.op.trans_size)
       s->u.op.trans_size = a->trans_size;
     break;
-  case NPKIT_PPH_KERNEL_CH:
-  case NPKIT_PPH_KERNEL_PHASE:
-    if (state == (tag == NPKIT_PPH_KERNEL_CH ? NPKIT_NCCL_ST_KERNEL_CH_STOP : NPKIT_NCCL_ST_KERNEL_PHASE_STOP) &&
+  case NPKIT_PLUGIN_H_KERNEL_CH:
+  case NPKIT_PLUGIN_H_KERNEL_PHASE:
+    if (state == (tag == NPKIT_PLUGIN_H_KERNEL_CH ? NPKIT_NCCL_ST_KERNEL_CH_STOP : NPKIT_NCCL_ST_KERNEL_PHASE_STOP) &&
         a != NULL && a->has_ptimer && a->ptimer != 0) {
       s->u.kch.gpu_stop = a->ptimer;
       s->u.kch.has_gpu_stop = 1;
     }
     break;
-  case NPKIT_PPH_PROXY_CTRL:
+  case NPKIT_PLUGIN_H_PROXY_CTRL:
     if (state >= NPKIT_NCCL_ST_CTRL_IDLE && state <= NPKIT_NCCL_ST_CTRL_APPEND_END) {
       s->u.ctrl.state = (uint32_t)state;
       s->u.ctrl.appended = a != NULL && a->has_appended ? a->appended : 0;
@@ -471,7 +472,7 @@ int npkit_pp_record_state(void *handle, int state, const npkit_pp_state *a) {
 
 /* ---- stopping events ---- */
 
-static void stop_proxy_op(npkit_pp_slot *s, uint64_t now, uint32_t events) {
+static void stop_proxy_op(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
   if (!(events & NPKIT_PEV_PROXY)) return;
   npkit_event ev;
   event_init(&ev, NPKIT_EV_PLUGIN_PROXY_OP, s->start_ns, now);
@@ -491,8 +492,8 @@ static void stop_proxy_op(npkit_pp_slot *s, uint64_t now, uint32_t events) {
   emit(&ev);
 }
 
-static void stop_proxy_step(npkit_pp_slot *s, uint64_t now, uint32_t events) {
-  npkit_pp_slot *op = npkit_pp_slot_get((void *)(uintptr_t)s->u.step.op_handle, NPKIT_PPH_PROXY_OP);
+static void stop_proxy_step(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
+  npkit_plugin_slot *op = npkit_plugin_slot_get((void *)(uintptr_t)s->u.step.op_handle, NPKIT_PLUGIN_H_PROXY_OP);
   if (op != NULL) {
     atomic_fetch_add_explicit(&op->u.op.step_bytes, s->u.step.size, memory_order_relaxed);
     atomic_fetch_add_explicit(&op->u.op.steps_done, 1, memory_order_relaxed);
@@ -513,7 +514,7 @@ static void stop_proxy_step(npkit_pp_slot *s, uint64_t now, uint32_t events) {
 }
 
 /* The GPU stamps onto the host clock; 0 when there is no map for the context (CPU times then). */
-static int map_stamps(npkit_pp_slot *s, uint64_t now, uint64_t *start, uint64_t *end, int64_t *err) {
+static int map_stamps(npkit_plugin_slot *s, uint64_t now, uint64_t *start, uint64_t *end, int64_t *err) {
   ctx_map *c = map_of(s->ctx, 1);
   if (c == NULL) return 0;
   pthread_mutex_lock(&c->lock);
@@ -529,7 +530,7 @@ static int map_stamps(npkit_pp_slot *s, uint64_t now, uint64_t *start, uint64_t 
 }
 
 /* A phase, mapped as its channel is: with its task's estimate (map_stamps). */
-static void stop_kernel_phase(npkit_pp_slot *s, uint64_t now, uint32_t events) {
+static void stop_kernel_phase(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
   if (!(events & NPKIT_PEV_PHASE)) return;
   uint64_t start = s->u.kch.cpu_start, end = now;
   int64_t err = -1;
@@ -556,7 +557,7 @@ static void stop_kernel_phase(npkit_pp_slot *s, uint64_t now, uint32_t events) {
   emit(&ev);
 }
 
-static void stop_kernel_ch(npkit_pp_slot *s, uint64_t now, uint32_t events) {
+static void stop_kernel_ch(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
   if (!(events & NPKIT_PEV_KERNEL)) return;
   npkit_event ev;
   uint8_t flags = 0;
@@ -582,15 +583,15 @@ static void stop_kernel_ch(npkit_pp_slot *s, uint64_t now, uint32_t events) {
   emit(&ev);
 }
 
-int npkit_pp_stop(void *handle) {
-  uint32_t tag = npkit_pph_tag(handle);
-  if (tag == NPKIT_PPH_API) {
-    if (recording_on()) npkit_pp_api_stop(handle);
+int npkit_plugin_stop(void *handle) {
+  uint32_t tag = npkit_plugin_handle_tag(handle);
+  if (tag == NPKIT_PLUGIN_H_API) {
+    if (recording_on()) npkit_plugin_api_stop(handle);
     return 0;
   }
-  if (handle == NULL || tag == NPKIT_PPH_GROUP || tag == NPKIT_PPH_COLL || tag == NPKIT_PPH_P2P)
+  if (handle == NULL || tag == NPKIT_PLUGIN_H_GROUP || tag == NPKIT_PLUGIN_H_COLL || tag == NPKIT_PLUGIN_H_P2P)
     return 0; /* nothing held: a task's record was written at its start */
-  npkit_pp_slot *s = npkit_pp_slot_get(handle, tag);
+  npkit_plugin_slot *s = npkit_plugin_slot_get(handle, tag);
   if (s == NULL) {
     atomic_fetch_add_explicit(&counts.late, 1, memory_order_relaxed);
     return 0;
@@ -598,11 +599,11 @@ int npkit_pp_stop(void *handle) {
   uint64_t now = npkit_now_ns();
   uint32_t events = recording_on() ? atomic_load_explicit(&events_on, memory_order_relaxed) : 0;
   switch (tag) {
-  case NPKIT_PPH_PROXY_OP: stop_proxy_op(s, now, events); break;
-  case NPKIT_PPH_PROXY_STEP: stop_proxy_step(s, now, events); break;
-  case NPKIT_PPH_KERNEL_CH: stop_kernel_ch(s, now, events); break;
-  case NPKIT_PPH_KERNEL_PHASE: stop_kernel_phase(s, now, events); break;
-  case NPKIT_PPH_PROXY_CTRL:
+  case NPKIT_PLUGIN_H_PROXY_OP: stop_proxy_op(s, now, events); break;
+  case NPKIT_PLUGIN_H_PROXY_STEP: stop_proxy_step(s, now, events); break;
+  case NPKIT_PLUGIN_H_KERNEL_CH: stop_kernel_ch(s, now, events); break;
+  case NPKIT_PLUGIN_H_KERNEL_PHASE: stop_kernel_phase(s, now, events); break;
+  case NPKIT_PLUGIN_H_PROXY_CTRL:
     if (events & NPKIT_PEV_CTRL) {
       npkit_event ev;
       event_init(&ev, NPKIT_EV_PLUGIN_PROXY_CTRL, s->start_ns, now);
@@ -614,6 +615,6 @@ int npkit_pp_stop(void *handle) {
     break;
   default: break;
   }
-  npkit_pp_slot_free(s);
+  npkit_plugin_slot_free(s);
   return 0;
 }

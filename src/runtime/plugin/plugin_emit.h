@@ -9,16 +9,16 @@
 
 #include "npkit/event_log.h"
 
-typedef struct npkit_pp_counts {
+typedef struct npkit_plugin_counts {
   _Atomic uint64_t lost, late, foreign, ignored;
-} npkit_pp_counts;
-extern npkit_pp_counts npkit_pp_counts_now;
+} npkit_plugin_counts;
+extern npkit_plugin_counts npkit_plugin_counts_now;
 
 /* A zeroed event of `kind`. */
-void npkit_pp_event_init(npkit_event *ev, uint16_t kind, uint64_t start_ns, uint64_t end_ns);
+void npkit_plugin_event_init(npkit_event *ev, uint16_t kind, uint64_t start_ns, uint64_t end_ns);
 /* Stores it on the calling thread's recorder (counted as lost without one). */
-void npkit_pp_emit(npkit_event *ev);
+void npkit_plugin_emit(npkit_event *ev);
 /* Copies a NUL-terminated name into a fixed field (truncated, NUL-terminated). */
-void npkit_pp_copy_name(char *dst, size_t len, const char *src);
+void npkit_plugin_copy_name(char *dst, size_t len, const char *src);
 
 #endif

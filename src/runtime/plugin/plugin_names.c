@@ -1,12 +1,13 @@
 /* NCCL's internal enums as ABI v1 passes them, and its datatype strings (v2+), by name.  The
  * numbers are those of NCCL 2.23 (nccl_common.h), the only release with ABI v1 as its newest. */
+#include "plugin_names.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
 #include "nccl_names.h"
-#include "plugin_core.h"
 
 /* NCCL passes the same few string literals with every task: a pointer seen before is resolved by
  * one comparison with the name it resolved to, instead of a search.  An entry packs the pointer
@@ -38,19 +39,19 @@ static const char *pick(const char *const *names, unsigned n, unsigned i) {
   return i < n ? names[i] : NULL;
 }
 
-const char *npkit_pp_v1_func_name(unsigned func) {
+const char *npkit_plugin_v1_func_name(unsigned func) {
   static const char *const names[] = {"Broadcast",     "Reduce",   "AllGather", "ReduceScatter",
                                       "AllReduce",     "SendRecv", "Send",      "Recv"};
   return pick(names, sizeof names / sizeof names[0], func);
 }
 
-const char *npkit_pp_v1_algo_name(unsigned algo) {
+const char *npkit_plugin_v1_algo_name(unsigned algo) {
   static const char *const names[] = {"TREE", "RING",      "COLLNET_DIRECT", "COLLNET_CHAIN",
                                       "NVLS", "NVLS_TREE", "PAT"};
   return pick(names, sizeof names / sizeof names[0], algo);
 }
 
-const char *npkit_pp_v1_proto_name(unsigned proto) {
+const char *npkit_plugin_v1_proto_name(unsigned proto) {
   static const char *const names[] = {"LL", "LL128", "SIMPLE"};
   return pick(names, sizeof names / sizeof names[0], proto);
 }
@@ -72,7 +73,7 @@ static int search_type(const char *name) {
 
 static const char *type_name(int v) { return v >= 0 && v < NTYPES ? type_names[v] : NULL; }
 
-int npkit_pp_datatype_from_name(const char *name) {
+int npkit_plugin_datatype_from_name(const char *name) {
   static name_cache cache;
   return cached(&cache, name, search_type, type_name);
 }
@@ -83,7 +84,7 @@ static const char *fn_name(int v) {
   return v > NPKIT_FN_NONE && v < NPKIT_FN_COUNT ? npkit_fn_short_name((unsigned)v) : NULL;
 }
 
-int npkit_pp_fn_from_name(const char *name) {
+int npkit_plugin_fn_from_name(const char *name) {
   static name_cache cache;
   return cached(&cache, name, search_fn, fn_name);
 }
