@@ -104,7 +104,7 @@ static int parse_event_name(const char *name, uint32_t *rank, unsigned *source, 
   return -1;
 }
 
-static int wanted(const npkit_scan_opts *o, uint32_t rank) {
+static int wanted(const npkit_dump_scan_opts *o, uint32_t rank) {
   size_t lo = 0, hi = o->n_ranks;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -207,7 +207,7 @@ static int build_ranks(npkit_dump *d, int dfd) {
   return 0;
 }
 
-void npkit_scan_free(npkit_dump *d) {
+void npkit_dump_scan_free(npkit_dump *d) {
   if (d == NULL) return;
   free(d->dir);
   free(d->files);
@@ -215,8 +215,8 @@ void npkit_scan_free(npkit_dump *d) {
   free(d);
 }
 
-int npkit_scan_new_files(const char *dir, npkit_dump_seen *seen, const npkit_scan_opts *o,
-                         npkit_scan_result *res, char *err, size_t errlen) {
+int npkit_dump_scan_new_files(const char *dir, npkit_dump_seen *seen, const npkit_dump_scan_opts *o,
+                         npkit_dump_scan_result *res, char *err, size_t errlen) {
   memset(res, 0, sizeof *res);
   int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int dup_fd = dfd >= 0 ? dup(dfd) : -1;
@@ -301,7 +301,7 @@ int npkit_scan_new_files(const char *dir, npkit_dump_seen *seen, const npkit_sca
       d->total_bytes = res->bytes;
       files = NULL;
       if (build_ranks(d, dfd) != 0) {
-        npkit_scan_free(d);
+        npkit_dump_scan_free(d);
         snprintf(err, errlen, "%s: out of memory", dir);
         rc = -1;
       } else {

@@ -146,7 +146,7 @@ static void write_counters(void) {
 }
 
 /* The summary event of one reading, on the thread that did it. */
-static void write_reading(const reading *rd, const npkit_scan_result *sr, uint32_t trigger,
+static void write_reading(const reading *rd, const npkit_dump_scan_result *sr, uint32_t trigger,
                           uint32_t comm, uint32_t thread, uint64_t t0) {
   const npkit_dump_counters *c = &rd->c;
   npkit_event ev;
@@ -193,7 +193,7 @@ static void rank_list(char *buf, size_t len, const npkit_dump *d) {
     used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? "," : "", d->ranks[i].rank);
 }
 
-static void convert(const npkit_scan_result *sr, uint32_t trigger, uint32_t comm, uint32_t thread,
+static void convert(const npkit_dump_scan_result *sr, uint32_t trigger, uint32_t comm, uint32_t thread,
                     uint64_t t0) {
   reading rd;
   memset(&rd, 0, sizeof rd);
@@ -235,11 +235,11 @@ static int read_ranks(const uint32_t *want, size_t n_want, uint32_t trigger, uin
                       uint32_t thread) {
   if (n_want == 0) return 0;
   uint64_t t0 = npkit_now_ns();
-  npkit_scan_opts so = {want, n_want, (int64_t)clock_base - STALE_SLACK_NS,
+  npkit_dump_scan_opts so = {want, n_want, (int64_t)clock_base - STALE_SLACK_NS,
                         bytes_read < max_bytes ? max_bytes - bytes_read : 0};
-  npkit_scan_result sr;
+  npkit_dump_scan_result sr;
   char err[600];
-  if (npkit_scan_new_files(dir, seen, &so, &sr, err, sizeof err) != 0) {
+  if (npkit_dump_scan_new_files(dir, seen, &so, &sr, err, sizeof err) != 0) {
     if (!folder_noted++)
       npkit_note(NPKIT_LEVEL_WARN, "NPKIT_DUMP_DIR: %s; NPKit events are not merged into the trace", err);
     return -1;
@@ -252,7 +252,7 @@ static int read_ranks(const uint32_t *want, size_t n_want, uint32_t trigger, uin
          (double)sr.bytes_over_limit / 1048576.0, dir, dir);
   if (sr.dump == NULL) return 0;
   convert(&sr, trigger, comm, thread, t0);
-  npkit_scan_free(sr.dump);
+  npkit_dump_scan_free(sr.dump);
   return 1;
 }
 

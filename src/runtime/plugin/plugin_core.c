@@ -51,12 +51,12 @@ static int recording_on(void) {
 #define FIXES 256u /* tasks whose channels are being reported */
 typedef struct task_fix {
   uint64_t task;
-  npkit_gcm_fix fix;
+  npkit_plugin_clock_fix fix;
 } task_fix;
 typedef struct ctx_map {
   _Atomic uint32_t ctx; /* 0: free */
   pthread_mutex_t lock;
-  npkit_gpu_clock_map *m;
+  npkit_plugin_clock_map *m;
   task_fix *fixes;      /* the estimate a task's first channel got, for all of its channels */
 } ctx_map;
 static ctx_map maps[MAPS];
@@ -79,7 +79,7 @@ static ctx_map *map_of(uint32_t ctx, int create) {
         c->m = NULL;
         c->fixes = NULL;
       } else {
-        npkit_gcm_init(c->m);
+        npkit_plugin_clock_map_init(c->m);
         pthread_mutex_init(&c->lock, NULL);
         atomic_store_explicit(&c->ctx, ctx, memory_order_release);
       }
@@ -96,7 +96,7 @@ static void emit_clock(ctx_map *c) {
   uint64_t now = npkit_now_ns();
   event_init(&ev, NPKIT_EV_PLUGIN_CLOCK, now, now);
   pthread_mutex_lock(&c->lock);
-  npkit_gcm_stats(c->m, &ev.u.plugin_clock);
+  npkit_plugin_clock_map_stats(c->m, &ev.u.plugin_clock);
   pthread_mutex_unlock(&c->lock);
   ev.u.plugin_clock.ctx = atomic_load_explicit(&c->ctx, memory_order_relaxed);
   if (ev.u.plugin_clock.samples > 0) emit(&ev);
@@ -523,7 +523,7 @@ static int map_stamps(npkit_plugin_slot *s, uint64_t now, uint64_t *start, uint6
     f->task = s->task;
     f->fix.valid = 0;
   }
-  npkit_gcm_map(c->m, s->u.kch.gpu_start, s->u.kch.gpu_stop, s->u.kch.cpu_start, now,
+  npkit_plugin_clock_map_add(c->m, s->u.kch.gpu_start, s->u.kch.gpu_stop, s->u.kch.cpu_start, now,
                 task_before(s->task), s->task != 0 ? &f->fix : NULL, start, end, err);
   pthread_mutex_unlock(&c->lock);
   return 1;
