@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "comm_registry.h"
 #include "cupti_hook.h"
+#include "emit.h"
 #include "lifecycle.h"
 #include "nccl_names.h"
 #include "recorder.h"
@@ -95,7 +96,7 @@ static inline void npkit_call_end(npkit_call *c) {
   int store = !paused && npkit_fn_set_has(&npkit_rec_ops, c->ev.func) &&
               atomic_load_explicit(&npkit_state, memory_order_relaxed) == NPKIT_STATE_ON;
   npkit_cupti_publish(&c->ev, store);
-  if (store) npkit_record(c->t, &c->ev);
+  if (store) npkit_emit_on(c->t, &c->ev);
 }
 
 #endif

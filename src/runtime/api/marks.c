@@ -4,9 +4,7 @@
 #define NPKIT_PRELOAD_BUILDING_LIBRARY
 #include "npkit_preload.h"
 
-#include <string.h>
-
-#include "clock.h"
+#include "emit.h"
 #include "lifecycle.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -21,12 +19,9 @@ static void mark(uint16_t kind, const char *name) {
   npkit_window_drain(t);
   if (npkit_window_paused()) return;
   npkit_event ev;
-  memset(&ev, 0, sizeof ev);
-  ev.kind = kind;
-  ev.thread = t->index;
-  ev.start_ns = ev.end_ns = npkit_now_ns();
+  npkit_event_now(&ev, kind);
   ev.u.mark.name = npkit_string_intern(name != NULL ? name : "(null)");
-  npkit_record(t, &ev);
+  npkit_emit_on(t, &ev);
 }
 
 EXPORT void npkit_mark_begin(const char *name) { mark(NPKIT_EV_MARK_BEGIN, name); }

@@ -9,6 +9,7 @@
 #include "cupti_corr.h"
 #include "cupti_loader.h"
 #include "cupti_records.h"
+#include "batch.h"
 
 #define BATCH 512          /* events per EVENTS block */
 /* Activity held back for one more drain: its call is still running, or no correlation record
@@ -26,8 +27,8 @@ typedef struct held {
 
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static npkit_log_writer *out;
-static npkit_event batch[BATCH];
-static size_t nbatch;
+static npkit_event slots[BATCH];
+static npkit_batch batch = NPKIT_BATCH_OF(slots);
 static held *waiting;
 static size_t nwaiting;
 static npkit_cupti_counts counts;
@@ -37,6 +38,7 @@ static uint64_t settled_seq; /* the latest `settled` a forced flush gave */
 void npkit_cupti_drain_attach(npkit_log_writer *log) {
   pthread_mutex_lock(&drain_lock);
   out = log;
+  batch.log = log;
   pthread_mutex_unlock(&drain_lock);
 }
 
@@ -44,33 +46,29 @@ void npkit_cupti_drain_attach(npkit_log_writer *log) {
 static npkit_cupti_counts pending;
 
 static void flush_batch(void) {
-  if (nbatch == 0) return;
-  if (out != NULL &&
-      npkit_logw_append(out, NPKIT_BLOCK_EVENTS, (uint32_t)nbatch, batch, nbatch * sizeof batch[0]) == 0) {
+  long moved = npkit_batch_flush(&batch);
+  if (moved > 0) {
     counts.kernels += pending.kernels;
     counts.memcpys += pending.memcpys;
     counts.memsets += pending.memsets;
     counts.attributed += pending.attributed;
     counts.untimed += pending.untimed;
     counts.calls_lost += pending.calls_lost;
-  } else {
-    counts.write_failed += nbatch;
+  } else if (moved < 0) {
+    counts.write_failed += (uint64_t)-moved;
   }
   memset(&pending, 0, sizeof pending);
-  nbatch = 0;
 }
 
 /* ev may already be the next slot of the batch (read_buffer builds events there). */
 static void emit(const npkit_event *ev) {
-  if (ev != &batch[nbatch]) batch[nbatch] = *ev;
-  nbatch++;
   if (ev->kind == NPKIT_EV_CUPTI_KERNEL) pending.kernels++;
   else if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) pending.memcpys++;
   else pending.memsets++;
   pending.attributed += ev->func != 0;
   pending.untimed += (ev->u.gpu.flags & NPKIT_GPU_UNTIMED) != 0;
   pending.calls_lost += (ev->u.gpu.flags & NPKIT_GPU_CALL_LOST) != 0;
-  if (nbatch == BATCH) flush_batch();
+  if (npkit_batch_add(&batch, ev)) flush_batch();
 }
 
 static void fill(npkit_event *ev, const npkit_cupti_call *c, uint16_t extra) {
@@ -164,7 +162,7 @@ static void read_buffer(npkit_cupti_buf *b) {
       counts.api_records++; /* only there for the correlation records in front of them */
       continue;
     }
-    npkit_event *ev = &batch[nbatch]; /* built in place: most events go straight out */
+    npkit_event *ev = npkit_batch_slot(&batch); /* built in place: most events go straight out */
     if (!npkit_cupti_record_event(rec, ev, out)) continue;
     if (!npkit_cupti_clock_fix(&ev->start_ns, &ev->end_ns)) ev->u.gpu.flags |= NPKIT_GPU_UNTIMED;
     if (attribute(ev, 1) == NPKIT_CUPTI_PENDING)

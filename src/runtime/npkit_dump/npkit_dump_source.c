@@ -7,6 +7,8 @@
 
 #include "clock.h"
 #include "diag.h"
+#include "batch.h"
+#include "emit.h"
 #include "notes.h"
 #include "npkit_dump.h"
 #include "npkit_dump_scan.h"
@@ -34,8 +36,8 @@ static npkit_dump_seen *seen;
 static uint32_t ranks[MAX_RANKS]; /* sorted, distinct */
 static uint32_t others[MAX_RANKS]; /* scratch: the ranks but one */
 static size_t n_ranks;
-static npkit_event batch[BATCH];
-static size_t nbatch;
+static npkit_event slots[BATCH];
+static npkit_batch batch = NPKIT_BATCH_OF(slots);
 static uint32_t name_ids[2][NPKIT_DUMP_NUM_IDS]; /* [0]: kind names of pairs, [1]: event names */
 static uint32_t dir_id;
 static uint32_t readings;         /* readings that found new files */
@@ -52,18 +54,13 @@ static int shared_noted, folder_noted, limit_noted;
 static uint32_t sat32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
 
 static void flush_batch(reading *rd) {
-  if (nbatch == 0) return;
-  if (out != NULL && npkit_logw_append(out, NPKIT_BLOCK_EVENTS, (uint32_t)nbatch, batch,
-                                       nbatch * sizeof batch[0]) == 0)
-    rd->stored += nbatch;
-  else
-    rd->not_stored += nbatch;
-  nbatch = 0;
+  long moved = npkit_batch_flush(&batch);
+  if (moved > 0) rd->stored += (uint64_t)moved;
+  else rd->not_stored += (uint64_t)-moved;
 }
 
 static void append(reading *rd, const npkit_event *ev) {
-  batch[nbatch++] = *ev;
-  if (nbatch == BATCH) flush_batch(rd);
+  if (npkit_batch_add(&batch, ev)) flush_batch(rd);
 }
 
 static uint32_t name_id(const npkit_dump_slice *s) {
@@ -91,10 +88,7 @@ static int on_slice(void *user, const npkit_dump_slice *s) {
     return 0;
   }
   npkit_event ev;
-  memset(&ev, 0, sizeof ev);
-  ev.kind = NPKIT_EV_NPKIT_DUMP_SLICE;
-  ev.start_ns = (uint64_t)start;
-  ev.end_ns = (uint64_t)end;
+  npkit_event_init(&ev, NPKIT_EV_NPKIT_DUMP_SLICE, (uint64_t)start, (uint64_t)end);
   npkit_ev_npkit *x = &ev.u.npkit;
   x->seq = s->seq;
   x->read = rd->read;
@@ -150,11 +144,8 @@ static void write_reading(const reading *rd, const npkit_dump_scan_result *sr, u
                           uint32_t comm, uint32_t thread, uint64_t t0) {
   const npkit_dump_counters *c = &rd->c;
   npkit_event ev;
-  memset(&ev, 0, sizeof ev);
-  ev.kind = NPKIT_EV_NPKIT_DUMP_READ;
+  npkit_event_init(&ev, NPKIT_EV_NPKIT_DUMP_READ, t0, npkit_now_ns());
   ev.thread = thread;
-  ev.start_ns = t0;
-  ev.end_ns = npkit_now_ns();
   npkit_ev_npkit_read *r = &ev.u.npkit_read;
   r->bytes = c->bytes;
   r->events = c->events;
@@ -274,6 +265,7 @@ static void attach(const npkit_source_log *at) {
     goto done;
   }
   out = log;
+  batch.log = log;
   snprintf(dir, sizeof dir, "%s", cfg->npkit_dump_dir);
   max_bytes = cfg->npkit_dump_max_mb << 20;
   clock_base = at->clock_base_ns;
@@ -351,6 +343,7 @@ static void finish(npkit_source_totals *totals) {
          dir);
   write_counters();
   out = NULL;
+  batch.log = NULL;
   free(table);
   table = NULL;
   npkit_dump_seen_free(seen);

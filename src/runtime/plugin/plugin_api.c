@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "cupti_corr.h"
+#include "emit.h"
 #include "cupti_hook.h"
 #include "nccl_names.h"
 #include "plugin_abi.h"
@@ -132,7 +133,7 @@ void npkit_plugin_api_stop(void *handle) {
     }
   }
   npkit_event ev;
-  npkit_plugin_event_init(&ev, NPKIT_EV_PLUGIN_API, e->start_ns, now);
+  npkit_event_init(&ev, NPKIT_EV_PLUGIN_API, e->start_ns, now);
   ev.func = e->fn;
   npkit_ev_plugin_api *a = &ev.u.plugin_api;
   a->api = id;

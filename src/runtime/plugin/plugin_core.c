@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "lifecycle.h"
 #include "notes.h"
+#include "emit.h"
 #include "plugin_abi.h"
 #include "plugin_api.h"
 #include "plugin_calls.h"
@@ -41,10 +42,9 @@ static int recording_on(void) {
   return 0;
 }
 
-#define event_init npkit_plugin_event_init
 #define emit npkit_plugin_emit
 
-/* ---- the GPU clock of each communicator (gpu_clock_map.h) ----
+/* ---- the GPU clock of each communicator (plugin_clock_map.h) ----
  * One map per context: a communicator runs on one GPU.  Kernel-channel events of a context come
  * from NCCL's proxy thread (its profiler thread from 2.31): the lock is rarely contended. */
 #define MAPS 256u
@@ -93,8 +93,7 @@ static ctx_map *map_of(uint32_t ctx, int create) {
 
 static void emit_clock(ctx_map *c) {
   npkit_event ev;
-  uint64_t now = npkit_now_ns();
-  event_init(&ev, NPKIT_EV_PLUGIN_CLOCK, now, now);
+  npkit_event_now(&ev, NPKIT_EV_PLUGIN_CLOCK);
   pthread_mutex_lock(&c->lock);
   npkit_plugin_clock_map_stats(c->m, &ev.u.plugin_clock);
   pthread_mutex_unlock(&c->lock);
@@ -143,8 +142,7 @@ static uint64_t before_kernel(uint64_t api, uint64_t now, unsigned abi) {
 
 static void emit_stats(void) {
   npkit_event ev;
-  uint64_t now = npkit_now_ns();
-  event_init(&ev, NPKIT_EV_PLUGIN_STATS, now, now);
+  npkit_event_now(&ev, NPKIT_EV_PLUGIN_STATS);
   ev.u.plugin_stats.lost = atomic_load(&counts.lost);
   ev.u.plugin_stats.late = atomic_load(&counts.late);
   ev.u.plugin_stats.foreign = atomic_load(&counts.foreign);
@@ -237,8 +235,7 @@ int npkit_plugin_init(void **ctx, int *mask, const npkit_plugin_comm *c) {
   npkit_plugin_calls_ctx(id, c);
 
   npkit_event ev;
-  uint64_t now = npkit_now_ns();
-  event_init(&ev, NPKIT_EV_PLUGIN_INIT, now, now);
+  npkit_event_now(&ev, NPKIT_EV_PLUGIN_INIT);
   npkit_ev_plugin_comm *pc = &ev.u.plugin_comm;
   pc->nccl_comm_id = c->nccl_comm_id;
   pc->ctx = id;
@@ -256,8 +253,7 @@ int npkit_plugin_finalize(void *ctx) {
   uint32_t id = ctx_id(ctx);
   if (id == 0 || !recording_on()) return 0;
   npkit_event ev;
-  uint64_t now = npkit_now_ns();
-  event_init(&ev, NPKIT_EV_PLUGIN_FINALIZE, now, now);
+  npkit_event_now(&ev, NPKIT_EV_PLUGIN_FINALIZE);
   ev.u.plugin_comm.ctx = id;
   ev.u.plugin_comm.rank = ev.u.plugin_comm.nranks = ev.u.plugin_comm.nnodes = -1;
   ev.u.plugin_comm.abi = atomic_load(&abi_loaded);
@@ -275,8 +271,7 @@ static void start_task(uint32_t ctx, void **handle, const npkit_plugin_descr *d)
   int p2p = d->type == NPKIT_PLUGIN_P2P;
   uint64_t id = atomic_fetch_add_explicit(&next_task, 1, memory_order_relaxed);
   npkit_event ev;
-  uint64_t now = npkit_now_ns();
-  event_init(&ev, NPKIT_EV_PLUGIN_TASK, now, now);
+  npkit_event_now(&ev, NPKIT_EV_PLUGIN_TASK);
   ev.func = (uint16_t)npkit_plugin_fn_from_name(t->func);
   npkit_ev_plugin_task *pt = &ev.u.plugin_task;
   pt->task = id;
@@ -299,7 +294,7 @@ static void start_task(uint32_t ctx, void **handle, const npkit_plugin_descr *d)
   copy_name(pt->func, sizeof pt->func, t->func);
   pt->api = npkit_plugin_api_id(d->parent);
   emit(&ev);
-  note_task(id, before_kernel(pt->api, now, atomic_load_explicit(&abi_loaded, memory_order_relaxed)));
+  note_task(id, before_kernel(pt->api, ev.start_ns, atomic_load_explicit(&abi_loaded, memory_order_relaxed)));
   *handle = npkit_plugin_handle_make(p2p ? NPKIT_PLUGIN_H_P2P : NPKIT_PLUGIN_H_COLL, id);
 }
 
@@ -475,7 +470,7 @@ int npkit_plugin_record_state(void *handle, int state, const npkit_plugin_state 
 static void stop_proxy_op(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
   if (!(events & NPKIT_PEV_PROXY)) return;
   npkit_event ev;
-  event_init(&ev, NPKIT_EV_PLUGIN_PROXY_OP, s->start_ns, now);
+  npkit_event_init(&ev, NPKIT_EV_PLUGIN_PROXY_OP, s->start_ns, now);
   npkit_ev_proxy_op *o = &ev.u.proxy_op;
   uint64_t step_bytes = atomic_load_explicit(&s->u.op.step_bytes, memory_order_relaxed);
   o->task = s->task;
@@ -500,7 +495,7 @@ static void stop_proxy_step(npkit_plugin_slot *s, uint64_t now, uint32_t events)
   }
   if (!(events & NPKIT_PEV_STEP)) return;
   npkit_event ev;
-  event_init(&ev, NPKIT_EV_PLUGIN_PROXY_STEP, s->start_ns, now);
+  npkit_event_init(&ev, NPKIT_EV_PLUGIN_PROXY_STEP, s->start_ns, now);
   npkit_ev_proxy_step *p = &ev.u.proxy_step;
   p->task = s->task;
   p->size = s->u.step.size;
@@ -541,7 +536,7 @@ static void stop_kernel_phase(npkit_plugin_slot *s, uint64_t now, uint32_t event
   else if (!stamped)
     flags |= NPKIT_PKCH_NO_STOP;
   npkit_event ev;
-  event_init(&ev, NPKIT_EV_PLUGIN_KERNEL_PHASE, start, end);
+  npkit_event_init(&ev, NPKIT_EV_PLUGIN_KERNEL_PHASE, start, end);
   npkit_ev_kernel_phase *k = &ev.u.kernel_phase;
   k->task = s->task;
   k->cpu_start_ns = s->u.kch.cpu_start;
@@ -569,7 +564,7 @@ static void stop_kernel_ch(npkit_plugin_slot *s, uint64_t now, uint32_t events) 
   } else if (!stamped && atomic_load_explicit(&abi_loaded, memory_order_relaxed) >= 4) {
     flags |= NPKIT_PKCH_NO_STOP; /* v4+ always sends the stop stamp before stopEvent */
   }
-  event_init(&ev, NPKIT_EV_PLUGIN_KERNEL_CH, start, end);
+  npkit_event_init(&ev, NPKIT_EV_PLUGIN_KERNEL_CH, start, end);
   npkit_ev_kernel_ch *k = &ev.u.kernel_ch;
   k->gpu_start = s->u.kch.gpu_start;
   k->gpu_stop = s->u.kch.gpu_stop;
@@ -606,7 +601,7 @@ int npkit_plugin_stop(void *handle) {
   case NPKIT_PLUGIN_H_PROXY_CTRL:
     if (events & NPKIT_PEV_CTRL) {
       npkit_event ev;
-      event_init(&ev, NPKIT_EV_PLUGIN_PROXY_CTRL, s->start_ns, now);
+      npkit_event_init(&ev, NPKIT_EV_PLUGIN_PROXY_CTRL, s->start_ns, now);
       ev.u.proxy_ctrl.ctx = s->ctx;
       ev.u.proxy_ctrl.state = s->u.ctrl.state;
       ev.u.proxy_ctrl.appended = s->u.ctrl.appended;
