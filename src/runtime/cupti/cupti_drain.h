@@ -3,7 +3,7 @@
  * Each drain takes every buffer CUPTI has handed back since the last one and reads it in two
  * passes: first the EXTERNAL_CORRELATION records (CUPTI correlation id → npkit external id), then
  * the kernels, copies and memsets, which get the description of the NCCL call that launched them
- * (gpu_corr.h) and are appended to the log in EVENTS blocks.  Reading the correlation records of
+ * (cupti_corr.h) and are appended to the log in EVENTS blocks.  Reading the correlation records of
  * all buffers first makes the result independent of the order in which CUPTI fills and returns
  * buffers.  A kernel whose call is still running (its description is published when it returns)
  * waits for a later drain; the final drain writes whatever still waits.

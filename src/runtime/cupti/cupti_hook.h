@@ -1,5 +1,5 @@
 /* What a wrapped NCCL call does for the GPU source: push an external correlation id to CUPTI
- * around the real call, and publish the call's description under it afterwards (gpu_corr.h).
+ * around the real call, and publish the call's description under it afterwards (cupti_corr.h).
  * With the source off this costs one relaxed atomic load per call. */
 #ifndef NPKIT_CUPTI_HOOK_H
 #define NPKIT_CUPTI_HOOK_H
@@ -9,8 +9,11 @@
 #include "cupti_corr.h"
 #include "npkit/event_log.h"
 
-/* 1 while CUPTI traces with external correlation. */
+/* 1 while CUPTI traces with external correlation (set by the GPU source, cupti_source.c). */
 extern _Atomic int npkit_cupti_active;
+
+/* Before npkit_cupti_active is first set: which functions push. */
+void npkit_cupti_hook_prepare(void);
 
 /* Push for a call that may launch GPU work (not queries, not ncclGroupStart): sets corr_id. */
 void npkit_cupti_push_slow(npkit_event *ev);

@@ -18,13 +18,9 @@
 #include "cupti_loader.h"
 #include "cupti_peers.h"
 #include "diag.h"
-#include "fn_set.h"
-#include "nccl_names.h"
 #include "notes.h"
 #include "signals.h"
 #include "state.h"
-
-_Atomic int npkit_cupti_active;
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tried;          /* start was attempted */
@@ -45,9 +41,6 @@ static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t flush_cond;
 static int flush_stop, flush_wake;
 
-/* Functions whose calls may launch GPU work: everything but queries and ncclGroupStart. */
-static npkit_fn_set push_set;
-
 static const CUpti_ActivityKind optional_kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
 
@@ -56,38 +49,6 @@ static void attach(const npkit_source_log *at) {
   log_out = at->log;
   pthread_mutex_unlock(&state_lock);
 }
-
-/* ---- hot path ---- */
-
-void npkit_cupti_push_slow(npkit_event *ev) {
-  if (!npkit_fn_set_has(&push_set, ev->func)) return;
-  uint64_t id = npkit_cupti_corr_begin();
-  if (npkit_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) !=
-      CUPTI_SUCCESS) {
-    npkit_cupti_corr_end();
-    return;
-  }
-  ev->u.api.corr_id = id;
-}
-
-void npkit_cupti_pop_slow(void) {
-  uint64_t last = 0;
-  npkit_cupti.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
-  npkit_cupti_corr_end();
-}
-
-int npkit_cupti_push_launch(uint64_t ext) {
-  if (ext == 0 || !atomic_load_explicit(&npkit_cupti_active, memory_order_relaxed) ||
-      npkit_cupti_corr_current() != 0)
-    return 0;
-  if (npkit_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, ext) !=
-      CUPTI_SUCCESS)
-    return 0;
-  npkit_cupti_corr_enter(ext);
-  return 1;
-}
-
-void npkit_cupti_pop_launch(void) { npkit_cupti_pop_slow(); }
 
 /* ---- flushing ---- */
 
@@ -228,7 +189,7 @@ static void off(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
-  /* NCCL's own timings of its kernels do not need CUPTI (profiler_plugin.c). */
+  /* NCCL's own timings of its kernels do not need CUPTI (plugin_core.c). */
   npkit_note(NPKIT_LEVEL_INFO, "GPU timing is off: %s; %s", why,
              npkit_cfg.plugin ? "no kernels, copies or memsets are recorded (NCCL's profiler plugin "
                                 "still times NCCL's own kernels where NCCL supports it)"
@@ -240,12 +201,6 @@ static void in_child(void) {
   atomic_store(&npkit_cupti_active, 0);
   running = 0;
   flusher_running = 0;
-}
-
-static void compute_push_set(void) {
-  memset(&push_set, 0, sizeof push_set);
-  for (unsigned f = 1; f < NPKIT_FN_COUNT; f++)
-    if (npkit_fn_class_of(f) != NPKIT_CLASS_query && f != NPKIT_FN_GroupStart) npkit_fn_set_add(&push_set, f);
 }
 
 /* CUPTI's versions before CUDA 12.9 (API 27) could crash on a NULL buffer. */
@@ -388,7 +343,7 @@ static int start_cupti(npkit_cupti_origin origin) {
   }
   npkit_cupti_clock_start();
   note_clock(); /* another client registered its timestamp callback before npkit started */
-  compute_push_set();
+  npkit_cupti_hook_prepare();
   pthread_atfork(NULL, NULL, in_child);
   start_flusher();
   atomic_store(&npkit_cupti_active, correlate);
