@@ -1,5 +1,6 @@
 /* Self-registration: when they are unset, the library points CUDA_INJECTION64_PATH
- * (self_register.c) and NCCL_PROFILER_PLUGIN (profiler_plugin_env.c) at itself, in constructors,
+ * (cupti/cupti_injection.c) and NCCL_PROFILER_PLUGIN (plugin/plugin_register.c) at itself, in
+ * constructors, through the checks of self_register.c,
  * so that LD_PRELOAD alone enables every source.
  *
  * A value in NCCL's own configuration files (nccl_conf.h) counts as set: NCCL applies those files

@@ -1,6 +1,6 @@
 /* The tables NCCL looks up (ncclProfiler_v1 ... ncclProfiler_v7) and the adapters that turn each
- * version's descriptors and state arguments (profiler_abi.h) into the core's
- * (profiler_plugin.h).  Only layout knowledge lives here; what to record is the core's business. */
+ * version's descriptors and state arguments (plugin_abi.h) into the core's
+ * (plugin_core.h).  Only layout knowledge lives here; what to record is the core's business. */
 #include <string.h>
 
 #include "plugin_abi.h"

@@ -12,7 +12,7 @@
 typedef enum npkit_plugin_type {
   NPKIT_PLUGIN_IGNORED = 0, /* types we do not record (network plugin, copy engine, unknown) */
   NPKIT_PLUGIN_GROUP,       /* a launch (parent of Coll/P2p in v1-v4) */
-  NPKIT_PLUGIN_API,         /* v5+ GroupApi, CollApi, P2pApi, KernelLaunch (profiler_plugin_api.c) */
+  NPKIT_PLUGIN_API,         /* v5+ GroupApi, CollApi, P2pApi, KernelLaunch (plugin_api.c) */
   NPKIT_PLUGIN_COLL,
   NPKIT_PLUGIN_P2P,
   NPKIT_PLUGIN_PROXY_OP,
