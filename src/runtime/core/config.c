@@ -90,74 +90,81 @@ static void set_fill(npkit_fn_set *s, uint64_t v) {
   for (int i = 0; i < NPKIT_FN_SET_WORDS; i++) s->w[i] = v;
 }
 
-int npkit_config_parse_ops(const char *text, npkit_fn_set *set, char *bad, int badlen) {
-  npkit_fn_set m;
-  set_fill(&m, 0);
+/* A list of names and -names into a set of `nwords` words: each name adds its bits (`lookup`: 0,
+ * or -1 for an unknown name), each -name takes them away, and a list that begins with a -name
+ * starts from `all` ("-query" alone means everything but queries).  0, or -1 with the bad item (or
+ * "(empty list)") in `bad`. */
+static int parse_name_list(const char *text, size_t item_max, uint64_t *set, const uint64_t *all,
+                           size_t nwords, int (*lookup)(const char *name, uint64_t *bits), char *bad,
+                           int badlen) {
   const char *p = text;
   int any = 0;
   char item[64];
-  while (next_list_item(&p, item, sizeof item)) {
+  if (item_max > sizeof item) item_max = sizeof item;
+  memset(set, 0, nwords * sizeof *set);
+  while (next_list_item(&p, item, item_max)) {
     int remove = item[0] == '-';
-    const char *name = remove ? item + 1 : item;
-    npkit_fn_set bits;
-    set_fill(&bits, 0);
-    int cls;
-    npkit_fn fn;
-    if (strcasecmp(name, "all") == 0) {
-      set_fill(&bits, ~(uint64_t)0);
-    } else if ((cls = npkit_class_from_name(name)) >= 0) {
-      for (unsigned f = 1; f < NPKIT_FN_COUNT; f++)
-        if ((int)npkit_fn_class_of(f) == cls) npkit_fn_set_add(&bits, f);
-    } else if ((fn = npkit_fn_from_name(name)) != NPKIT_FN_NONE) {
-      npkit_fn_set_add(&bits, fn);
-    } else {
+    uint64_t bits[NPKIT_FN_SET_WORDS] = {0};
+    if (lookup(remove ? item + 1 : item, bits) != 0) {
       snprintf(bad, (size_t)badlen, "%s", item);
       return -1;
     }
-    if (remove && !any) set_fill(&m, ~(uint64_t)0); /* "-query" alone means everything but queries */
-    for (int i = 0; i < NPKIT_FN_SET_WORDS; i++) m.w[i] = remove ? m.w[i] & ~bits.w[i] : m.w[i] | bits.w[i];
+    if (remove && !any) memcpy(set, all, nwords * sizeof *set);
+    for (size_t i = 0; i < nwords; i++) set[i] = remove ? set[i] & ~bits[i] : set[i] | bits[i];
     any = 1;
   }
   if (!any) {
     snprintf(bad, (size_t)badlen, "(empty list)");
     return -1;
   }
+  return 0;
+}
+
+static int op_bits(const char *name, uint64_t *bits) {
+  npkit_fn_set s;
+  set_fill(&s, 0);
+  int cls;
+  npkit_fn fn;
+  if (strcasecmp(name, "all") == 0) {
+    set_fill(&s, ~(uint64_t)0);
+  } else if ((cls = npkit_class_from_name(name)) >= 0) {
+    for (unsigned f = 1; f < NPKIT_FN_COUNT; f++)
+      if ((int)npkit_fn_class_of(f) == cls) npkit_fn_set_add(&s, f);
+  } else if ((fn = npkit_fn_from_name(name)) != NPKIT_FN_NONE) {
+    npkit_fn_set_add(&s, fn);
+  } else {
+    return -1;
+  }
+  memcpy(bits, s.w, sizeof s.w);
+  return 0;
+}
+
+int npkit_config_parse_ops(const char *text, npkit_fn_set *set, char *bad, int badlen) {
+  npkit_fn_set all, m;
+  set_fill(&all, ~(uint64_t)0);
+  if (parse_name_list(text, 64, m.w, all.w, NPKIT_FN_SET_WORDS, op_bits, bad, badlen) != 0) return -1;
   m.w[0] &= ~(uint64_t)1; /* bit 0 is NPKIT_FN_NONE */
   *set = m;
   return 0;
 }
 
-int npkit_config_parse_plugin_events(const char *text, uint32_t *events, char *bad, int badlen) {
+static int plugin_event_bits(const char *name, uint64_t *bits) {
   static const struct { const char *name; uint32_t bits; } items[] = {
       {"coll", NPKIT_PEV_COLL},   {"p2p", NPKIT_PEV_P2P},   {"kernel", NPKIT_PEV_KERNEL},
       {"proxy", NPKIT_PEV_PROXY}, {"step", NPKIT_PEV_STEP}, {"ctrl", NPKIT_PEV_CTRL},
       {"phase", NPKIT_PEV_PHASE}, {"all", NPKIT_PEV_ALL},   {"none", 0}};
-  uint32_t m = 0;
-  const char *p = text;
-  int any = 0;
-  char item[32];
-  while (next_list_item(&p, item, sizeof item)) {
-    int remove = item[0] == '-';
-    const char *name = remove ? item + 1 : item;
-    size_t i = 0;
-    while (i < sizeof items / sizeof items[0] && strcasecmp(name, items[i].name) != 0) i++;
-    if (i == sizeof items / sizeof items[0]) {
-      snprintf(bad, (size_t)badlen, "%s", item);
-      return -1;
+  for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+    if (strcasecmp(name, items[i].name) == 0) {
+      bits[0] = items[i].bits;
+      return 0;
     }
-    if (remove) {
-      if (!any) m = NPKIT_PEV_ALL; /* "-step" alone means everything but steps */
-      m &= ~items[i].bits;
-    } else {
-      m |= items[i].bits;
-    }
-    any = 1;
-  }
-  if (!any) {
-    snprintf(bad, (size_t)badlen, "(empty list)");
-    return -1;
-  }
-  *events = m;
+  return -1;
+}
+
+int npkit_config_parse_plugin_events(const char *text, uint32_t *events, char *bad, int badlen) {
+  uint64_t all = NPKIT_PEV_ALL, m;
+  if (parse_name_list(text, 32, &m, &all, 1, plugin_event_bits, bad, badlen) != 0) return -1;
+  *events = (uint32_t)m;
   return 0;
 }
 
