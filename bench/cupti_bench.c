@@ -27,7 +27,7 @@
 #include "cupti_launch_api.h"
 #include "cupti_loader.h"
 #include "fake_cupti_hooks.h"
-#include "gpu_corr.h"
+#include "cupti_corr.h"
 #include "log_writer.h"
 #include "nccl_names.h"
 
@@ -80,9 +80,9 @@ static uint64_t publish_calls(uint64_t n) {
     ev.u.api.bytes = 1 << 20;
     ev.u.api.seq = i;
     ev.u.api.comm = 1;
-    ev.u.api.corr_id = npkit_gpu_corr_begin();
-    npkit_gpu_corr_end();
-    npkit_gpu_corr_publish(&ev, 1);
+    ev.u.api.corr_id = npkit_cupti_corr_begin();
+    npkit_cupti_corr_end();
+    npkit_cupti_corr_publish(&ev, 1);
     if (i == 0) first = ev.u.api.corr_id;
   }
   return first;
@@ -127,7 +127,7 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
-  if (npkit_gpu_corr_init() != 0) return 1;
+  if (npkit_cupti_corr_init() != 0) return 1;
   /* As the library configures CUPTI: 4 MiB buffers, enough of them for one chunk. */
   npkit_cupti_bufs_config(4u << 20, 4096, 1, NULL);
   if (npkit_cupti.ActivityRegisterCallbacks(npkit_cupti_buffer_requested, npkit_cupti_buffer_completed) !=
@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
                            .device = 0, .stream = 0x1000, .start_ns = 1700000000000000000ull,
                            .end_ns = 1700000000000010000ull, .grid = {2, 1, 1}, .block = {640, 1, 1},
                            .registers = 96, .static_shared = 0, .dynamic_shared = 8192};
-    npkit_gpu_counts before;
+    npkit_cupti_counts before;
     npkit_cupti_drain_counts(&before);
     double t_fill = 0, t_drain = 0, c_drain = 0;
     for (unsigned long long done = 0; done < records;) {
@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
     c_drain += cpu_s() - c3;
     npkit_cupti_drain_attach(NULL);
     npkit_logw_close(log, NULL);
-    npkit_gpu_counts after;
+    npkit_cupti_counts after;
     npkit_cupti_drain_counts(&after);
     uint64_t stored = after.kernels - before.kernels;
     uint64_t tied = after.attributed - before.attributed;

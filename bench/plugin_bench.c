@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "profiler_abi.h"
+#include "plugin_abi.h"
 
 static double clock_ns(clockid_t c) {
   struct timespec ts;

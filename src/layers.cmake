@@ -19,6 +19,6 @@ add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/merge ${PROJECT_BINARY_DIR}/src/merge
 add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/report ${PROJECT_BINARY_DIR}/src/report)
 
 # All of them at once, for the code that has not yet named the layers it needs.
-add_library(npkit_common INTERFACE)
-target_link_libraries(npkit_common INTERFACE npkit_report npkit_merge npkit_trace npkit_job npkit_npkit_dump
+add_library(npkit_all_layers INTERFACE)
+target_link_libraries(npkit_all_layers INTERFACE npkit_report npkit_merge npkit_trace npkit_job npkit_npkit_dump
                       npkit_format)

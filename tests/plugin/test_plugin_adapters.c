@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "profiler_abi.h"
-#include "profiler_plugin.h"
+#include "plugin_abi.h"
+#include "plugin_core.h"
 
 extern npkit_abi_table_v1 ncclProfiler_v1;
 extern npkit_abi_table_v2 ncclProfiler_v2;
@@ -22,14 +22,14 @@ extern npkit_abi_table_v7 ncclProfiler_v7;
 
 /* ---- the core, reduced to remembering its last call ---- */
 
-static npkit_pp_comm last_comm;
-static npkit_pp_descr last_descr;
+static npkit_plugin_comm last_comm;
+static npkit_plugin_descr last_descr;
 static int last_descr_null;
-static npkit_pp_state last_state;
+static npkit_plugin_state last_state;
 static int last_state_value;
 static int calls;
 
-int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *comm) {
+int npkit_plugin_init(void **ctx, int *mask, const npkit_plugin_comm *comm) {
   (void)ctx;
   (void)mask;
   last_comm = *comm;
@@ -37,7 +37,7 @@ int npkit_pp_init(void **ctx, int *mask, const npkit_pp_comm *comm) {
   return 0;
 }
 
-int npkit_pp_start(void *ctx, void **handle, const npkit_pp_descr *d) {
+int npkit_plugin_start(void *ctx, void **handle, const npkit_plugin_descr *d) {
   (void)ctx;
   (void)handle;
   last_descr_null = d == NULL;
@@ -46,12 +46,12 @@ int npkit_pp_start(void *ctx, void **handle, const npkit_pp_descr *d) {
   return 0;
 }
 
-int npkit_pp_stop(void *handle) {
+int npkit_plugin_stop(void *handle) {
   (void)handle;
   return 0;
 }
 
-int npkit_pp_record_state(void *handle, int state, const npkit_pp_state *s) {
+int npkit_plugin_record_state(void *handle, int state, const npkit_plugin_state *s) {
   (void)handle;
   last_state_value = state;
   last_state = *s;
@@ -59,7 +59,7 @@ int npkit_pp_record_state(void *handle, int state, const npkit_pp_state *s) {
   return 0;
 }
 
-int npkit_pp_finalize(void *ctx) {
+int npkit_plugin_finalize(void *ctx) {
   (void)ctx;
   return 0;
 }
@@ -108,10 +108,10 @@ static void test_null_descr(void) {
   CHECK(calls == before + 3);
 }
 
-static void check_task(npkit_pp_type type, uint64_t seq, uint64_t count, uint64_t hash,
+static void check_task(npkit_plugin_type type, uint64_t seq, uint64_t count, uint64_t hash,
                        const char *func, const char *algo, const char *proto, int datatype,
                        int root, unsigned nchannels, unsigned nwarps) {
-  const npkit_pp_task *t = &last_descr.u.task;
+  const npkit_plugin_task *t = &last_descr.u.task;
   CHECK(!last_descr_null && last_descr.type == type);
   CHECK(last_descr.parent == &parent_obj && last_descr.rank == 3);
   CHECK(t->seq == seq && t->count == count && t->comm_hash == hash);
@@ -137,18 +137,18 @@ static void test_tasks_v1(void) {
                                  .datatype = 7, .max_channels = 12, .nwarps = 16, .algo = 1,
                                  .proto = 2};
   ncclProfiler_v1.start_event(ctx, &handle, &d);
-  check_task(NPKIT_PP_COLL, 9, 1000, 0xabc, "AllReduce", "RING", "SIMPLE", 7, 0, 12, 16);
+  check_task(NPKIT_PLUGIN_COLL, 9, 1000, 0xabc, "AllReduce", "RING", "SIMPLE", 7, 0, 12, 16);
   d.u.coll.func = 200; /* out of 2.23's range: no name rather than a wrong one */
   d.u.coll.algo = 99;
   d.u.coll.proto = 3;
   ncclProfiler_v1.start_event(ctx, &handle, &d);
-  check_task(NPKIT_PP_COLL, 9, 1000, 0xabc, NULL, NULL, NULL, 7, 0, 12, 16);
+  check_task(NPKIT_PLUGIN_COLL, 9, 1000, 0xabc, NULL, NULL, NULL, 7, 0, 12, 16);
 
   DESCR(d, NPKIT_NCCL_EV_P2P);
   d.u.p2p = (npkit_abi_v1_p2p){.comm_hash = 0xdef, .func = 6, .datatype = 4, .count = 77,
                                .peer = 5}; /* Send of ncclInt64 */
   ncclProfiler_v1.start_event(ctx, &handle, &d);
-  check_task(NPKIT_PP_P2P, 0, 77, 0xdef, "Send", NULL, NULL, 4, 5, 0, 0);
+  check_task(NPKIT_PLUGIN_P2P, 0, 77, 0xdef, "Send", NULL, NULL, 4, 5, 0, 0);
 }
 
 static void test_tasks_v2_v3(void) {
@@ -158,7 +158,7 @@ static void test_tasks_v2_v3(void) {
                                   .root = 2, .datatype = "ncclBfloat16", .traffic_bytes = 1,
                                   .max_channels = 2, .nwarps = 8, .algo = "RING", .proto = "LL"};
   ncclProfiler_v2.start_event(ctx, &handle, &d2);
-  check_task(NPKIT_PP_COLL, 4, 64, 0x22, "Broadcast", "RING", "LL", 9, 2, 2, 8);
+  check_task(NPKIT_PLUGIN_COLL, 4, 64, 0x22, "Broadcast", "RING", "LL", 9, 2, 2, 8);
 
   npkit_abi_v3_descr d3;
   DESCR(d3, NPKIT_NCCL_EV_COLL);
@@ -168,7 +168,7 @@ static void test_tasks_v2_v3(void) {
       .v4 = {.seq = 11, .func = "ReduceScatter", .count = 4096, .datatype = "ncclInt32",
              .nchannels = 24, .nwarps = 32, .algo = "PAT", .proto = "LL128"}};
   ncclProfiler_v3.start_event(ctx, &handle, &d3);
-  check_task(NPKIT_PP_COLL, 11, 4096, 0x33, "ReduceScatter", "PAT", "LL128", 2, 0, 24, 32);
+  check_task(NPKIT_PLUGIN_COLL, 11, 4096, 0x33, "ReduceScatter", "PAT", "LL128", 2, 0, 24, 32);
 
   /* one P2p layout for both */
   DESCR(d2, NPKIT_NCCL_EV_P2P);
@@ -176,9 +176,9 @@ static void test_tasks_v2_v3(void) {
   d2.u.p2p = d3.u.p2p = (npkit_abi_v2_p2p){.comm_hash = 0x23, .func = "Recv",
                                            .datatype = "no such type", .count = 5, .peer = 1};
   ncclProfiler_v2.start_event(ctx, &handle, &d2);
-  check_task(NPKIT_PP_P2P, 0, 5, 0x23, "Recv", NULL, NULL, -1, 1, 0, 0);
+  check_task(NPKIT_PLUGIN_P2P, 0, 5, 0x23, "Recv", NULL, NULL, -1, 1, 0, 0);
   ncclProfiler_v3.start_event(ctx, &handle, &d3);
-  check_task(NPKIT_PP_P2P, 0, 5, 0x23, "Recv", NULL, NULL, -1, 1, 0, 0);
+  check_task(NPKIT_PLUGIN_P2P, 0, 5, 0x23, "Recv", NULL, NULL, -1, 1, 0, 0);
 }
 
 static void test_tasks_v4_v6(void) {
@@ -188,13 +188,13 @@ static void test_tasks_v4_v6(void) {
                                   .datatype = "ncclFloat16", .nchannels = 4, .nwarps = 20,
                                   .algo = "NVLS", .proto = "SIMPLE"};
   ncclProfiler_v4.start_event(ctx, &handle, &d4);
-  check_task(NPKIT_PP_COLL, 12, 256, 0, "AllGather", "NVLS", "SIMPLE", 6, 0, 4, 20);
+  check_task(NPKIT_PLUGIN_COLL, 12, 256, 0, "AllGather", "NVLS", "SIMPLE", 6, 0, 4, 20);
 
   DESCR(d4, NPKIT_NCCL_EV_P2P);
   d4.u.p2p = (npkit_abi_v4_p2p){.func = "Recv", .datatype = "ncclInt8", .count = 3, .peer = 7,
                                 .nchannels = 2};
   ncclProfiler_v4.start_event(ctx, &handle, &d4);
-  check_task(NPKIT_PP_P2P, 0, 3, 0, "Recv", NULL, NULL, 0, 7, 2, 0);
+  check_task(NPKIT_PLUGIN_P2P, 0, 3, 0, "Recv", NULL, NULL, 0, 7, 2, 0);
 
   const npkit_abi_table_v5 *tables[] = {&ncclProfiler_v5, &ncclProfiler_v6};
   for (int i = 0; i < 2; i++) {
@@ -206,14 +206,14 @@ static void test_tasks_v4_v6(void) {
                .proto = "LL"},
         .parent_group = &parent_obj};
     tables[i]->start_event(ctx, &handle, &d5);
-    check_task(NPKIT_PP_COLL, 13 + (uint64_t)i, 8, 0, "Reduce", "TREE", "LL", 8, 1, 1, 4);
+    check_task(NPKIT_PLUGIN_COLL, 13 + (uint64_t)i, 8, 0, "Reduce", "TREE", "LL", 8, 1, 1, 4);
 
     DESCR(d5, NPKIT_NCCL_EV_P2P);
     d5.u.p2p = (npkit_abi_v5_p2p){
         .v4 = {.func = "Send", .datatype = "ncclUint32", .count = 100, .peer = 0, .nchannels = 3},
         .parent_group = &parent_obj};
     tables[i]->start_event(ctx, &handle, &d5);
-    check_task(NPKIT_PP_P2P, 0, 100, 0, "Send", NULL, NULL, 3, 0, 3, 0);
+    check_task(NPKIT_PLUGIN_P2P, 0, 100, 0, "Send", NULL, NULL, 3, 0, 3, 0);
   }
 }
 
@@ -224,7 +224,7 @@ static const npkit_abi_proxy_op proxy_op = {.pid = 4321, .channel = 200, .peer =
                                             .chunk_size = 524288, .is_send = 1};
 
 static void check_proxy_op(void) {
-  CHECK(last_descr.type == NPKIT_PP_PROXY_OP && last_descr.parent == &parent_obj);
+  CHECK(last_descr.type == NPKIT_PLUGIN_PROXY_OP && last_descr.parent == &parent_obj);
   CHECK(last_descr.u.proxy_op.pid == 4321 && last_descr.u.proxy_op.channel == 200);
   CHECK(last_descr.u.proxy_op.peer == 6 && last_descr.u.proxy_op.nsteps == 8);
   CHECK(last_descr.u.proxy_op.chunk_size == 524288 && last_descr.u.proxy_op.is_send == 1);
@@ -251,9 +251,9 @@ static void test_proxy(void) {
   d2.u.proxy_step.step = 41;
   d5.u.proxy_step.step = 42;
   ncclProfiler_v2.start_event(ctx, &handle, &d2);
-  CHECK(last_descr.type == NPKIT_PP_PROXY_STEP && last_descr.u.proxy_step.step == 41);
+  CHECK(last_descr.type == NPKIT_PLUGIN_PROXY_STEP && last_descr.u.proxy_step.step == 41);
   ncclProfiler_v5.start_event(ctx, &handle, &d5);
-  CHECK(last_descr.type == NPKIT_PP_PROXY_STEP && last_descr.u.proxy_step.step == 42);
+  CHECK(last_descr.type == NPKIT_PLUGIN_PROXY_STEP && last_descr.u.proxy_step.step == 42);
 }
 
 /* ---- kernel channels: none before v3, no GPU stamp before v4 ---- */
@@ -262,20 +262,20 @@ static void test_kernel_ch(void) {
   npkit_abi_v2_descr d2;
   DESCR(d2, NPKIT_NCCL_EV_KERNEL_CH);
   ncclProfiler_v2.start_event(ctx, &handle, &d2);
-  CHECK(!last_descr_null && last_descr.type == NPKIT_PP_IGNORED);
+  CHECK(!last_descr_null && last_descr.type == NPKIT_PLUGIN_IGNORED);
 
   npkit_abi_v3_descr d3;
   DESCR(d3, NPKIT_NCCL_EV_KERNEL_CH);
   d3.u.kernel_ch.channel = 17;
   ncclProfiler_v3.start_event(ctx, &handle, &d3);
-  CHECK(last_descr.type == NPKIT_PP_KERNEL_CH && last_descr.u.kernel_ch.channel == 17);
+  CHECK(last_descr.type == NPKIT_PLUGIN_KERNEL_CH && last_descr.u.kernel_ch.channel == 17);
   CHECK(last_descr.u.kernel_ch.has_ptimer == 0 && last_descr.u.kernel_ch.ptimer == 0);
 
   npkit_abi_v4_descr d4;
   DESCR(d4, NPKIT_NCCL_EV_KERNEL_CH);
   d4.u.kernel_ch = (npkit_abi_kernel_ch){.channel = 31, .ptimer = 1700000000123456789ull};
   ncclProfiler_v4.start_event(ctx, &handle, &d4);
-  CHECK(last_descr.type == NPKIT_PP_KERNEL_CH && last_descr.u.kernel_ch.channel == 31);
+  CHECK(last_descr.type == NPKIT_PLUGIN_KERNEL_CH && last_descr.u.kernel_ch.channel == 31);
   CHECK(last_descr.u.kernel_ch.has_ptimer == 1);
   CHECK_EQ_U64(last_descr.u.kernel_ch.ptimer, 1700000000123456789ull);
 
@@ -283,7 +283,7 @@ static void test_kernel_ch(void) {
   DESCR(d5, NPKIT_NCCL_EV_KERNEL_CH);
   d5.u.kernel_ch = (npkit_abi_kernel_ch){.channel = 0, .ptimer = 5};
   ncclProfiler_v6.start_event(ctx, &handle, &d5);
-  CHECK(last_descr.type == NPKIT_PP_KERNEL_CH && last_descr.u.kernel_ch.channel == 0);
+  CHECK(last_descr.type == NPKIT_PLUGIN_KERNEL_CH && last_descr.u.kernel_ch.channel == 0);
   CHECK(last_descr.u.kernel_ch.has_ptimer == 1 && last_descr.u.kernel_ch.ptimer == 5);
 }
 
@@ -293,19 +293,19 @@ static void test_other_types(void) {
   npkit_abi_v1_descr d1;
   DESCR(d1, NPKIT_NCCL_EV_GROUP);
   ncclProfiler_v1.start_event(ctx, &handle, &d1);
-  CHECK(last_descr.type == NPKIT_PP_GROUP && last_descr.parent == &parent_obj);
+  CHECK(last_descr.type == NPKIT_PLUGIN_GROUP && last_descr.parent == &parent_obj);
   CHECK(last_descr.rank == 3);
   d1.type = NPKIT_NCCL_EV_PROXY_CTRL;
   ncclProfiler_v1.start_event(ctx, &handle, &d1);
-  CHECK(last_descr.type == NPKIT_PP_PROXY_CTRL);
+  CHECK(last_descr.type == NPKIT_PLUGIN_PROXY_CTRL);
   d1.type = 0;
   ncclProfiler_v1.start_event(ctx, &handle, &d1);
-  CHECK(last_descr.type == NPKIT_PP_IGNORED);
+  CHECK(last_descr.type == NPKIT_PLUGIN_IGNORED);
 
   npkit_abi_v3_descr d3;
   DESCR(d3, NPKIT_NCCL_EV_NET_PLUGIN);
   ncclProfiler_v3.start_event(ctx, &handle, &d3);
-  CHECK(last_descr.type == NPKIT_PP_IGNORED);
+  CHECK(last_descr.type == NPKIT_PLUGIN_IGNORED);
 
   const uint64_t api[] = {NPKIT_NCCL_EV_GROUP_API, NPKIT_NCCL_EV_COLL_API, NPKIT_NCCL_EV_P2P_API,
                           NPKIT_NCCL_EV_KERNEL_LAUNCH};
@@ -313,16 +313,16 @@ static void test_other_types(void) {
   for (int i = 0; i < 4; i++) {
     DESCR(d5, api[i]);
     ncclProfiler_v5.start_event(ctx, &handle, &d5);
-    CHECK(last_descr.type == NPKIT_PP_API);
+    CHECK(last_descr.type == NPKIT_PLUGIN_API);
   }
   /* v5's type is 64 bits wide: a high bit must not be cut off into a Coll, and a copy-engine
    * event (v6, 1 << 12) is not mistaken for anything we read. */
   DESCR(d5, (1ull << 40) | NPKIT_NCCL_EV_COLL);
   ncclProfiler_v5.start_event(ctx, &handle, &d5);
-  CHECK(last_descr.type == NPKIT_PP_IGNORED);
+  CHECK(last_descr.type == NPKIT_PLUGIN_IGNORED);
   DESCR(d5, 1ull << 12);
   ncclProfiler_v6.start_event(ctx, &handle, &d5);
-  CHECK(last_descr.type == NPKIT_PP_IGNORED);
+  CHECK(last_descr.type == NPKIT_PLUGIN_IGNORED);
 }
 
 /* ---- v7: raw descriptors of 136 bytes ---- */
@@ -354,7 +354,7 @@ static void test_v7(void) {
   d[64] = 1;
   put64(d, 72, 0x1234567890abcdefull);
   start_v7(d);
-  CHECK(last_descr.type == NPKIT_PP_API && last_descr.u.api.kind == NPKIT_PAPI_COLL);
+  CHECK(last_descr.type == NPKIT_PLUGIN_API && last_descr.u.api.kind == NPKIT_PAPI_COLL);
   CHECK(streq(last_descr.u.api.func, "AllReduce") && last_descr.u.api.count == 1000);
   CHECK(last_descr.u.api.stream == (void *)0x5000 && last_descr.u.api.graph_captured == 1);
   CHECK(last_descr.u.api.user_tag == 0x1234567890abcdefull);
@@ -389,8 +389,8 @@ static void test_v7(void) {
   d[120] = 1;
   put64(d, 128, 0x99);
   start_v7(d);
-  const npkit_pp_task *t = &last_descr.u.task;
-  CHECK(last_descr.type == NPKIT_PP_COLL && t->seq == 41 && t->count == 4096 && t->root == 2);
+  const npkit_plugin_task *t = &last_descr.u.task;
+  CHECK(last_descr.type == NPKIT_PLUGIN_COLL && t->seq == 41 && t->count == 4096 && t->root == 2);
   CHECK(streq(t->func, "AllReduce") && streq(t->algo, "AGxLL_R") && streq(t->proto, ""));
   CHECK(t->datatype == 9 && t->nchannels == 5 && t->nwarps == 16 && t->symmetric == 1);
 
@@ -403,7 +403,7 @@ static void test_v7(void) {
   putp(d, 32, "final_sync");
   put64(d, 40, 1770000000123456789ull);
   start_v7(d);
-  CHECK(last_descr.type == NPKIT_PP_KERNEL_PHASE && last_descr.parent == &parent_obj);
+  CHECK(last_descr.type == NPKIT_PLUGIN_KERNEL_PHASE && last_descr.parent == &parent_obj);
   CHECK(last_descr.u.kernel_phase.channel == 7 && last_descr.u.kernel_phase.phase == 2);
   CHECK(streq(last_descr.u.kernel_phase.name, "final_sync"));
   CHECK(last_descr.u.kernel_phase.ptimer == 1770000000123456789ull);
@@ -415,7 +415,7 @@ static void test_v7(void) {
   npkit_abi_v5_descr d5;
   DESCR(d5, 1ull << 15);
   ncclProfiler_v6.start_event(ctx, &handle, &d5);
-  CHECK(last_descr.type == NPKIT_PP_IGNORED);
+  CHECK(last_descr.type == NPKIT_PLUGIN_IGNORED);
 }
 
 /* ---- state arguments ---- */
@@ -439,12 +439,12 @@ static void test_states(void) {
   npkit_abi_v4_state_args step_size = {.proxy_step = {.trans_size = 1000}};
   npkit_abi_v4_state_args stop = {.kernel_ch = {.ptimer = 99}};
   npkit_abi_v4_state_args ctrl4 = {.proxy_ctrl = {.appended = 2}};
-  const npkit_pp_state none = {0}, size1 = {.has_trans_size = 1, .trans_size = 65536},
+  const npkit_plugin_state none = {0}, size1 = {.has_trans_size = 1, .trans_size = 65536},
                        size4 = {.has_trans_size = 1, .trans_size = 1000};
   const struct {
     int abi, state;
     void *args;
-    npkit_pp_state want;
+    npkit_plugin_state want;
   } cases[] = {
       {1, NPKIT_NCCL_ST_OP_SEND_TRANSMITTED, &op_size, size1},
       {3, NPKIT_NCCL_ST_OP_RECV_DONE, &op_size, size1},
@@ -463,7 +463,7 @@ static void test_states(void) {
       {6, NPKIT_NCCL_ST_KERNEL_CH_STOP, NULL, none},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const npkit_pp_state *w = &cases[i].want;
+    const npkit_plugin_state *w = &cases[i].want;
     record_state(cases[i].abi, cases[i].state, cases[i].args);
     int ok = last_state_value == cases[i].state && last_state.has_trans_size == w->has_trans_size &&
              last_state.trans_size == w->trans_size && last_state.has_ptimer == w->has_ptimer &&
@@ -485,9 +485,9 @@ int main(void) {
   test_other_types();
   test_states();
   test_v7();
-  CHECK(ncclProfiler_v1.stop_event == npkit_pp_stop);
-  CHECK(ncclProfiler_v7.stop_event == npkit_pp_stop && ncclProfiler_v7.finalize == npkit_pp_finalize);
-  CHECK(ncclProfiler_v6.finalize == npkit_pp_finalize);
+  CHECK(ncclProfiler_v1.stop_event == npkit_plugin_stop);
+  CHECK(ncclProfiler_v7.stop_event == npkit_plugin_stop && ncclProfiler_v7.finalize == npkit_plugin_finalize);
+  CHECK(ncclProfiler_v6.finalize == npkit_plugin_finalize);
   CHECK(streq(ncclProfiler_v1.name, "npkit") && streq(ncclProfiler_v6.name, "npkit"));
   return check_exit_code("test_plugin_adapters");
 }

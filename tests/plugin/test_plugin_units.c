@@ -9,8 +9,8 @@
 
 #include "config.h"
 #include "nccl_names.h"
-#include "profiler_plugin.h"
-#include "profiler_plugin_slots.h"
+#include "plugin_names.h"
+#include "plugin_slots.h"
 
 static int failures;
 #define CHECK(cond)                                                        \
@@ -23,72 +23,72 @@ static int failures;
 
 static void test_slots_basic(void) {
   void *h = NULL;
-  npkit_pp_slot *s = npkit_pp_slot_alloc(NPKIT_PPH_PROXY_STEP, &h);
+  npkit_plugin_slot *s = npkit_plugin_slot_alloc(NPKIT_PLUGIN_H_PROXY_STEP, &h);
   CHECK(s != NULL && h != NULL);
-  CHECK(npkit_pph_tag(h) == NPKIT_PPH_PROXY_STEP);
-  CHECK(npkit_pp_slot_get(h, NPKIT_PPH_PROXY_STEP) == s);
-  CHECK(npkit_pp_slot_get(h, NPKIT_PPH_PROXY_OP) == NULL); /* another kind's handle */
+  CHECK(npkit_plugin_handle_tag(h) == NPKIT_PLUGIN_H_PROXY_STEP);
+  CHECK(npkit_plugin_slot_get(h, NPKIT_PLUGIN_H_PROXY_STEP) == s);
+  CHECK(npkit_plugin_slot_get(h, NPKIT_PLUGIN_H_PROXY_OP) == NULL); /* another kind's handle */
   s->u.step.size = 1234;
-  npkit_pp_slot_free(s);
-  CHECK(npkit_pp_slot_get(h, NPKIT_PPH_PROXY_STEP) == NULL); /* stale: after its stop */
+  npkit_plugin_slot_free(s);
+  CHECK(npkit_plugin_slot_get(h, NPKIT_PLUGIN_H_PROXY_STEP) == NULL); /* stale: after its stop */
   void *h2 = NULL;
-  npkit_pp_slot *s2 = npkit_pp_slot_alloc(NPKIT_PPH_PROXY_STEP, &h2);
+  npkit_plugin_slot *s2 = npkit_plugin_slot_alloc(NPKIT_PLUGIN_H_PROXY_STEP, &h2);
   CHECK(s2 == s);          /* the same slot, reused ... */
   CHECK(h2 != h);          /* ... under another generation */
   CHECK(s2->u.step.size == 0);
-  CHECK(npkit_pp_slot_get(h, NPKIT_PPH_PROXY_STEP) == NULL);
-  CHECK(npkit_pp_slot_get(h2, NPKIT_PPH_PROXY_STEP) == s2);
-  npkit_pp_slot_free(s2);
+  CHECK(npkit_plugin_slot_get(h, NPKIT_PLUGIN_H_PROXY_STEP) == NULL);
+  CHECK(npkit_plugin_slot_get(h2, NPKIT_PLUGIN_H_PROXY_STEP) == s2);
+  npkit_plugin_slot_free(s2);
 
   /* forged handles never resolve */
   static const uintptr_t forged[] = {0, 1, 5, 0x12345, 0xfffffff5u, UINTPTR_MAX, 0x7f0000000005ull,
-                                     ((uintptr_t)3 << 32) | (5000u << 4) | NPKIT_PPH_PROXY_OP};
+                                     ((uintptr_t)3 << 32) | (5000u << 4) | NPKIT_PLUGIN_H_PROXY_OP};
   for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++)
     for (uint32_t tag = 0; tag < 16; tag++)
-      CHECK(npkit_pp_slot_get((void *)forged[i], tag) == NULL);
+      CHECK(npkit_plugin_slot_get((void *)forged[i], tag) == NULL);
 
   /* task and context handles carry their id */
-  void *t = npkit_pph_make(NPKIT_PPH_COLL, 77);
-  CHECK(npkit_pph_tag(t) == NPKIT_PPH_COLL && npkit_pph_payload(t) == 77);
-  CHECK(npkit_pp_slot_get(t, NPKIT_PPH_COLL) == NULL);
+  void *t = npkit_plugin_handle_make(NPKIT_PLUGIN_H_COLL, 77);
+  CHECK(npkit_plugin_handle_tag(t) == NPKIT_PLUGIN_H_COLL && npkit_plugin_handle_payload(t) == 77);
+  CHECK(npkit_plugin_slot_get(t, NPKIT_PLUGIN_H_COLL) == NULL);
 }
 
 /* More slots in flight than a block holds: the pool grows, every handle stays distinct. */
 static void test_slots_grow(void) {
   enum { N = 10000 };
-  static npkit_pp_slot *s[N];
+  static npkit_plugin_slot *s[N];
   static void *h[N];
   for (int i = 0; i < N; i++) {
-    s[i] = npkit_pp_slot_alloc(NPKIT_PPH_KERNEL_CH, &h[i]);
+    s[i] = npkit_plugin_slot_alloc(NPKIT_PLUGIN_H_KERNEL_CH, &h[i]);
     CHECK(s[i] != NULL);
     if (s[i] != NULL) s[i]->u.kch.gpu_start = (uint64_t)i;
   }
   for (int i = 0; i < N; i++) {
-    CHECK(npkit_pp_slot_get(h[i], NPKIT_PPH_KERNEL_CH) == s[i]);
+    CHECK(npkit_plugin_slot_get(h[i], NPKIT_PLUGIN_H_KERNEL_CH) == s[i]);
     CHECK(s[i]->u.kch.gpu_start == (uint64_t)i);
   }
-  for (int i = 0; i < N; i++) npkit_pp_slot_free(s[i]);
-  for (int i = 0; i < N; i++) CHECK(npkit_pp_slot_get(h[i], NPKIT_PPH_KERNEL_CH) == NULL);
+  for (int i = 0; i < N; i++) npkit_plugin_slot_free(s[i]);
+  for (int i = 0; i < N; i++) CHECK(npkit_plugin_slot_get(h[i], NPKIT_PLUGIN_H_KERNEL_CH) == NULL);
 }
 
 /* Threads allocating and freeing at once (NCCL's proxy threads): no slot is handed out twice. */
 static void *churn(void *arg) {
   uintptr_t me = (uintptr_t)arg;
   enum { HELD = 64 };
-  npkit_pp_slot *held[HELD];
+  npkit_plugin_slot *held[HELD];
   void *handle[HELD];
   int bad = 0;
   for (int round = 0; round < 2000; round++) {
     for (int i = 0; i < HELD; i++) {
-      held[i] = npkit_pp_slot_alloc(NPKIT_PPH_PROXY_OP, &handle[i]);
+      held[i] = npkit_plugin_slot_alloc(NPKIT_PLUGIN_H_PROXY_OP, &handle[i]);
       if (held[i] == NULL) return (void *)1;
       held[i]->task = (me << 32) | (uint64_t)i;
     }
     for (int i = 0; i < HELD; i++) {
-      if (npkit_pp_slot_get(handle[i], NPKIT_PPH_PROXY_OP) != held[i] ||
+      if (npkit_plugin_slot_get(handle[i], NPKIT_PLUGIN_H_PROXY_OP) != held[i] ||
           held[i]->task != ((me << 32) | (uint64_t)i))
         bad = 1;
-      npkit_pp_slot_free(held[i]);
+      npkit_plugin_slot_free(held[i]);
     }
   }
   return (void *)(uintptr_t)bad;
@@ -105,38 +105,38 @@ static void test_slots_threads(void) {
 }
 
 static void test_names(void) {
-  CHECK(strcmp(npkit_pp_v1_func_name(4), "AllReduce") == 0);
-  CHECK(strcmp(npkit_pp_v1_func_name(0), "Broadcast") == 0);
-  CHECK(strcmp(npkit_pp_v1_func_name(7), "Recv") == 0);
-  CHECK(npkit_pp_v1_func_name(8) == NULL && npkit_pp_v1_func_name(255) == NULL);
-  CHECK(strcmp(npkit_pp_v1_algo_name(1), "RING") == 0);
-  CHECK(strcmp(npkit_pp_v1_algo_name(6), "PAT") == 0);
-  CHECK(npkit_pp_v1_algo_name(7) == NULL);
-  CHECK(strcmp(npkit_pp_v1_proto_name(2), "SIMPLE") == 0);
-  CHECK(npkit_pp_v1_proto_name(3) == NULL);
-  CHECK(npkit_pp_datatype_from_name("ncclFloat32") == 7);
-  CHECK(npkit_pp_datatype_from_name("ncclInt8") == 0);
-  CHECK(npkit_pp_datatype_from_name("ncclFloat8e5m2") == 11);
-  CHECK(npkit_pp_datatype_from_name("Unknown") == -1); /* NCCL's name for uint8 */
-  CHECK(npkit_pp_datatype_from_name(NULL) == -1);
+  CHECK(strcmp(npkit_plugin_v1_func_name(4), "AllReduce") == 0);
+  CHECK(strcmp(npkit_plugin_v1_func_name(0), "Broadcast") == 0);
+  CHECK(strcmp(npkit_plugin_v1_func_name(7), "Recv") == 0);
+  CHECK(npkit_plugin_v1_func_name(8) == NULL && npkit_plugin_v1_func_name(255) == NULL);
+  CHECK(strcmp(npkit_plugin_v1_algo_name(1), "RING") == 0);
+  CHECK(strcmp(npkit_plugin_v1_algo_name(6), "PAT") == 0);
+  CHECK(npkit_plugin_v1_algo_name(7) == NULL);
+  CHECK(strcmp(npkit_plugin_v1_proto_name(2), "SIMPLE") == 0);
+  CHECK(npkit_plugin_v1_proto_name(3) == NULL);
+  CHECK(npkit_plugin_datatype_from_name("ncclFloat32") == 7);
+  CHECK(npkit_plugin_datatype_from_name("ncclInt8") == 0);
+  CHECK(npkit_plugin_datatype_from_name("ncclFloat8e5m2") == 11);
+  CHECK(npkit_plugin_datatype_from_name("Unknown") == -1); /* NCCL's name for uint8 */
+  CHECK(npkit_plugin_datatype_from_name(NULL) == -1);
   /* the cache by pointer: the same literal twice, and a buffer whose text changes */
   for (int i = 0; i < 3; i++) {
-    CHECK(npkit_pp_fn_from_name("ReduceScatter") == (int)npkit_fn_from_name("ReduceScatter"));
-    CHECK(npkit_pp_datatype_from_name("ncclBfloat16") == 9);
+    CHECK(npkit_plugin_fn_from_name("ReduceScatter") == (int)npkit_fn_from_name("ReduceScatter"));
+    CHECK(npkit_plugin_datatype_from_name("ncclBfloat16") == 9);
   }
   char buf[32];
   strcpy(buf, "AllGather");
-  CHECK(npkit_pp_fn_from_name(buf) == (int)npkit_fn_from_name("AllGather"));
+  CHECK(npkit_plugin_fn_from_name(buf) == (int)npkit_fn_from_name("AllGather"));
   strcpy(buf, "Broadcast");
-  CHECK(npkit_pp_fn_from_name(buf) == (int)npkit_fn_from_name("Broadcast"));
+  CHECK(npkit_plugin_fn_from_name(buf) == (int)npkit_fn_from_name("Broadcast"));
   strcpy(buf, "SendRecv"); /* no API function of that name */
-  CHECK(npkit_pp_fn_from_name(buf) == 0);
-  CHECK(npkit_pp_fn_from_name(buf) == 0);
+  CHECK(npkit_plugin_fn_from_name(buf) == 0);
+  CHECK(npkit_plugin_fn_from_name(buf) == 0);
   strcpy(buf, "ncclInt64");
-  CHECK(npkit_pp_datatype_from_name(buf) == 4);
+  CHECK(npkit_plugin_datatype_from_name(buf) == 4);
   strcpy(buf, "ncclUint64");
-  CHECK(npkit_pp_datatype_from_name(buf) == 5);
-  CHECK(npkit_pp_fn_from_name(NULL) == 0);
+  CHECK(npkit_plugin_datatype_from_name(buf) == 5);
+  CHECK(npkit_plugin_fn_from_name(NULL) == 0);
 }
 
 static void test_events_setting(void) {

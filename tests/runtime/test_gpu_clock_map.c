@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gpu_clock_map.h"
+#include "plugin_clock_map.h"
 
 static int failures;
 #define CHECK(cond, ...)                                     \
@@ -58,8 +58,8 @@ static int64_t labs64(int64_t v) { return v < 0 ? -v : v; }
 
 static void run_k(const world *w, double seconds, int with_lower, uint64_t obs_max, uint64_t kmax,
                   result *r) {
-  npkit_gpu_clock_map m;
-  npkit_gcm_init(&m);
+  npkit_plugin_clock_map m;
+  npkit_plugin_clock_map_init(&m);
   *r = (result){0};
   uint64_t t = H0;
   uint64_t end = H0 + (uint64_t)(seconds * 1e9);
@@ -71,7 +71,7 @@ static void run_k(const world *w, double seconds, int with_lower, uint64_t obs_m
     uint64_t g0 = gpu_at(w, ts), g1 = gpu_at(w, te);
     uint64_t m0, m1;
     int64_t err;
-    npkit_gcm_map(&m, g0, g1, h0, h1, with_lower ? launch : 0, NULL, &m0, &m1, &err);
+    npkit_plugin_clock_map_add(&m, g0, g1, h0, h1, with_lower ? launch : 0, NULL, &m0, &m1, &err);
     r->events++;
     int64_t e0 = (int64_t)(m0 - ts), e1 = (int64_t)(m1 - te);
     int64_t dur = (int64_t)(m1 - m0) - (int64_t)(te - ts);
@@ -91,7 +91,7 @@ static void run_k(const world *w, double seconds, int with_lower, uint64_t obs_m
     }
     t = te + uniform(50000, 1000000);
   }
-  npkit_gcm_stats(&m, &r->stats);
+  npkit_plugin_clock_map_stats(&m, &r->stats);
 }
 
 static void run(const world *w, double seconds, int with_lower, uint64_t obs_max, result *r) {

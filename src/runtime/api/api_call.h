@@ -1,0 +1,102 @@
+/* What every generated NCCL wrapper does around the real call (see nccl_wrappers.c).
+ *
+ * begin: 0 = pass the call through untouched (recording off, or NCCL calling its own public API
+ *        from inside a wrapped call, which must not be recorded twice); 1 = track it.
+ * A tracked call always updates the bookkeeping that must stay identical on every rank (sequence
+ * numbers, groups, communicators), and is stored only if NPKIT_OPS selects its function and
+ * recording is not paused (window.h: npkit_rec_ops, npkit_rec_paused).
+ *
+ * The per-call work beyond the mask (a recording window's checks, pending signal toggles, the call
+ * stack) runs only when npkit_call_extras_on is set: with no window, no toggle signal and no
+ * stacks, a call pays one predictable branch for all of it. */
+#ifndef NPKIT_API_CALL_H
+#define NPKIT_API_CALL_H
+
+#include <string.h>
+
+#include "clock.h"
+#include "comm_registry.h"
+#include "cupti_hook.h"
+#include "emit.h"
+#include "lifecycle.h"
+#include "nccl_names.h"
+#include "recorder.h"
+#include "window.h"
+
+typedef struct npkit_call {
+  npkit_thread *t;
+  npkit_comm *comm;
+  npkit_event ev;
+} npkit_call;
+
+/* npkit_call_extras() must run for every tracked call (set when recording starts). */
+extern int npkit_call_extras_on;
+void npkit_call_extras_setup(void);
+
+/* Applies the recording window to the call and attaches its call stack when it is to be stored.
+ * Returns whether recording is paused now (`paused`: as the caller read it). */
+int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused);
+
+/* Eight 16-byte stores: the memset of 128 bytes compiled to `rep stos`, whose start-up cost was
+ * the largest single item of a wrapped call (perf, AMD EPYC). */
+static inline void npkit_event_zero(npkit_event *ev) {
+  typedef long long v2di __attribute__((vector_size(16), may_alias, aligned(1)));
+  _Static_assert(sizeof(npkit_event) % 16 == 0, "npkit_event is a whole number of 16-byte stores");
+  v2di *p = (v2di *)(void *)ev;
+  for (size_t i = 0; i < sizeof(npkit_event) / 16; i++) p[i] = (v2di){0, 0};
+}
+
+static inline int npkit_call_begin(npkit_call *c, unsigned fn) {
+  if (!npkit_recording()) return 0;
+  npkit_thread *t = npkit_thread_self();
+  if (t == NULL || t->depth > 0) return 0;
+  t->depth++;
+  c->t = t;
+  c->comm = NULL;
+  npkit_event_zero(&c->ev);
+  c->ev.kind = NPKIT_EV_API;
+  c->ev.func = (uint16_t)fn;
+  c->ev.thread = t->index;
+  c->ev.u.api.seq = NPKIT_NO_SEQ;
+  c->ev.u.api.peer = -1;
+  c->ev.u.api.datatype = -1;
+  c->ev.u.api.redop = -1;
+  c->ev.u.api.call_no = t->cur_call = ++t->calls;
+  if (t->group_depth > 0) {
+    c->ev.u.api.group = t->group_id;
+    c->ev.u.api.flags = NPKIT_API_IN_GROUP;
+  }
+  return 1;
+}
+
+/* Sequence numbers advance only for calls NCCL accepted, so that a call rejected on one rank
+ * (bad argument) does not shift the numbering against the other ranks. */
+static inline void npkit_call_sequence(npkit_call *c) {
+  npkit_ev_api *a = &c->ev.u.api;
+  if (c->comm == NULL || (a->result != 0 && a->result != 7 /* ncclInProgress */)) return;
+  npkit_fn_class cls = npkit_fn_class_of(c->ev.func);
+  if (cls == NPKIT_CLASS_coll) {
+    a->seq = atomic_fetch_add_explicit(&c->comm->coll_seq, 1, memory_order_relaxed);
+  } else if (cls == NPKIT_CLASS_p2p && (a->flags & (NPKIT_API_P2P_SEND | NPKIT_API_P2P_RECV)) &&
+             a->peer >= 0 && a->peer < c->comm->nranks && c->comm->send_seq != NULL) {
+    _Atomic uint64_t *s = (a->flags & NPKIT_API_P2P_SEND) ? c->comm->send_seq : c->comm->recv_seq;
+    a->seq = atomic_fetch_add_explicit(&s[a->peer], 1, memory_order_relaxed);
+  }
+}
+
+/* Right after the first clock reading: NCCL's events of this thread can name the call. */
+static inline void npkit_call_started(npkit_call *c) { c->t->cur_call_start = c->ev.start_ns; }
+
+static inline void npkit_call_end(npkit_call *c) {
+  npkit_call_sequence(c);
+  c->t->cur_call = 0;
+  c->t->depth--;
+  int paused = atomic_load_explicit(&npkit_rec_paused, memory_order_relaxed);
+  if (__builtin_expect(npkit_call_extras_on, 0)) paused = npkit_call_extras(c->t, &c->ev, paused);
+  int store = !paused && npkit_fn_set_has(&npkit_rec_ops, c->ev.func) &&
+              atomic_load_explicit(&npkit_state, memory_order_relaxed) == NPKIT_STATE_ON;
+  npkit_cupti_publish(&c->ev, store);
+  if (store) npkit_emit_on(c->t, &c->ev);
+}
+
+#endif

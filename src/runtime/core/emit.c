@@ -1,0 +1,26 @@
+#include "emit.h"
+
+#include <string.h>
+
+#include "clock.h"
+#include "state.h"
+
+void npkit_event_init(npkit_event *ev, uint16_t kind, uint64_t start_ns, uint64_t end_ns) {
+  memset(ev, 0, sizeof *ev);
+  ev->kind = kind;
+  ev->start_ns = start_ns;
+  ev->end_ns = end_ns;
+}
+
+void npkit_event_now(npkit_event *ev, uint16_t kind) {
+  uint64_t now = npkit_now_ns();
+  npkit_event_init(ev, kind, now, now);
+}
+
+int npkit_emit(npkit_event *ev) {
+  if (!npkit_state_on()) return 0;
+  npkit_thread *t = npkit_thread_self();
+  if (t == NULL) return -1;
+  npkit_emit_on(t, ev);
+  return 1;
+}

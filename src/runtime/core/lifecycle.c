@@ -1,0 +1,313 @@
+#include "lifecycle.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "diag.h"
+#include "identity.h"
+#include "log_writer.h"
+#include "notes.h"
+#include "recorder.h"
+#include "self_register.h"
+#include "signals.h"
+#include "stop_barrier.h"
+#include "string_table.h"
+#include "trace_files.h"
+#include "trace_render.h"
+#include "window.h"
+
+#ifndef NPKIT_VERSION_STRING
+#define NPKIT_VERSION_STRING "0"
+#endif
+
+static const npkit_source_ops *const *sources;
+static size_t n_sources;
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static npkit_identity ident;
+static npkit_log_writer *log_writer;
+static char log_path[1024];
+static pid_t owner_pid;
+static _Atomic int identity_from_comm_done;
+/* Who finishes: 0 nobody yet, 1 the exit path (npkit_finish), 2 a stop signal (on the writer). */
+static _Atomic int finish_owner;
+static sem_t signal_finish_done;  /* posted when a signal's finish is over */
+static _Atomic uint64_t signal_at_ns; /* CLOCK_MONOTONIC when the stop signal came */
+
+static int request_signal_finish(void);
+
+/* Calls the entry `fn` of every source that has one, in the list's order. */
+#define EACH_SOURCE(fn, ...)                                                   \
+  do {                                                                         \
+    for (size_t i_ = 0; i_ < n_sources; i_++)                                  \
+      if (sources[i_]->fn != NULL) sources[i_]->fn(__VA_ARGS__);              \
+  } while (0)
+
+void npkit_lifecycle_sources(const npkit_source_ops *const *list, size_t n) {
+  sources = list;
+  n_sources = n;
+}
+
+static const char *env(const char *name) { return getenv(name); }
+
+static void off_in_child(void) {
+  /* A child of fork() without exec shares our buffers but not the writer thread: it records
+   * nothing and writes nothing (documented rule); an exec'd program starts afresh. */
+  atomic_store(&npkit_state, NPKIT_STATE_OFF);
+}
+
+static void at_exit(void) { npkit_finish(); }
+
+static void fail_log(const char *what) {
+  int e = npkit_logw_error(log_writer);
+  npkit_warn("%s %s: %s; recording stopped, the job continues", what, log_path,
+             e ? strerror(e) : "error");
+  atomic_store(&npkit_state, NPKIT_STATE_OFF);
+}
+
+static void log_failed(void) { fail_log("cannot write"); }
+
+static void clock_fallback(const char *why) {
+  npkit_note(NPKIT_LEVEL_WARN, "%s any more: timestamps from CLOCK_REALTIME from here on", why);
+}
+
+static void start(void) {
+  npkit_config_load(&npkit_cfg, env);
+  EACH_SOURCE(configure, &npkit_cfg);
+  if (npkit_cfg.disable) {
+    atomic_store(&npkit_state, NPKIT_STATE_OFF);
+    return;
+  }
+  npkit_identity_load(&ident, env);
+  owner_pid = getpid();
+
+  char why[160];
+  int tsc = npkit_clock_start(npkit_cfg.clock_tsc, clock_fallback, why, sizeof why);
+  if (tsc)
+    npkit_debug("timestamps from the time-stamp counter, mapped onto CLOCK_REALTIME");
+  else
+    npkit_debug("timestamps from CLOCK_REALTIME: %s", why);
+
+  npkit_log_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, NPKIT_LOG_MAGIC, 8);
+  h.version = NPKIT_LOG_VERSION;
+  h.header_size = sizeof h;
+  h.record_size = sizeof(npkit_event);
+  h.endian = NPKIT_LOG_ENDIAN_TAG;
+  h.clock_base_ns = npkit_now_ns();
+  h.mono_base_ns = npkit_mono_ns();
+  h.pid = ident.pid;
+  h.rank = ident.rank;
+  h.world_size = ident.world_size;
+  h.local_rank = ident.local_rank;
+  h.nccl_header_version = NPKIT_NCCL_HEADER_VERSION;
+  if (tsc) h.flags |= NPKIT_LOG_F_TSC_CLOCK;
+  if (npkit_cfg.simulated) h.flags |= NPKIT_LOG_F_SIMULATED;
+  if (npkit_cfg.write_json) h.flags |= NPKIT_LOG_F_JSON_AT_EXIT;
+  snprintf(h.host, sizeof h.host, "%s", ident.host);
+  snprintf(h.launcher, sizeof h.launcher, "%s", ident.source);
+  snprintf(h.library_version, sizeof h.library_version, "%s", NPKIT_VERSION_STRING);
+
+  snprintf(log_path, sizeof log_path, "%s/npkit_%s_%d%s", npkit_cfg.trace_dir, ident.host, ident.pid,
+           NPKIT_LOG_SUFFIX);
+  char err[512];
+  log_writer = npkit_logw_open(log_path, &h, err, sizeof err);
+  if (log_writer == NULL) {
+    npkit_warn("%s (NPKIT_TRACE_DIR='%s'); nothing is recorded, the job continues", err,
+               npkit_cfg.trace_dir);
+    atomic_store(&npkit_state, NPKIT_STATE_OFF);
+    return;
+  }
+  npkit_notes_attach(log_writer);
+  /* Before the writer starts: it unblocks the stop signals only where the handler is ours. */
+  sem_init(&signal_finish_done, 0, 0);
+  if (npkit_cfg.signals) npkit_signals_install(request_signal_finish);
+  int rc = npkit_recorder_start(npkit_cfg.event_buf_mb << 20, npkit_cfg.flush_ms, log_writer,
+                                log_failed, err, sizeof err);
+  if (rc < 0) {
+    npkit_warn("%s; nothing is recorded, the job continues", err);
+    npkit_notes_attach(NULL);
+    npkit_logw_close(log_writer, NULL);
+    log_writer = NULL;
+    unlink(log_path);
+    atomic_store(&npkit_state, NPKIT_STATE_OFF);
+    return;
+  }
+  if (rc > 0) {
+    /* Nobody left to compare the counter with CLOCK_REALTIME; the header already says "counter",
+     * so the trace gets a note that says otherwise. */
+    if (tsc) {
+      npkit_clock_stop_tsc();
+      npkit_note(NPKIT_LEVEL_WARN, "%s; timestamps from CLOCK_REALTIME", err);
+    } else {
+      npkit_warn("%s", err);
+    }
+  }
+  npkit_strings_attach_log(log_writer);
+  npkit_window_start(&npkit_cfg);
+  npkit_source_log at = {log_writer, &npkit_cfg, h.clock_base_ns};
+  EACH_SOURCE(attach, &at);
+  char text[512]; /* what self-registration left alone, said now that the trace can keep it */
+  for (int i = 0, level; (level = npkit_self_register_note(i, text, sizeof text)) >= 0; i++)
+    if (level > 0) npkit_note(level, "%s", text);
+  pthread_atfork(NULL, NULL, off_in_child);
+  /* Registered at the first NCCL call, i.e. after the CUDA runtime has registered its own
+   * handlers: ours run first at exit, while CUDA is still usable. */
+  atexit(at_exit);
+  atomic_store(&npkit_state, NPKIT_STATE_ON);
+  npkit_debug("recording to %s", log_path);
+}
+
+int npkit_start(void) {
+  if (sources == NULL) return NPKIT_STATE_NEW; /* before the library's constructors ran */
+  pthread_once(&start_once, start);
+  return atomic_load(&npkit_state);
+}
+
+void npkit_identity_from_comm(int rank, int nranks, int device) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&identity_from_comm_done, &expected, 1)) return;
+  npkit_process_rec p;
+  memset(&p, 0, sizeof p);
+  if (ident.rank < 0) {
+    ident.rank = rank;
+    ident.world_size = nranks;
+    snprintf(ident.source, sizeof ident.source, "comm");
+  }
+  p.rank = ident.rank;
+  p.world_size = ident.world_size;
+  p.local_rank = ident.local_rank;
+  p.device = device;
+  snprintf(p.source, sizeof p.source, "%s", ident.source);
+  if (log_writer != NULL) npkit_logw_append(log_writer, NPKIT_BLOCK_PROCESS, 1, &p, sizeof p);
+}
+
+/* The finish proper: the log first (GPU activity, NPKit dumps, the last events, the END block),
+ * so that it is closed cleanly as early as possible, then the Chrome trace rendered from it. */
+static void finish_trace(void) {
+  if (log_writer == NULL || getpid() != owner_pid) return;
+  /* The sources first, while the log and the string table still take what they hold (CUPTI's
+   * last buffers, NPKit's last dump, the plugin's statistics). */
+  npkit_source_totals own = {0, 0};
+  EACH_SOURCE(finish, &own);
+  int was_on = atomic_exchange(&npkit_state, NPKIT_STATE_OFF) == NPKIT_STATE_ON;
+  npkit_end_rec end;
+  npkit_recorder_stop(&end);
+  uint64_t pool_dropped = end.events_dropped;
+  npkit_window_finish(log_writer);
+  EACH_SOURCE(detach, log_writer);
+  npkit_strings_attach_log(NULL);
+  end.events_recorded += own.recorded;
+  end.events_dropped += own.dropped;
+  end.end_ns = npkit_now_ns();
+  npkit_clock_quality q;
+  npkit_clock_quality_get(&q);
+  end.clock_checks = q.checks;
+  end.clock_steps = q.steps;
+  end.clock_max_error_ns = q.max_error_ns;
+  npkit_clock_stop_tsc(); /* no writer any more to keep the map honest, should the process go on */
+  end.blocks_written = npkit_logw_blocks(log_writer);
+  int healthy = npkit_logw_error(log_writer) == 0;
+  if (!healthy && was_on) fail_log("cannot write");
+  npkit_logw_close(log_writer, &end);
+  uint64_t closed_ns = npkit_mono_ns();
+
+  if (!healthy) return;
+  char json_path[1200] = "";
+  if (npkit_cfg.write_json) {
+    npkit_trace_json_path(json_path, sizeof json_path, npkit_cfg.trace_dir, ident.rank, ident.host, ident.pid);
+    npkit_render_stats stats;
+    char err[512];
+    memset(&stats, 0, sizeof stats);
+    if (npkit_render_trace(log_path, json_path, &stats, err, sizeof err) != 0) {
+      npkit_warn("cannot write the trace: %s (the binary log %s is kept; `npkit json` renders it)",
+                 err, log_path);
+      snprintf(json_path, sizeof json_path, "%s", log_path);
+    }
+  } else {
+    snprintf(json_path, sizeof json_path, "%s", log_path);
+  }
+  uint64_t at = atomic_load(&signal_at_ns);
+  if (at != 0)
+    npkit_debug("finished on a stop signal: the log was closed after %.1f ms, the trace written after %.1f ms",
+                (double)(closed_ns - at) / 1e6, (double)(npkit_mono_ns() - at) / 1e6);
+  char parts[320] = "";
+  for (size_t i = 0, used = 0; i < n_sources && used + 1 < sizeof parts; i++)
+    if (sources[i]->summary != NULL) {
+      sources[i]->summary(parts + used, sizeof parts - used);
+      used += strlen(parts + used);
+    }
+  if (ident.rank >= 0)
+    npkit_info("rank %d: wrote %s (%llu events, %llu dropped%s)", ident.rank, json_path,
+               (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped,
+               parts);
+  else
+    npkit_info("wrote %s (%llu events, %llu dropped%s)", json_path,
+               (unsigned long long)end.events_recorded, (unsigned long long)end.events_dropped,
+               parts);
+  if (pool_dropped > 0)
+    npkit_warn("%llu events were dropped because the event pool was full; raise "
+               "NPKIT_EVENT_BUF_SIZE (now %llu MB)",
+               (unsigned long long)pool_dropped, (unsigned long long)npkit_cfg.event_buf_mb);
+}
+
+void npkit_finish(void) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&finish_owner, &expected, 1)) {
+    /* A stop signal's finish runs on the writer: the process must not end under it (exit()
+     * returning from here ends it), so wait for it; its deadline bounds the wait. */
+    if (expected == 2) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_sec += NPKIT_SIGNAL_DEADLINE_MS / 1000 + 1;
+      while (sem_timedwait(&signal_finish_done, &ts) != 0 && errno == EINTR) {
+      }
+    }
+    return;
+  }
+  finish_trace();
+  npkit_signals_redeliver(); /* stop signals that came while the process was exiting */
+}
+
+/* A stop signal's finish, on the writer thread (npkit_recorder_request). */
+static void finish_on_signal(void) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL); /* the signal delivered again afterwards is the job's */
+  npkit_signals_deadline(NPKIT_SIGNAL_DEADLINE_MS);
+  uint64_t deadline = atomic_load(&signal_at_ns) + (uint64_t)NPKIT_SIGNAL_DEADLINE_MS * 1000000ull;
+  int together = npkit_stop_barrier_arrive(ident.job, ident.local_rank, ident.local_size) == 0;
+  npkit_recorder_flush(); /* what the threads recorded is on disk before anything slow */
+  finish_trace();
+  if (together) {
+    uint64_t t0 = npkit_mono_ns();
+    int late = npkit_stop_barrier_leave(deadline);
+    npkit_debug("waited %.1f ms for the other ranks of this host to finish their traces%s", (double)(npkit_mono_ns() - t0) / 1e6,
+                late > 0 ? "; some had not by the deadline" : "");
+  }
+  sem_post(&signal_finish_done);
+  npkit_signals_redeliver();
+}
+
+/* From the stop-signal handler (async-signal-safe): the writer thread is to finish.  0 when the
+ * trace will be finished (by the writer, or by the exit path already under way), -1 when nobody
+ * can finish it (no writer, a forked child). */
+static int request_signal_finish(void) {
+  if (getpid() != owner_pid) return -1;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&finish_owner, &expected, 2)) return expected == 1 ? 0 : -1;
+  atomic_store(&signal_at_ns, npkit_mono_ns());
+  if (npkit_recorder_request(finish_on_signal) != 0) {
+    atomic_store(&finish_owner, 0);
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,22 @@
+/* Inside the profiler plugin: storing its records, and the counters of what it could not record.
+ * Shared by the core (plugin_core.c) and the API-level events (plugin_api.c). */
+#ifndef NPKIT_PROFILER_PLUGIN_EMIT_H
+#define NPKIT_PROFILER_PLUGIN_EMIT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npkit/event_log.h"
+
+typedef struct npkit_plugin_counts {
+  _Atomic uint64_t lost, late, foreign, ignored;
+} npkit_plugin_counts;
+extern npkit_plugin_counts npkit_plugin_counts_now;
+
+/* npkit_emit (core/emit.h), counted as lost when the thread has no recorder state. */
+void npkit_plugin_emit(npkit_event *ev);
+/* Copies a NUL-terminated name into a fixed field (truncated, NUL-terminated). */
+void npkit_plugin_copy_name(char *dst, size_t len, const char *src);
+
+#endif

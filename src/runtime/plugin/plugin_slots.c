@@ -1,0 +1,94 @@
+#include "plugin_slots.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK_LOG2 12u
+#define BLOCK_SLOTS (1u << BLOCK_LOG2)
+#define INDEX_BITS 24u
+#define MAX_BLOCKS ((1u << INDEX_BITS) / BLOCK_SLOTS) /* 4096 blocks: 16M events in flight */
+
+static _Atomic(npkit_plugin_slot *) blocks[MAX_BLOCKS];
+static uint32_t nblocks; /* under grow_lock */
+static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
+/* (ABA tag << 32) | (index + 1); 0 in the low half = empty */
+static _Atomic uint64_t free_head;
+
+static npkit_plugin_slot *slot_at(uint32_t index) {
+  uint32_t b = index >> BLOCK_LOG2;
+  if (b >= MAX_BLOCKS) return NULL;
+  npkit_plugin_slot *block = atomic_load_explicit(&blocks[b], memory_order_acquire);
+  return block != NULL ? &block[index & (BLOCK_SLOTS - 1)] : NULL;
+}
+
+static void push(npkit_plugin_slot *s) {
+  uint64_t head = atomic_load_explicit(&free_head, memory_order_relaxed), nhead;
+  do {
+    atomic_store_explicit(&s->next_free, (uint32_t)head, memory_order_relaxed);
+    nhead = (((head >> 32) + 1) << 32) | (s->index + 1);
+  } while (!atomic_compare_exchange_weak_explicit(&free_head, &head, nhead, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static npkit_plugin_slot *pop(void) {
+  uint64_t head = atomic_load_explicit(&free_head, memory_order_acquire);
+  for (;;) {
+    uint32_t idx1 = (uint32_t)head;
+    if (idx1 == 0) return NULL;
+    npkit_plugin_slot *s = slot_at(idx1 - 1);
+    uint32_t next1 = atomic_load_explicit(&s->next_free, memory_order_relaxed);
+    uint64_t nhead = (((head >> 32) + 1) << 32) | next1;
+    if (atomic_compare_exchange_weak_explicit(&free_head, &head, nhead, memory_order_acq_rel,
+                                              memory_order_acquire))
+      return s;
+  }
+}
+
+/* Adds a block and returns one of its slots; the others go to the free list. */
+static npkit_plugin_slot *grow(void) {
+  pthread_mutex_lock(&grow_lock);
+  npkit_plugin_slot *s = pop(); /* another thread may have grown the pool meanwhile */
+  if (s == NULL && nblocks < MAX_BLOCKS) {
+    npkit_plugin_slot *block = calloc(BLOCK_SLOTS, sizeof *block);
+    if (block != NULL) {
+      uint32_t base = nblocks << BLOCK_LOG2;
+      for (uint32_t i = 0; i < BLOCK_SLOTS; i++) block[i].index = base + i;
+      atomic_store_explicit(&blocks[nblocks], block, memory_order_release);
+      nblocks++;
+      for (uint32_t i = BLOCK_SLOTS; i-- > 1;) push(&block[i]);
+      s = &block[0];
+    }
+  }
+  pthread_mutex_unlock(&grow_lock);
+  return s;
+}
+
+npkit_plugin_slot *npkit_plugin_slot_alloc(uint32_t tag, void **handle) {
+  npkit_plugin_slot *s = pop();
+  if (s == NULL && (s = grow()) == NULL) return NULL;
+  uint32_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
+  s->tag = tag;
+  s->ctx = 0;
+  s->task = 0;
+  s->start_ns = 0;
+  memset(&s->u, 0, sizeof s->u);
+  *handle = (void *)(uintptr_t)(((uint64_t)gen << 32) | ((uint64_t)s->index << 4) | tag);
+  return s;
+}
+
+npkit_plugin_slot *npkit_plugin_slot_get(const void *handle, uint32_t tag) {
+  uint64_t v = (uint64_t)(uintptr_t)handle;
+  if ((v & 0xfu) != tag || tag < NPKIT_PLUGIN_H_PROXY_OP || tag > NPKIT_PLUGIN_H_KERNEL_PHASE) return NULL;
+  if ((v >> 28 & 0xfu) != 0) return NULL; /* bits no handle of ours sets */
+  npkit_plugin_slot *s = slot_at((uint32_t)(v >> 4) & ((1u << INDEX_BITS) - 1));
+  if (s == NULL || s->tag != tag ||
+      atomic_load_explicit(&s->gen, memory_order_acquire) != (uint32_t)(v >> 32))
+    return NULL;
+  return s;
+}
+
+void npkit_plugin_slot_free(npkit_plugin_slot *s) {
+  atomic_fetch_add_explicit(&s->gen, 1, memory_order_release);
+  push(s);
+}
