@@ -150,12 +150,7 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/cupti_bench_%d.npkit", tmp && *tmp ? tmp : "/tmp", (int)getpid());
   }
   npkit_log_header h;
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, NPKIT_LOG_MAGIC, 8);
-  h.version = NPKIT_LOG_VERSION;
-  h.header_size = sizeof h;
-  h.record_size = sizeof(npkit_event);
-  h.endian = NPKIT_LOG_ENDIAN_TAG;
+  npkit_log_header_init(&h);
   h.rank = h.world_size = h.local_rank = -1;
   double best = 0;
   for (unsigned long long rep = 0; rep < reps; rep++) {

@@ -33,12 +33,8 @@ static int cmp_double(const void *a, const void *b) {
 /* CPU ns per event of writing n events as a log of `version`. */
 static double write_log(const char *path, uint32_t version, const npkit_event *block, unsigned long n) {
   npkit_log_header h;
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, NPKIT_LOG_MAGIC, 8);
+  npkit_log_header_init(&h);
   h.version = version;
-  h.header_size = sizeof h;
-  h.record_size = sizeof(npkit_event);
-  h.endian = NPKIT_LOG_ENDIAN_TAG;
   char err[256];
   npkit_log_writer *w = npkit_logw_open(path, &h, err, sizeof err);
   if (w == NULL) {

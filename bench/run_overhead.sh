@@ -15,16 +15,11 @@ build="${1:-build}"
 calls="${2:-1000000}"
 flush_ms="${FLUSH_MS:-1000}"
 bin="$build/bench/overhead"
-lib="$build/src/runtime/libnpkit_preload.so"
-fakes="$build/tests/fakes"
-for f in "$bin" "$lib" "$fakes/libnccl.so.2"; do
-  [ -e "$f" ] || { echo "run_overhead.sh: $f is missing; build first (cmake --build $build)" >&2; exit 1; }
-done
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
-export FAKE_NCCL_NOOP=1 LD_LIBRARY_PATH="$fakes${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$(dirname "$0")/bench_lib.sh"
+bench_require "$bin" "$lib"
+bench_noop_nccl
+bench_scratch
 
-median() { sed -n 's/.*median_ns_per_call=\([0-9.]*\).*/\1/p'; }
 field() { sed -n "s/.*$1=\([0-9.,-]*\).*/\1/p"; }
 run() { # threads, preload?
   if [ "$2" = yes ]; then

@@ -8,12 +8,9 @@ set -euo pipefail
 build="${1:-build}"
 n="${2:-200000}"
 bin="$build/bench/plugin_bench"
-lib="$build/src/runtime/libnpkit_preload.so"
-for f in "$bin" "$lib"; do
-  [ -e "$f" ] || { echo "run_plugin_overhead.sh: $f is missing; build first (cmake --build $build)" >&2; exit 1; }
-done
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+. "$(dirname "$0")/bench_lib.sh"
+bench_require "$bin" "$lib"
+bench_scratch
 for abi in 4 5; do
   NPKIT_TRACE_DIR="$out" NPKIT_JSON=0 NPKIT_QUIET=1 NPKIT_EVENT_BUF_SIZE=1024 NPKIT_FLUSH_MS=1000 \
     "$bin" "$(realpath "$lib")" --abi "$abi" --collectives "$n" --channels 16 --repeats 5

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "test_job.h"
+
 typedef enum op { ALLREDUCE, ALLGATHER, REDUCESCATTER, BROADCAST, REDUCE, ALLTOALL, SENDRECV } op;
 
 static const struct {
@@ -122,18 +124,10 @@ int main(int argc, char **argv) {
   }
   if (factor < 2 || iters < 1 || warmup < 0 || minb > maxb) return usage(base);
 
-  MPI_Init(&argc, &argv);
   int rank, nranks;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  ncclUniqueId id;
-  if (rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) MPI_Abort(MPI_COMM_WORLD, 1);
-  MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t comm;
-  if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess) {
-    fprintf(stderr, "%s: ncclCommInitRank failed\n", base);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  npkit_job_start(&argc, &argv, &rank, &nranks);
+  ncclComm_t comm = npkit_job_world(rank, nranks);
+  if (comm == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
   int failed = 0;
   float *send = malloc(maxb), *recv = malloc(maxb);
   if (send == NULL || recv == NULL) MPI_Abort(MPI_COMM_WORLD, 1);

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "env_table.h"
 #include "log_builder.h"
 #include "log_reader.h"
 #include "nccl_names.h"
@@ -28,14 +29,6 @@
 #include "trace_stacks.h"
 
 /* ---- settings ---- */
-
-static const char *const *fake_env;
-static const char *table_getenv(const char *name) {
-  size_t n = strlen(name);
-  for (const char *const *p = fake_env; *p; p++)
-    if (strncmp(*p, name, n) == 0 && (*p)[n] == '=') return *p + n + 1;
-  return NULL;
-}
 
 /* npkit_config_load with stderr sent to /dev/null: the warnings are config.c's business. */
 static void load(npkit_config *cfg, const char *const *env) {

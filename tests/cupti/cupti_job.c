@@ -15,7 +15,6 @@
  * names.  Prints nothing on stdout.  Exit status: 0, 1 when a call failed, 2 on a usage error. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <mpi.h>
 #include <nccl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 
 #include "../fakes_cupti/fake_cupti_hooks.h"
 #include "../fakes_cupti/fake_kineto.h"
+#include "test_job.h"
 
 #define S_NCCL ((cudaStream_t)(uintptr_t)0x1000)
 #define S_COMPUTE ((cudaStream_t)(uintptr_t)0x2000)
@@ -42,17 +42,6 @@ typedef struct hooks {
   npkit_fake_instantiate_fn instantiate;
   npkit_fake_graph_launch_fn graph_launch;
 } hooks;
-
-static int failures;
-
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    ncclResult_t r_ = (call);                                                       \
-    if (r_ != ncclSuccess) {                                                        \
-      fprintf(stderr, "cupti_job: %s failed: %s\n", #call, ncclGetErrorString(r_)); \
-      failures++;                                                                   \
-    }                                                                               \
-  } while (0)
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -151,7 +140,7 @@ static int client_step(const char *name) {
   *(void **)(&f) = dlsym(other.lib, name);
   if (f == NULL) {
     fprintf(stderr, "cupti_job: the client lacks %s\n", name);
-    failures++;
+    npkit_job_failures++;
     return -1;
   }
   return f();
@@ -171,7 +160,7 @@ static void client_at(long when) {
         other.enable_rc = client_step(NPKIT_FAKE_KINETO_ENABLE);
       else {
         fprintf(stderr, "cupti_job: unknown client step %s\n", t);
-        failures++;
+        npkit_job_failures++;
       }
     }
   }
@@ -203,14 +192,14 @@ static void simulate_cuinit(void) {
   void *lib = dlopen(path, RTLD_NOW);
   if (lib == NULL) {
     fprintf(stderr, "cupti_job: cannot load %s: %s\n", path, dlerror());
-    failures++;
+    npkit_job_failures++;
     return;
   }
   int (*init)(void);
   *(void **)(&init) = dlsym(lib, "InitializeInjection");
   if (init == NULL || init() != 1) {
     fprintf(stderr, "cupti_job: InitializeInjection of %s is missing or failed\n", path);
-    failures++;
+    npkit_job_failures++;
   }
 }
 
@@ -231,7 +220,7 @@ static void report(const char *path, int rank, const char *injection, uint64_t c
   }
   FILE *f = fopen(name, "w");
   if (f == NULL) {
-    failures++;
+    npkit_job_failures++;
     return;
   }
   fprintf(f, "injection=%s\ncupti=%s\n", injection != NULL ? injection : "(unset)", cupti);
@@ -302,10 +291,8 @@ int main(int argc, char **argv) {
     }
   }
   client_at(CLIENT_AT_START);
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  npkit_job_start(&argc, &argv, &rank, &size);
   hooks h;
   device = rank % 8; /* the fake NCCL's default: 8 devices per node */
   if (cuinit) {
@@ -314,13 +301,9 @@ int main(int argc, char **argv) {
     compute_kernel(&h, 100000); /* before any NCCL call */
   }
 
-  ncclUniqueId id;
-  if (rank == 0) CHECK(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t world, split;
-  CHECK(ncclCommInitRank(&world, size, id, rank));
-  CHECK(ncclCommSplit(world, 0, rank, &split, NULL));
-  CHECK(ncclCommCuDevice(world, &device));
+  ncclComm_t world = npkit_job_world(rank, size), split;
+  NC(ncclCommSplit(world, 0, rank, &split, NULL));
+  NC(ncclCommCuDevice(world, &device));
   find_hooks(&h);
   client_at(CLIENT_AT_COMM);
 
@@ -331,25 +314,25 @@ int main(int argc, char **argv) {
     client_at(it);
     compute_kernel(&h, 3000000);
     copy_and_set(&h, 0);
-    CHECK(ncclAllReduce(a, b, COUNT, ncclFloat32, ncclSum, world, S_NCCL));
-    CHECK(ncclBroadcast(a, b, COUNT / 2, ncclInt32, 0, world, S_BCAST));
-    CHECK(ncclGroupStart());
-    CHECK(ncclAllGather(a, b, COUNT / 4, ncclFloat32, world, S_NCCL));
-    CHECK(ncclGroupEnd());
-    CHECK(ncclGroupStart());
-    CHECK(ncclSend(a, 1000, ncclInt8, right, world, S_NCCL));
-    CHECK(ncclRecv(b, 1000, ncclInt8, left, world, S_NCCL));
-    CHECK(ncclGroupEnd());
-    CHECK(ncclGroupStart());
-    CHECK(ncclAllReduce(a, b, 256, ncclFloat64, ncclMax, world, S_NCCL));
-    CHECK(ncclReduceScatter(a, b, 128, ncclFloat32, ncclSum, split, S_NCCL));
-    CHECK(ncclGroupEnd());
+    NC(ncclAllReduce(a, b, COUNT, ncclFloat32, ncclSum, world, S_NCCL));
+    NC(ncclBroadcast(a, b, COUNT / 2, ncclInt32, 0, world, S_BCAST));
+    NC(ncclGroupStart());
+    NC(ncclAllGather(a, b, COUNT / 4, ncclFloat32, world, S_NCCL));
+    NC(ncclGroupEnd());
+    NC(ncclGroupStart());
+    NC(ncclSend(a, 1000, ncclInt8, right, world, S_NCCL));
+    NC(ncclRecv(b, 1000, ncclInt8, left, world, S_NCCL));
+    NC(ncclGroupEnd());
+    NC(ncclGroupStart());
+    NC(ncclAllReduce(a, b, 256, ncclFloat64, ncclMax, world, S_NCCL));
+    NC(ncclReduceScatter(a, b, 128, ncclFloat32, ncclSum, split, S_NCCL));
+    NC(ncclGroupEnd());
     copy_and_set(&h, 1);
   }
   if (h.sync != NULL) h.sync();
   if (graph && h.capture_begin != NULL) {
     uint32_t g = h.capture_begin((uint64_t)(uintptr_t)S_GRAPH);
-    CHECK(ncclAllReduce(a, b, 512, ncclFloat32, ncclSum, world, S_GRAPH));
+    NC(ncclAllReduce(a, b, 512, ncclFloat32, ncclSum, world, S_GRAPH));
     h.capture_end((uint64_t)(uintptr_t)S_GRAPH);
     uint32_t exec = h.instantiate(g);
     for (int r = 0; r < 3; r++) h.graph_launch(exec, (uint64_t)(uintptr_t)S_GRAPH);
@@ -358,12 +341,11 @@ int main(int argc, char **argv) {
   uint64_t client_kernels, client_foreign;
   client_stop(&client_kernels, &client_foreign);
   if (destroy) {
-    CHECK(ncclCommDestroy(split));
-    CHECK(ncclCommDestroy(world));
+    NC(ncclCommDestroy(split));
+    NC(ncclCommDestroy(world));
   }
   free(a);
   free(b);
   if (env_out != NULL) report(env_out, rank, injection, client_kernels, client_foreign);
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return npkit_job_end();
 }

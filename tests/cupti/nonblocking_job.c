@@ -6,7 +6,6 @@
  *   nonblocking_job [--iters N] [--polls-out FILE]
  * --polls-out writes to FILE.rank<R> how many times this program called ncclCommGetAsyncError.
  * Prints nothing on stdout; exit status 0, or 1 when a call failed. */
-#include <mpi.h>
 #include <nccl.h>
 #include <sched.h>
 #include <stdint.h>
@@ -14,17 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_job.h"
+
 #define S_NCCL ((cudaStream_t)(uintptr_t)0x1000)
 #define COUNT 4096
 
-static int failures;
 static long polls;
 
+/* A non-blocking communicator's calls may return ncclInProgress: not a failure. */
 static void expect(ncclResult_t r, const char *what) {
-  if (r != ncclSuccess && r != ncclInProgress) {
-    fprintf(stderr, "nonblocking_job: %s failed: %s\n", what, ncclGetErrorString(r));
-    failures++;
-  }
+  if (r != ncclInProgress) npkit_job_check(r, what);
 }
 
 static void wait_ready(ncclComm_t comm) {
@@ -32,14 +30,14 @@ static void wait_ready(ncclComm_t comm) {
   while (state == ncclInProgress) {
     polls++;
     if (ncclCommGetAsyncError(comm, &state) != ncclSuccess) {
-      failures++;
+      npkit_job_failures++;
       return;
     }
     if (state == ncclInProgress) sched_yield();
   }
   if (state != ncclSuccess) {
     fprintf(stderr, "nonblocking_job: the communicator failed: %s\n", ncclGetErrorString(state));
-    failures++;
+    npkit_job_failures++;
   }
 }
 
@@ -54,13 +52,9 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  ncclUniqueId id;
-  if (rank == 0) expect(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  npkit_job_start(&argc, &argv, &rank, &size);
+  ncclUniqueId id = npkit_job_unique_id(rank);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t comm = NULL;
@@ -82,7 +76,7 @@ int main(int argc, char **argv) {
     char name[1024];
     snprintf(name, sizeof name, "%s.rank%d", polls_out, rank);
     FILE *f = fopen(name, "w");
-    if (f == NULL) failures++;
+    if (f == NULL) npkit_job_failures++;
     else {
       fprintf(f, "%ld\n", polls);
       fclose(f);
@@ -90,6 +84,5 @@ int main(int argc, char **argv) {
   }
   free(a);
   free(b);
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return npkit_job_end();
 }

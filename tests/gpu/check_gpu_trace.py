@@ -13,20 +13,12 @@ import re
 import statistics
 import sys
 
+from trace_checks import check, verdict
+
 SIZES = [1 << s for s in range(20, 28)]   # 1 MB .. 128 MB
 OPS_PER_SIZE = 4                           # AllReduce sum, AllGather, ReduceScatter, AllReduce avg
 COLLECTIVES = ("ncclAllReduce", "ncclAllGather", "ncclReduceScatter")
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
-
-problems = []
-
-
-def check(cond, what):
-    print("%s %s" % ("ok  " if cond else "FAIL", what))
-    if not cond:
-        problems.append(what)
-    return cond
-
 
 def main():
     if len(sys.argv) != 5:
@@ -149,8 +141,7 @@ def main():
     memsets = [e for e in gpu if e["cat"] == "gpu_memset"]
     check(len(memsets) >= 2 * ngpus, "the setup's memsets are there (%d)" % len(memsets))
 
-    print("PASS" if not problems else "FAILED: %d problem(s)" % len(problems))
-    return 0 if not problems else 1
+    return verdict()
 
 
 if __name__ == "__main__":

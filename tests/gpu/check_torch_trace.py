@@ -9,15 +9,7 @@ import glob
 import json
 import sys
 
-problems = []
-
-
-def check(cond, what):
-    print("%s %s" % ("ok  " if cond else "FAIL", what))
-    if not cond:
-        problems.append(what)
-    return cond
-
+from trace_checks import check, verdict
 
 def main():
     files = glob.glob(sys.argv[1] + "/*.json")
@@ -46,8 +38,7 @@ def main():
     tied = [k for k in kernels if "nccl_call" in k["args"]]
     print("kernels: %d, tied to an NCCL call: %d" % (len(kernels), len(tied)))
     print("other data: clock_source=%s" % t["otherData"].get("clock_source"))
-    print("PASS" if not problems else "FAILED: %d problems" % len(problems))
-    return 1 if problems else 0
+    return verdict()
 
 
 if __name__ == "__main__":

@@ -216,9 +216,7 @@ class TempDirTestCase(unittest.TestCase):
     """A test case with its own temporary folder, kept when NPKIT_KEEP_TEST_OUTPUT is set."""
 
     def setUp(self):
-        self.tmp = make_temp_dir(self.id())
-        if not os.environ.get("NPKIT_KEEP_TEST_OUTPUT"):
-            self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.tmp = temp_dir(self.id(), self.addCleanup)
 
     def path(self, *parts):
         return os.path.join(self.tmp, *parts)
@@ -230,6 +228,15 @@ class TempDirTestCase(unittest.TestCase):
 def make_temp_dir(name):
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[-60:]
     return tempfile.mkdtemp(prefix="npkit_it_%s_" % safe)
+
+
+def temp_dir(name, add_cleanup):
+    """A new temporary folder, removed through add_cleanup (a test case's addCleanup or
+    addClassCleanup) unless NPKIT_KEEP_TEST_OUTPUT is set."""
+    tmp = make_temp_dir(name)
+    if not os.environ.get("NPKIT_KEEP_TEST_OUTPUT"):
+        add_cleanup(shutil.rmtree, tmp, True)
+    return tmp
 
 
 # --- the API table --------------------------------------------------------------------------

@@ -3,7 +3,6 @@ instead of destroy, or no teardown at all (as PyTorch jobs often end). Every ran
 complete, cleanly closed trace holding every call its journal lists, in order."""
 
 import os
-import shutil
 import unittest
 
 import npkit_testlib as lib
@@ -13,9 +12,7 @@ NP = 4
 
 class ExitPaths(unittest.TestCase):
     def run_mode(self, mode):
-        tmp = lib.make_temp_dir("exit_" + mode)
-        if not os.environ.get("NPKIT_KEEP_TEST_OUTPUT"):
-            self.addCleanup(shutil.rmtree, tmp, True)
+        tmp = lib.temp_dir("exit_" + mode, self.addCleanup)
         trace_dir, journal = os.path.join(tmp, "trace"), os.path.join(tmp, "journal")
         job = lib.run_mpi("nccl_mix", ["--small", "--iters", "1", "--check", "--journal", journal,
                                        "--end", mode],

@@ -4,7 +4,6 @@ sequence numbers line up across ranks; group slices hold exactly the calls made 
 
 import collections
 import os
-import shutil
 import unittest
 
 import npkit_testlib as lib
@@ -16,9 +15,7 @@ ITERS = 2
 class MixCalls(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = lib.make_temp_dir("mix_calls")
-        if not os.environ.get("NPKIT_KEEP_TEST_OUTPUT"):
-            cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
+        cls.tmp = lib.temp_dir("mix_calls", cls.addClassCleanup)
         cls.trace_dir = os.path.join(cls.tmp, "trace")
         cls.journal = os.path.join(cls.tmp, "journal")
         cls.job = lib.run_mpi("nccl_mix", ["--small", "--iters", str(ITERS), "--check",

@@ -4,7 +4,6 @@ renders the log into the same trace."""
 
 import os
 import re
-import shutil
 import unittest
 
 import npkit_testlib as lib
@@ -15,9 +14,7 @@ NP = 2
 class TraceFormat(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = lib.make_temp_dir("trace_format")
-        if not os.environ.get("NPKIT_KEEP_TEST_OUTPUT"):
-            cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
+        cls.tmp = lib.temp_dir("trace_format", cls.addClassCleanup)
         cls.trace_dir = os.path.join(cls.tmp, "trace")
         cls.job = lib.run_mpi("nccl_mix", ["--small", "--iters", "2"], NP,
                               settings={"NPKIT_TRACE_DIR": cls.trace_dir,

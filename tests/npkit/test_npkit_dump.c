@@ -6,41 +6,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "npkit_dump.h"
 #include "npkit_dump_pair.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                               \
-  do {                                                                                                                 \
-    if (!(cond)) {                                                                                                     \
-      failures++;                                                                                                      \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                                         \
-      fprintf(stderr, __VA_ARGS__);                                                                                    \
-      fprintf(stderr, "\n");                                                                                           \
-    }                                                                                                                  \
-  } while (0)
 
 /* ---- event table ---- */
 
 static void test_builtin_table(void) {
   npkit_dump_event_table t;
   npkit_dump_table_builtin(&t);
-  CHECK(t.n_defined == 79, "n_defined %u", t.n_defined);
-  CHECK(strcmp(t.name[0x1], "ALL_REDUCE_RING_ENTRY") == 0, "%s", t.name[1]);
-  CHECK(t.role[0x1] == NPKIT_ROLE_ENTRY && t.role[0x2] == NPKIT_ROLE_EXIT, "roles of 1/2");
-  CHECK(t.kind[0x2] == 0x1 && t.kind_len[0x2] == strlen("ALL_REDUCE_RING"), "kind of 2: %u/%u", t.kind[2],
+  CHECKF(t.n_defined == 79, "n_defined %u", t.n_defined);
+  CHECKF(strcmp(t.name[0x1], "ALL_REDUCE_RING_ENTRY") == 0, "%s", t.name[1]);
+  CHECKF(t.role[0x1] == NPKIT_ROLE_ENTRY && t.role[0x2] == NPKIT_ROLE_EXIT, "roles of 1/2");
+  CHECKF(t.kind[0x2] == 0x1 && t.kind_len[0x2] == strlen("ALL_REDUCE_RING"), "kind of 2: %u/%u", t.kind[2],
         t.kind_len[2]);
-  CHECK(t.role[0x33] == NPKIT_ROLE_TIME_SYNC_GPU && t.role[0x34] == NPKIT_ROLE_TIME_SYNC_CPU, "sync roles");
-  CHECK(t.role[0x0] == NPKIT_ROLE_INVALID, "INVALID role");
-  CHECK(t.role[0x4F] == NPKIT_ROLE_UNKNOWN && t.name[0x4F][0] == '\0', "0x4F is not an event");
-  CHECK(strcmp(t.name[0x4E], "SEND_RECV_RECV_EXIT") == 0 && t.kind[0x4E] == 0x4D, "last pair");
-  CHECK(strcmp(t.name[0x3A], "ALL_REDUCE_RING_DIRECT_RECV_REDUCE_COPY_SEND_EXIT") == 0, "%s", t.name[0x3A]);
-  CHECK(npkit_dump_table_find(&t, "NET_RECV_EXIT") == 0x32, "find");
-  CHECK(npkit_dump_table_find(&t, "NOPE") == -1, "find missing");
+  CHECKF(t.role[0x33] == NPKIT_ROLE_TIME_SYNC_GPU && t.role[0x34] == NPKIT_ROLE_TIME_SYNC_CPU, "sync roles");
+  CHECKF(t.role[0x0] == NPKIT_ROLE_INVALID, "INVALID role");
+  CHECKF(t.role[0x4F] == NPKIT_ROLE_UNKNOWN && t.name[0x4F][0] == '\0', "0x4F is not an event");
+  CHECKF(strcmp(t.name[0x4E], "SEND_RECV_RECV_EXIT") == 0 && t.kind[0x4E] == 0x4D, "last pair");
+  CHECKF(strcmp(t.name[0x3A], "ALL_REDUCE_RING_DIRECT_RECV_REDUCE_COPY_SEND_EXIT") == 0, "%s", t.name[0x3A]);
+  CHECKF(npkit_dump_table_find(&t, "NET_RECV_EXIT") == 0x32, "find");
+  CHECKF(npkit_dump_table_find(&t, "NOPE") == -1, "find missing");
   /* every _EXIT of the patch has its _ENTRY one id below */
   for (int id = 1; id < 0x4F; id++)
-    if (t.role[id] == NPKIT_ROLE_EXIT) CHECK(t.kind[id] == id - 1, "kind of 0x%x is 0x%x", id, t.kind[id]);
+    if (t.role[id] == NPKIT_ROLE_EXIT) CHECKF(t.kind[id] == id - 1, "kind of 0x%x is 0x%x", id, t.kind[id]);
 }
 
 static int parse(npkit_dump_event_table *t, const char *text, npkit_dump_header_mode mode, char *err, size_t n) {
@@ -53,9 +43,9 @@ static void expect_header_error(const char *text, const char *msg) {
   npkit_dump_table_builtin(&t);
   before = t;
   int rc = parse(&t, text, NPKIT_HEADER_REPLACE, err, sizeof(err));
-  CHECK(rc == NPKIT_DUMP_EFORMAT, "header %s: rc %d", text, rc);
-  CHECK(strstr(err, msg) != NULL, "header %s: '%s' not in '%s'", text, msg, err);
-  CHECK(memcmp(&t, &before, sizeof(t)) == 0, "table changed by a failed parse of %s", text);
+  CHECKF(rc == NPKIT_DUMP_EFORMAT, "header %s: rc %d", text, rc);
+  CHECKF(strstr(err, msg) != NULL, "header %s: '%s' not in '%s'", text, msg, err);
+  CHECKF(memcmp(&t, &before, sizeof(t)) == 0, "table changed by a failed parse of %s", text);
 }
 
 static void test_header_parser(void) {
@@ -81,27 +71,27 @@ static void test_header_parser(void) {
                      "#endif\n";
   npkit_dump_table_builtin(&t);
   int rc = parse(&t, fork, NPKIT_HEADER_REPLACE, err, sizeof(err));
-  CHECK(rc == 0, "fork header: %s", err);
-  CHECK(t.n_defined == 7, "n_defined %u", t.n_defined);
-  CHECK(strcmp(t.name[0x10], "A_ENTRY") == 0 && strcmp(t.name[17], "A_EXIT") == 0, "A");
-  CHECK(t.kind[17] == 0x10, "A_EXIT pairs with A_ENTRY: %u", t.kind[17]);
-  CHECK(strcmp(t.name[0x20], "B_ENTRY") == 0 && strcmp(t.name[0x1F], "B_EXIT") == 0 && t.kind[0x1F] == 0x20,
+  CHECKF(rc == 0, "fork header: %s", err);
+  CHECKF(t.n_defined == 7, "n_defined %u", t.n_defined);
+  CHECKF(strcmp(t.name[0x10], "A_ENTRY") == 0 && strcmp(t.name[17], "A_EXIT") == 0, "A");
+  CHECKF(t.kind[17] == 0x10, "A_EXIT pairs with A_ENTRY: %u", t.kind[17]);
+  CHECKF(strcmp(t.name[0x20], "B_ENTRY") == 0 && strcmp(t.name[0x1F], "B_EXIT") == 0 && t.kind[0x1F] == 0x20,
         "B (exit id below entry id)");
-  CHECK(strcmp(t.name[8], "C") == 0 && t.role[8] == NPKIT_ROLE_POINT, "C is octal 010 = 8 and a point event");
-  CHECK(strcmp(t.name[255], "D") == 0, "D continued on the next line");
-  CHECK(t.role[1] == NPKIT_ROLE_TIME_SYNC_CPU, "TIME_SYNC_CPU moved to 1");
-  CHECK(t.name[5][0] == '\0' && t.name[6][0] == '\0' && t.name[7][0] == '\0', "commented-out defines used");
-  CHECK(t.name[0x2][0] == '\0', "replace mode kept built-in ids");
+  CHECKF(strcmp(t.name[8], "C") == 0 && t.role[8] == NPKIT_ROLE_POINT, "C is octal 010 = 8 and a point event");
+  CHECKF(strcmp(t.name[255], "D") == 0, "D continued on the next line");
+  CHECKF(t.role[1] == NPKIT_ROLE_TIME_SYNC_CPU, "TIME_SYNC_CPU moved to 1");
+  CHECKF(t.name[5][0] == '\0' && t.name[6][0] == '\0' && t.name[7][0] == '\0', "commented-out defines used");
+  CHECKF(t.name[0x2][0] == '\0', "replace mode kept built-in ids");
 
   /* extend: the built-in ids stay, a name moves to its new id, a new name takes an id over */
   npkit_dump_table_builtin(&t);
   rc = parse(&t, "#define NPKIT_EVENT_NET_SEND_ENTRY 0x60\n#define NPKIT_EVENT_X_EXIT 0x2\n", NPKIT_HEADER_EXTEND, err,
              sizeof(err));
-  CHECK(rc == 0, "extend: %s", err);
-  CHECK(strcmp(t.name[0x60], "NET_SEND_ENTRY") == 0 && t.name[0x2F][0] == '\0', "NET_SEND_ENTRY moved");
-  CHECK(t.kind[0x30] == 0x60, "NET_SEND_EXIT pairs with the moved entry: 0x%x", t.kind[0x30]);
-  CHECK(strcmp(t.name[0x2], "X_EXIT") == 0 && t.kind[0x2] == 0x2, "X_EXIT has no entry");
-  CHECK(strcmp(t.name[0x1], "ALL_REDUCE_RING_ENTRY") == 0, "other built-in ids kept");
+  CHECKF(rc == 0, "extend: %s", err);
+  CHECKF(strcmp(t.name[0x60], "NET_SEND_ENTRY") == 0 && t.name[0x2F][0] == '\0', "NET_SEND_ENTRY moved");
+  CHECKF(t.kind[0x30] == 0x60, "NET_SEND_EXIT pairs with the moved entry: 0x%x", t.kind[0x30]);
+  CHECKF(strcmp(t.name[0x2], "X_EXIT") == 0 && t.kind[0x2] == 0x2, "X_EXIT has no entry");
+  CHECKF(strcmp(t.name[0x1], "ALL_REDUCE_RING_ENTRY") == 0, "other built-in ids kept");
 
   expect_header_error("#define NPKIT_EVENT_BIG 256\n", "h.h:1: NPKIT_EVENT_BIG = 256 does not fit the 8-bit");
   expect_header_error("#define NPKIT_EVENT_HUGE 0xffffffffffffffffff\n", "does not fit the 8-bit");
@@ -129,16 +119,16 @@ static void test_header_parser(void) {
     const char text[] = "#define NPKIT_EVENT_A 1\n\0\n";
     npkit_dump_table_builtin(&t);
     rc = npkit_dump_table_parse_header(&t, text, sizeof(text) - 1, NPKIT_HEADER_REPLACE, "n.h", err, sizeof(err));
-    CHECK(rc == NPKIT_DUMP_EFORMAT && strstr(err, "n.h: contains NUL bytes") != NULL, "NUL: %s", err);
+    CHECKF(rc == NPKIT_DUMP_EFORMAT && strstr(err, "n.h: contains NUL bytes") != NULL, "NUL: %s", err);
   }
   /* "unterminated" above must still parse the define before the comment */
   npkit_dump_table_builtin(&t);
   rc = parse(&t, "#define NPKIT_EVENT_A 1\n/* unterminated", NPKIT_HEADER_REPLACE, err, sizeof(err));
-  CHECK(rc == 0 && strcmp(t.name[1], "A") == 0, "unterminated comment: %s", err);
+  CHECKF(rc == 0 && strcmp(t.name[1], "A") == 0, "unterminated comment: %s", err);
   rc = npkit_dump_table_load_header(&t, "/nonexistent/npkit_event.h", NPKIT_HEADER_REPLACE, err, sizeof(err));
-  CHECK(rc == NPKIT_DUMP_EIO && strstr(err, "No such file") != NULL, "missing file: %s", err);
+  CHECKF(rc == NPKIT_DUMP_EIO && strstr(err, "No such file") != NULL, "missing file: %s", err);
   rc = npkit_dump_table_load_header(&t, "/", NPKIT_HEADER_REPLACE, err, sizeof(err));
-  CHECK(rc == NPKIT_DUMP_EIO && strstr(err, "not a regular file") != NULL, "directory: %s", err);
+  CHECKF(rc == NPKIT_DUMP_EIO && strstr(err, "not a regular file") != NULL, "directory: %s", err);
 }
 
 /* ---- clocks and times ---- */
@@ -169,9 +159,9 @@ static void test_parse_uint(void) {
     char err[128] = "";
     int rc = npkit_dump_parse_uint(cases[i].text, strlen(cases[i].text), &v, err, sizeof(err));
     if (cases[i].ok)
-      CHECK(rc == 0 && v == cases[i].value, "'%s': rc %d v %llu", cases[i].text, rc, (unsigned long long)v);
+      CHECKF(rc == 0 && v == cases[i].value, "'%s': rc %d v %llu", cases[i].text, rc, (unsigned long long)v);
     else
-      CHECK(rc != 0 && strstr(err, cases[i].msg) != NULL, "'%s': rc %d err '%s'", cases[i].text, rc, err);
+      CHECKF(rc != 0 && strstr(err, cases[i].msg) != NULL, "'%s': rc %d err '%s'", cases[i].text, rc, err);
   }
 }
 
@@ -197,7 +187,7 @@ static void test_check_clock(void) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     npkit_dump_clock c = {cases[i].khz, cases[i].num, cases[i].den};
     int rc = npkit_dump_check_clock(&c, err, sizeof(err));
-    CHECK((rc == 0) == cases[i].ok, "clock %llu kHz %llu/%llu: rc %d (%s)", (unsigned long long)c.gpu_khz,
+    CHECKF((rc == 0) == cases[i].ok, "clock %llu kHz %llu/%llu: rc %d (%s)", (unsigned long long)c.gpu_khz,
           (unsigned long long)c.cpu_num, (unsigned long long)c.cpu_den, rc, err);
   }
 }
@@ -206,48 +196,48 @@ static void test_times(void) {
   npkit_dump_clock c = {1410000, 1, 1000000000};
   int64_t ns = 0;
   /* GPU: base + (ticks - base_ticks) * 1e6 / kHz, rounded to nearest, halves away from zero */
-  CHECK(npkit_dump_gpu_ns(&c, 1000, 100, 100 + 1410, &ns) == 0 && ns == 2000, "1410 ticks = 1 us: %lld", (long long)ns);
-  CHECK(npkit_dump_gpu_ns(&c, 0, 0, 1, &ns) == 0 && ns == 1, "1 tick = 0.709 ns -> 1: %lld", (long long)ns);
-  CHECK(npkit_dump_gpu_ns(&c, 0, 1, 0, &ns) == 0 && ns == -1, "-1 tick -> -1: %lld", (long long)ns);
+  CHECKF(npkit_dump_gpu_ns(&c, 1000, 100, 100 + 1410, &ns) == 0 && ns == 2000, "1410 ticks = 1 us: %lld", (long long)ns);
+  CHECKF(npkit_dump_gpu_ns(&c, 0, 0, 1, &ns) == 0 && ns == 1, "1 tick = 0.709 ns -> 1: %lld", (long long)ns);
+  CHECKF(npkit_dump_gpu_ns(&c, 0, 1, 0, &ns) == 0 && ns == -1, "-1 tick -> -1: %lld", (long long)ns);
   c.gpu_khz = 2000000; /* 0.5 ns per tick */
-  CHECK(npkit_dump_gpu_ns(&c, 0, 0, 1, &ns) == 0 && ns == 1, "0.5 -> 1: %lld", (long long)ns);
-  CHECK(npkit_dump_gpu_ns(&c, 0, 0, 3, &ns) == 0 && ns == 2, "1.5 -> 2: %lld", (long long)ns);
-  CHECK(npkit_dump_gpu_ns(&c, 0, 3, 0, &ns) == 0 && ns == -2, "-1.5 -> -2: %lld", (long long)ns);
+  CHECKF(npkit_dump_gpu_ns(&c, 0, 0, 1, &ns) == 0 && ns == 1, "0.5 -> 1: %lld", (long long)ns);
+  CHECKF(npkit_dump_gpu_ns(&c, 0, 0, 3, &ns) == 0 && ns == 2, "1.5 -> 2: %lld", (long long)ns);
+  CHECKF(npkit_dump_gpu_ns(&c, 0, 3, 0, &ns) == 0 && ns == -2, "-1.5 -> -2: %lld", (long long)ns);
   c.gpu_khz = 3000000;
-  CHECK(npkit_dump_gpu_ns(&c, 10, 0, 1, &ns) == 0 && ns == 10, "0.333 -> 0: %lld", (long long)ns);
-  CHECK(npkit_dump_gpu_ns(&c, 10, 0, 2, &ns) == 0 && ns == 11, "0.667 -> 1: %lld", (long long)ns);
+  CHECKF(npkit_dump_gpu_ns(&c, 10, 0, 1, &ns) == 0 && ns == 10, "0.333 -> 0: %lld", (long long)ns);
+  CHECKF(npkit_dump_gpu_ns(&c, 10, 0, 2, &ns) == 0 && ns == 11, "0.667 -> 1: %lld", (long long)ns);
   /* sub-microsecond digits survive at epoch magnitudes */
   c.gpu_khz = 1755000;
-  CHECK(npkit_dump_gpu_ns(&c, 1764671234567890123ll, 1000000000000ull, 1000000000000ull + 1755 * 7 + 1, &ns) == 0 &&
+  CHECKF(npkit_dump_gpu_ns(&c, 1764671234567890123ll, 1000000000000ull, 1000000000000ull + 1755 * 7 + 1, &ns) == 0 &&
             ns == 1764671234567890123ll + 7000 + 1,
         "epoch + 7 us + 1 tick: %lld", (long long)ns);
   /* range */
   c.gpu_khz = 1000;
-  CHECK(npkit_dump_gpu_ns(&c, 0, 0, UINT64_MAX, &ns) == -1, "2^64 ticks at 1 MHz overflows");
-  CHECK(npkit_dump_gpu_ns(&c, INT64_MAX, 0, 1, &ns) == -1, "INT64_MAX + 1000 overflows");
-  CHECK(npkit_dump_gpu_ns(&c, INT64_MIN, 1, 0, &ns) == -1, "INT64_MIN - 1000 overflows");
-  CHECK(npkit_dump_gpu_ns(&c, INT64_MAX - 1000, 0, 1, &ns) == 0 && ns == INT64_MAX, "INT64_MAX reachable");
+  CHECKF(npkit_dump_gpu_ns(&c, 0, 0, UINT64_MAX, &ns) == -1, "2^64 ticks at 1 MHz overflows");
+  CHECKF(npkit_dump_gpu_ns(&c, INT64_MAX, 0, 1, &ns) == -1, "INT64_MAX + 1000 overflows");
+  CHECKF(npkit_dump_gpu_ns(&c, INT64_MIN, 1, 0, &ns) == -1, "INT64_MIN - 1000 overflows");
+  CHECKF(npkit_dump_gpu_ns(&c, INT64_MAX - 1000, 0, 1, &ns) == 0 && ns == INT64_MAX, "INT64_MAX reachable");
   c.gpu_khz = 0;
-  CHECK(npkit_dump_gpu_ns(&c, 0, 0, 1, &ns) == -1, "0 kHz refused");
+  CHECKF(npkit_dump_gpu_ns(&c, 0, 0, 1, &ns) == -1, "0 kHz refused");
 
   /* host: ticks * num / den seconds */
   npkit_dump_clock h = {1410000, 1, 1000000000};
-  CHECK(npkit_dump_cpu_ns(&h, 1764671234567890123ull, &ns) == 0 && ns == 1764671234567890123ll, "ns clock");
-  CHECK(npkit_dump_cpu_ns(&h, (uint64_t)INT64_MAX, &ns) == 0 && ns == INT64_MAX, "INT64_MAX ns");
-  CHECK(npkit_dump_cpu_ns(&h, (uint64_t)INT64_MAX + 1, &ns) == -1, "beyond INT64_MAX");
+  CHECKF(npkit_dump_cpu_ns(&h, 1764671234567890123ull, &ns) == 0 && ns == 1764671234567890123ll, "ns clock");
+  CHECKF(npkit_dump_cpu_ns(&h, (uint64_t)INT64_MAX, &ns) == 0 && ns == INT64_MAX, "INT64_MAX ns");
+  CHECKF(npkit_dump_cpu_ns(&h, (uint64_t)INT64_MAX + 1, &ns) == -1, "beyond INT64_MAX");
   h.cpu_num = 5;
   h.cpu_den = 12000000000ull; /* 2.4 GHz */
-  CHECK(npkit_dump_cpu_ns(&h, 12, &ns) == 0 && ns == 5, "12 ticks = 5 ns: %lld", (long long)ns);
-  CHECK(npkit_dump_cpu_ns(&h, 1, &ns) == 0 && ns == 0, "0.42 -> 0: %lld", (long long)ns);
-  CHECK(npkit_dump_cpu_ns(&h, 2, &ns) == 0 && ns == 1, "0.83 -> 1: %lld", (long long)ns);
-  CHECK(npkit_dump_cpu_ns(&h, 6, &ns) == 0 && ns == 3, "2.5 -> 3: %lld", (long long)ns);
-  CHECK(npkit_dump_cpu_ns(&h, UINT64_MAX, &ns) == 0 && ns == 7686143364045646506ll, "2^64-1 ticks at 2.4 GHz: %lld",
+  CHECKF(npkit_dump_cpu_ns(&h, 12, &ns) == 0 && ns == 5, "12 ticks = 5 ns: %lld", (long long)ns);
+  CHECKF(npkit_dump_cpu_ns(&h, 1, &ns) == 0 && ns == 0, "0.42 -> 0: %lld", (long long)ns);
+  CHECKF(npkit_dump_cpu_ns(&h, 2, &ns) == 0 && ns == 1, "0.83 -> 1: %lld", (long long)ns);
+  CHECKF(npkit_dump_cpu_ns(&h, 6, &ns) == 0 && ns == 3, "2.5 -> 3: %lld", (long long)ns);
+  CHECKF(npkit_dump_cpu_ns(&h, UINT64_MAX, &ns) == 0 && ns == 7686143364045646506ll, "2^64-1 ticks at 2.4 GHz: %lld",
         (long long)ns);
   h.cpu_num = h.cpu_den = 1;
-  CHECK(npkit_dump_cpu_ns(&h, 9000000000ull, &ns) == 0 && ns == 9000000000000000000ll, "1 s ticks");
-  CHECK(npkit_dump_cpu_ns(&h, 10000000000ull, &ns) == -1, "1e19 ns overflows");
+  CHECKF(npkit_dump_cpu_ns(&h, 9000000000ull, &ns) == 0 && ns == 9000000000000000000ll, "1 s ticks");
+  CHECKF(npkit_dump_cpu_ns(&h, 10000000000ull, &ns) == -1, "1e19 ns overflows");
   h.cpu_den = 0;
-  CHECK(npkit_dump_cpu_ns(&h, 1, &ns) == -1, "den 0 refused");
+  CHECKF(npkit_dump_cpu_ns(&h, 1, &ns) == -1, "den 0 refused");
 }
 
 /* ---- pairing structures ---- */
@@ -258,18 +248,18 @@ static void test_kind_stack(void) {
   npkit_open_entry e, out, ev;
   for (int i = 0; i < NPKIT_DUMP_MAX_OPEN; i++) {
     e.ns = i;
-    CHECK(npkit_kind_push(&s, &e, &ev) == 0, "push %d", i);
+    CHECKF(npkit_kind_push(&s, &e, &ev) == 0, "push %d", i);
   }
   e.ns = 5000;
-  CHECK(npkit_kind_push(&s, &e, &ev) == 1 && ev.ns == 0, "full stack evicts the oldest: %lld", (long long)ev.ns);
+  CHECKF(npkit_kind_push(&s, &e, &ev) == 1 && ev.ns == 0, "full stack evicts the oldest: %lld", (long long)ev.ns);
   e.ns = 5001;
-  CHECK(npkit_kind_push(&s, &e, &ev) == 1 && ev.ns == 1, "then the next oldest: %lld", (long long)ev.ns);
-  CHECK(npkit_kind_pop(&s, &out) == 1 && out.ns == 5001, "LIFO: %lld", (long long)out.ns);
-  CHECK(npkit_kind_pop(&s, &out) == 1 && out.ns == 5000, "LIFO: %lld", (long long)out.ns);
-  CHECK(npkit_kind_pop_oldest(&s, &out) == 1 && out.ns == 2, "oldest: %lld", (long long)out.ns);
+  CHECKF(npkit_kind_push(&s, &e, &ev) == 1 && ev.ns == 1, "then the next oldest: %lld", (long long)ev.ns);
+  CHECKF(npkit_kind_pop(&s, &out) == 1 && out.ns == 5001, "LIFO: %lld", (long long)out.ns);
+  CHECKF(npkit_kind_pop(&s, &out) == 1 && out.ns == 5000, "LIFO: %lld", (long long)out.ns);
+  CHECKF(npkit_kind_pop_oldest(&s, &out) == 1 && out.ns == 2, "oldest: %lld", (long long)out.ns);
   int n = 0;
   while (npkit_kind_pop(&s, &out)) n++;
-  CHECK(n == NPKIT_DUMP_MAX_OPEN - 3, "left %d", n);
+  CHECKF(n == NPKIT_DUMP_MAX_OPEN - 3, "left %d", n);
   npkit_kind_free(&s);
 }
 
@@ -286,21 +276,21 @@ static void test_slot_table(void) {
     rnd = rnd * 1103515245u + 12345u;
     uint32_t k = (rnd >> 8) % KEYS;
     npkit_slot_entry *e = npkit_slot_find(&t, k * 2654435761u);
-    CHECK((e != NULL) == (open_lane[k] >= 0), "step %d key %u: found %d, model %d", step, k, e != NULL, open_lane[k]);
+    CHECKF((e != NULL) == (open_lane[k] >= 0), "step %d key %u: found %d, model %d", step, k, e != NULL, open_lane[k]);
     if (e != NULL) {
-      CHECK((int)e->lane == open_lane[k], "lane %u vs %d", e->lane, open_lane[k]);
+      CHECKF((int)e->lane == open_lane[k], "lane %u vs %d", e->lane, open_lane[k]);
       npkit_slot_remove(&t, e);
       lane_used[open_lane[k]] = 0;
       open_lane[k] = -1;
     } else {
       int full;
       e = npkit_slot_insert(&t, k * 2654435761u, &full);
-      CHECK(e != NULL, "insert failed");
+      CHECKF(e != NULL, "insert failed");
       if (e == NULL) break;
       /* the lowest lane not in use */
       int lowest = 0;
       while (lane_used[lowest]) lowest++;
-      CHECK((int)e->lane == lowest, "step %d: lane %u, lowest free %d", step, e->lane, lowest);
+      CHECKF((int)e->lane == lowest, "step %d: lane %u, lowest free %d", step, e->lane, lowest);
       if (e->lane > KEYS) break;
       open_lane[k] = (int)e->lane;
       lane_used[e->lane] = 1;
@@ -308,15 +298,15 @@ static void test_slot_table(void) {
     if (step % 50000 == 0) {
       uint32_t n = 0;
       for (int j = 0; j < KEYS; j++) n += open_lane[j] >= 0;
-      CHECK(t.count == n, "count %u vs %u", t.count, n);
+      CHECKF(t.count == n, "count %u vs %u", t.count, n);
     }
   }
   npkit_slot_clear(&t);
-  CHECK(t.count == 0 && npkit_slot_find(&t, 0) == NULL, "clear");
+  CHECKF(t.count == 0 && npkit_slot_find(&t, 0) == NULL, "clear");
   /* the ceiling */
   int full = 0;
-  for (uint32_t k = 0; k < NPKIT_DUMP_MAX_OPEN_SLOTS; k++) CHECK(npkit_slot_insert(&t, k, &full) != NULL, "%u", k);
-  CHECK(npkit_slot_insert(&t, NPKIT_DUMP_MAX_OPEN_SLOTS, &full) == NULL && full == 1, "no more than the ceiling");
+  for (uint32_t k = 0; k < NPKIT_DUMP_MAX_OPEN_SLOTS; k++) CHECKF(npkit_slot_insert(&t, k, &full) != NULL, "%u", k);
+  CHECKF(npkit_slot_insert(&t, NPKIT_DUMP_MAX_OPEN_SLOTS, &full) == NULL && full == 1, "no more than the ceiling");
   npkit_slot_free(&t);
 }
 
@@ -325,22 +315,22 @@ static void test_gpu_lanes(void) {
   memset(&l, 0, sizeof(l));
   uint32_t lane;
   /* in order of their ends: children first */
-  CHECK(npkit_dump_lanes_place(&l, 10, 20, &lane) == 0 && lane == 0, "a");
-  CHECK(npkit_dump_lanes_place(&l, 25, 45, &lane) == 0 && lane == 0, "b after a");
-  CHECK(npkit_dump_lanes_place(&l, 30, 50, &lane) == 0 && lane == 1, "c overlaps b: lane %u", lane);
-  CHECK(npkit_dump_lanes_place(&l, 5, 60, &lane) == 0 && lane == 0, "d encloses a and b: lane %u", lane);
-  CHECK(npkit_dump_lanes_place(&l, 55, 70, &lane) == 0 && lane == 1, "e overlaps d, not c: lane %u", lane);
-  CHECK(npkit_dump_lanes_place(&l, 60, 80, &lane) == 0 && lane == 0, "f starts where d ends: lane %u", lane);
-  CHECK(npkit_dump_lanes_place(&l, 0, 100, &lane) == 0 && lane == 0, "g encloses all of lane 0: lane %u", lane);
-  CHECK(l.n == 2, "lanes used %u", l.n);
+  CHECKF(npkit_dump_lanes_place(&l, 10, 20, &lane) == 0 && lane == 0, "a");
+  CHECKF(npkit_dump_lanes_place(&l, 25, 45, &lane) == 0 && lane == 0, "b after a");
+  CHECKF(npkit_dump_lanes_place(&l, 30, 50, &lane) == 0 && lane == 1, "c overlaps b: lane %u", lane);
+  CHECKF(npkit_dump_lanes_place(&l, 5, 60, &lane) == 0 && lane == 0, "d encloses a and b: lane %u", lane);
+  CHECKF(npkit_dump_lanes_place(&l, 55, 70, &lane) == 0 && lane == 1, "e overlaps d, not c: lane %u", lane);
+  CHECKF(npkit_dump_lanes_place(&l, 60, 80, &lane) == 0 && lane == 0, "f starts where d ends: lane %u", lane);
+  CHECKF(npkit_dump_lanes_place(&l, 0, 100, &lane) == 0 && lane == 0, "g encloses all of lane 0: lane %u", lane);
+  CHECKF(l.n == 2, "lanes used %u", l.n);
   npkit_dump_lanes_reset(&l);
   for (int i = 0; i < 40; i++) {
-    CHECK(npkit_dump_lanes_place(&l, i, 1000 + i, &lane) == 0, "staircase %d", i);
-    CHECK(lane == (i < NPKIT_DUMP_MAX_GPU_LANES ? (uint32_t)i : NPKIT_DUMP_MAX_GPU_LANES - 1), "staircase lane %u",
+    CHECKF(npkit_dump_lanes_place(&l, i, 1000 + i, &lane) == 0, "staircase %d", i);
+    CHECKF(lane == (i < NPKIT_DUMP_MAX_GPU_LANES ? (uint32_t)i : NPKIT_DUMP_MAX_GPU_LANES - 1), "staircase lane %u",
           lane);
   }
   npkit_dump_lanes_reset(&l);
-  for (int i = 0; i < 100000; i++) CHECK(npkit_dump_lanes_place(&l, i * 10, i * 10 + 5, &lane) == 0 && lane == 0, "seq");
+  for (int i = 0; i < 100000; i++) CHECKF(npkit_dump_lanes_place(&l, i * 10, i * 10 + 5, &lane) == 0 && lane == 0, "seq");
   npkit_dump_lanes_free(&l);
 }
 
@@ -416,43 +406,43 @@ static void test_convert_gpu(void) {
   memset(&k, 0, sizeof(k));
   char err[256];
   int rc = npkit_dump_convert_memory(&t, &clk, 3, NPKIT_SOURCE_GPU, 7, 0, buf, len, &cb, &k, err, sizeof(err));
-  CHECK(rc == 0, "rc %d %s", rc, err);
-  CHECK(k.events == len / 16 && k.time_sync_cpu == 2 && k.time_sync_gpu == 1, "counts %llu",
+  CHECKF(rc == 0, "rc %d %s", rc, err);
+  CHECKF(k.events == len / 16 && k.time_sync_cpu == 2 && k.time_sync_gpu == 1, "counts %llu",
         (unsigned long long)k.events);
-  CHECK(k.unknown_ids == 1 && k.invalid_events == 1, "unknown %llu invalid %llu", (unsigned long long)k.unknown_ids,
+  CHECKF(k.unknown_ids == 1 && k.invalid_events == 1, "unknown %llu invalid %llu", (unsigned long long)k.unknown_ids,
         (unsigned long long)k.invalid_events);
   const npkit_dump_slice *s = get(&c, "ALL_REDUCE_RING_SEND", NPKIT_SLICE_COMPLETE, 0);
-  CHECK(s && s->start_ns == 1000000 + 30 && s->end_ns == 1000000 + 40 && s->entry_size == 11 && s->size == 12 &&
+  CHECKF(s && s->start_ns == 1000000 + 30 && s->end_ns == 1000000 + 40 && s->entry_size == 11 && s->size == 12 &&
             s->rsvd == 7 && s->seq == 0 && s->rank == 3 && s->buffer == 7 && s->lane == 0,
         "inner RING_SEND");
   s = get(&c, "ALL_REDUCE_RING_SEND", NPKIT_SLICE_COMPLETE, 1);
-  CHECK(s && s->start_ns == 1000000 + 20 && s->end_ns == 1000000 + 50 && s->entry_size == 10 && s->seq == 1 &&
+  CHECKF(s && s->start_ns == 1000000 + 20 && s->end_ns == 1000000 + 50 && s->entry_size == 10 && s->seq == 1 &&
             s->lane == 0,
         "outer RING_SEND");
   s = get(&c, "PRIM_SIMPLE_WAIT_PEER", NPKIT_SLICE_COMPLETE, 0);
-  CHECK(s && s->start_ns == 1000000 + 45 && s->end_ns == 1000000 + 60 && s->lane == 1, "WAIT_PEER on lane 1");
-  CHECK(get(&c, "COPY_SEND_EXIT", NPKIT_SLICE_UNPAIRED_EXIT, 0) != NULL, "COPY_SEND_EXIT unpaired");
+  CHECKF(s && s->start_ns == 1000000 + 45 && s->end_ns == 1000000 + 60 && s->lane == 1, "WAIT_PEER on lane 1");
+  CHECKF(get(&c, "COPY_SEND_EXIT", NPKIT_SLICE_UNPAIRED_EXIT, 0) != NULL, "COPY_SEND_EXIT unpaired");
   s = get(&c, "DIRECT_RECV_ENTRY", NPKIT_SLICE_UNPAIRED_ENTRY, 0);
-  CHECK(s && s->start_ns == 1000000 + 80, "DIRECT_RECV_ENTRY unpaired at the next TIME_SYNC_CPU");
-  CHECK(get(&c, "DIRECT_RECV_EXIT", NPKIT_SLICE_UNPAIRED_EXIT, 0) != NULL,
+  CHECKF(s && s->start_ns == 1000000 + 80, "DIRECT_RECV_ENTRY unpaired at the next TIME_SYNC_CPU");
+  CHECKF(get(&c, "DIRECT_RECV_EXIT", NPKIT_SLICE_UNPAIRED_EXIT, 0) != NULL,
         "DIRECT_RECV_EXIT not paired across kernels");
-  CHECK(get(&c, "ALL_REDUCE_RING", NPKIT_SLICE_COMPLETE, 0) == NULL, "RING paired across kernels or backwards");
+  CHECKF(get(&c, "ALL_REDUCE_RING", NPKIT_SLICE_COMPLETE, 0) == NULL, "RING paired across kernels or backwards");
   s = get(&c, "ALL_REDUCE_RING_ENTRY", NPKIT_SLICE_UNPAIRED_ENTRY, 1);
-  CHECK(s && s->start_ns == 2000000 + 100, "second kernel's RING entry: %lld", s ? (long long)s->start_ns : -1);
+  CHECKF(s && s->start_ns == 2000000 + 100, "second kernel's RING entry: %lld", s ? (long long)s->start_ns : -1);
   s = get(&c, "ALL_REDUCE_RING_EXIT", NPKIT_SLICE_UNPAIRED_EXIT, 0);
-  CHECK(s && s->start_ns == 2000000 + 50, "RING exit before entry: %lld", s ? (long long)s->start_ns : -1);
+  CHECKF(s && s->start_ns == 2000000 + 50, "RING exit before entry: %lld", s ? (long long)s->start_ns : -1);
   s = get(&c, "ALL_REDUCE_RING_EXIT", NPKIT_SLICE_UNPAIRED_EXIT, 1);
-  CHECK(s && s->start_ns == 2000000 + 800, "RING exit with nothing open: %lld", s ? (long long)s->start_ns : -1);
-  CHECK(k.slices == 3 && k.unpaired_entries == 3 && k.unpaired_exits == 4, "slices %llu entries %llu exits %llu",
+  CHECKF(s && s->start_ns == 2000000 + 800, "RING exit with nothing open: %lld", s ? (long long)s->start_ns : -1);
+  CHECKF(k.slices == 3 && k.unpaired_entries == 3 && k.unpaired_exits == 4, "slices %llu entries %llu exits %llu",
         (unsigned long long)k.slices, (unsigned long long)k.unpaired_entries, (unsigned long long)k.unpaired_exits);
-  CHECK(k.out_of_order == 1, "out of order %llu", (unsigned long long)k.out_of_order);
+  CHECKF(k.out_of_order == 1, "out of order %llu", (unsigned long long)k.out_of_order);
 
   /* a callback that stops */
   memset(&c, 0, sizeof(c));
   c.stop_after = 1;
   memset(&k, 0, sizeof(k));
   rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, len, &cb, &k, err, sizeof(err));
-  CHECK(rc == NPKIT_DUMP_ESTOPPED && c.n == 1, "stop: rc %d n %d", rc, c.n);
+  CHECKF(rc == NPKIT_DUMP_ESTOPPED && c.n == 1, "stop: rc %d n %d", rc, c.n);
 
   /* no TIME_SYNC at all: times from the anchor, flagged, and a clear diagnostic */
   p = buf;
@@ -463,9 +453,9 @@ static void test_convert_gpu(void) {
   rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 4000, buf, (size_t)(p - buf), &cb, &k, err,
                                  sizeof(err));
   s = get(&c, "ALL_REDUCE_RING", NPKIT_SLICE_COMPLETE, 0);
-  CHECK(rc == 0 && s && s->start_ns == 1000 && s->end_ns == 2000 && (s->flags & NPKIT_SLICE_UNALIGNED),
+  CHECKF(rc == 0 && s && s->start_ns == 1000 && s->end_ns == 2000 && (s->flags & NPKIT_SLICE_UNALIGNED),
         "unaligned slice");
-  CHECK(c.n_diags >= 1 && strstr(c.diags[0], "-DENABLE_NPKIT_EVENT_TIME_SYNC_CPU") != NULL &&
+  CHECKF(c.n_diags >= 1 && strstr(c.diags[0], "-DENABLE_NPKIT_EVENT_TIME_SYNC_CPU") != NULL &&
             strstr(c.diags[0], "unaligned") != NULL,
         "diag: %s", c.diags[0]);
 
@@ -477,7 +467,7 @@ static void test_convert_gpu(void) {
   memset(&c, 0, sizeof(c));
   memset(&k, 0, sizeof(k));
   rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, big, (n + 1) * 16, &cb, &k, err, sizeof(err));
-  CHECK(rc == 0 && k.stack_overflows == 10 && k.unpaired_entries == n, "overflow %llu unpaired %llu",
+  CHECKF(rc == 0 && k.stack_overflows == 10 && k.unpaired_entries == n, "overflow %llu unpaired %llu",
         (unsigned long long)k.stack_overflows, (unsigned long long)k.unpaired_entries);
   free(big);
 
@@ -485,10 +475,10 @@ static void test_convert_gpu(void) {
   memset(&k, 0, sizeof(k));
   memset(&c, 0, sizeof(c));
   rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 20, &cb, &k, err, sizeof(err));
-  CHECK(rc == 0 && k.truncated_files == 1 && k.errors == 1, "truncated %llu", (unsigned long long)k.truncated_files);
+  CHECKF(rc == 0 && k.truncated_files == 1 && k.errors == 1, "truncated %llu", (unsigned long long)k.truncated_files);
   npkit_dump_clock bad = {0, 1, 1000000000};
   rc = npkit_dump_convert_memory(&t, &bad, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 32, &cb, &k, err, sizeof(err));
-  CHECK(rc == NPKIT_DUMP_EFORMAT && strstr(err, "0 kHz") != NULL, "bad clock: %s", err);
+  CHECKF(rc == NPKIT_DUMP_EFORMAT && strstr(err, "0 kHz") != NULL, "bad clock: %s", err);
 }
 
 static void test_convert_cpu(void) {
@@ -517,24 +507,24 @@ static void test_convert_cpu(void) {
   char err[256];
   int rc =
       npkit_dump_convert_memory(&t, &clk, 1, NPKIT_SOURCE_CPU, 2, 0, buf, (size_t)(p - buf), &cb, &k, err, sizeof(err));
-  CHECK(rc == 0, "rc %d", rc);
+  CHECKF(rc == 0, "rc %d", rc);
   const npkit_dump_slice *s = get(&c, "NET_SEND", NPKIT_SLICE_COMPLETE, 0);
-  CHECK(s && s->start_ns == 1000 && s->end_ns == 1300 && s->lane == 0 && s->rsvd == 1 && s->entry_size == 100 &&
+  CHECKF(s && s->start_ns == 1000 && s->end_ns == 1300 && s->lane == 0 && s->rsvd == 1 && s->entry_size == 100 &&
             s->size == 101,
         "send slot 1");
   s = get(&c, "NET_SEND", NPKIT_SLICE_COMPLETE, 1);
-  CHECK(s && s->start_ns == 1100 && s->lane == 1 && s->rsvd == 2, "send slot 2");
+  CHECKF(s && s->start_ns == 1100 && s->lane == 1 && s->rsvd == 2, "send slot 2");
   s = get(&c, "NET_SEND", NPKIT_SLICE_COMPLETE, 2);
-  CHECK(s && s->start_ns == 1400 && s->lane == 0 && s->rsvd == 3, "send slot 3 reuses lane 0");
+  CHECKF(s && s->start_ns == 1400 && s->lane == 0 && s->rsvd == 3, "send slot 3 reuses lane 0");
   s = get(&c, "NET_RECV", NPKIT_SLICE_COMPLETE, 0);
-  CHECK(s && s->start_ns == 1200 && s->end_ns == 1500 && s->lane == 2 && s->size == 301, "recv slot 1");
+  CHECKF(s && s->start_ns == 1200 && s->end_ns == 1500 && s->lane == 2 && s->size == 301, "recv slot 1");
   s = get(&c, "NET_SEND", NPKIT_SLICE_COMPLETE, 3);
-  CHECK(s && s->start_ns == 2000 && s->end_ns == 2100 && s->entry_size == 2, "reopened slot pairs with the latest");
+  CHECKF(s && s->start_ns == 2000 && s->end_ns == 2100 && s->entry_size == 2, "reopened slot pairs with the latest");
   s = get(&c, "NET_SEND_ENTRY", NPKIT_SLICE_UNPAIRED_ENTRY, 0);
-  CHECK(s && s->start_ns == 1900 && s->size == 1, "first open of slot 5 unpaired");
+  CHECKF(s && s->start_ns == 1900 && s->size == 1, "first open of slot 5 unpaired");
   s = get(&c, "NET_RECV_EXIT", NPKIT_SLICE_UNPAIRED_EXIT, 0);
-  CHECK(s && s->rsvd == 77, "exit of an unknown slot");
-  CHECK(k.slices == 5 && k.unpaired_entries == 1 && k.unpaired_exits == 1 && k.time_sync_cpu == 1,
+  CHECKF(s && s->rsvd == 77, "exit of an unknown slot");
+  CHECKF(k.slices == 5 && k.unpaired_entries == 1 && k.unpaired_exits == 1 && k.time_sync_cpu == 1,
         "counters %llu/%llu/%llu", (unsigned long long)k.slices, (unsigned long long)k.unpaired_entries,
         (unsigned long long)k.unpaired_exits);
 }
@@ -550,10 +540,5 @@ int main(void) {
   test_gpu_lanes();
   test_convert_gpu();
   test_convert_cpu();
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("all npkit_dump checks passed\n");
-  return 0;
+  return check_exit_code("test_npkit_dump");
 }

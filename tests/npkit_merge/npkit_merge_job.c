@@ -20,19 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_job.h"
+
 #define MAX_LOCAL 2
 #define MAX_COUNT 300000
 
-static int failures;
-
-#define NC(call)                                                                           \
-  do {                                                                                     \
-    ncclResult_t r_ = (call);                                                              \
-    if (r_ != ncclSuccess) {                                                               \
-      fprintf(stderr, "npkit_merge_job: %s failed: %s\n", #call, ncclGetErrorString(r_)); \
-      failures++;                                                                          \
-    }                                                                                      \
-  } while (0)
 
 static int usage(void) {
   fprintf(stderr, "usage: npkit_merge_job [--ranks-per-process 1|2] [--iters K] "
@@ -60,10 +52,8 @@ int main(int argc, char **argv) {
       (strcmp(end, "destroy") && strcmp(end, "abort") && strcmp(end, "finalize") && strcmp(end, "none")))
     return usage();
 
-  MPI_Init(&argc, &argv);
   int proc, nproc;
-  MPI_Comm_rank(MPI_COMM_WORLD, &proc);
-  MPI_Comm_size(MPI_COMM_WORLD, &nproc);
+  npkit_job_start(&argc, &argv, &proc, &nproc);
   int nranks = nproc * local;
   float *send[MAX_LOCAL], *recv[MAX_LOCAL];
   for (int l = 0; l < local; l++) {
@@ -75,9 +65,7 @@ int main(int argc, char **argv) {
   cudaStream_t s = NULL;
 
   for (int c = 0; c < comms; c++) {
-    ncclUniqueId id;
-    if (proc == 0) NC(ncclGetUniqueId(&id));
-    MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    ncclUniqueId id = npkit_job_unique_id(proc);
     ncclComm_t comm[MAX_LOCAL] = {NULL, NULL};
     if (local > 1) NC(ncclGroupStart());
     for (int l = 0; l < local; l++) NC(ncclCommInitRank(&comm[l], nranks, id, proc * local + l));
@@ -114,6 +102,5 @@ int main(int argc, char **argv) {
     free(send[l]);
     free(recv[l]);
   }
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return npkit_job_end();
 }

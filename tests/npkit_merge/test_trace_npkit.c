@@ -11,19 +11,6 @@
 
 static char work[512];
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b != NULL && fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-  if (b != NULL) b[n] = '\0';
-  fclose(f);
-  return b;
-}
-
 static size_t count_of(const char *hay, const char *needle) {
   size_t n = 0;
   for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle)) n++;
@@ -98,7 +85,7 @@ static void test_events(void) {
   CHECK(npkit_lb_close(b) == 0);
   char err[256];
   CHECK(npkit_render_trace(log, json, NULL, err, sizeof err) == 0);
-  char *s = slurp(json);
+  char *s = npkit_lb_read_file(json, NULL);
   CHECK(s != NULL);
   if (s == NULL) return;
   CHECK_CONTAINS(s, "{\"name\":\"ALL_REDUCE_RING\",\"cat\":\"npkit_gpu\",\"ph\":\"X\",\"pid\":4,\"tid\":4950,"
@@ -166,7 +153,7 @@ static void test_many_tracks(void) {
   CHECK(npkit_lb_close(b) == 0);
   char err[256];
   CHECK(npkit_render_trace(log, json, NULL, err, sizeof err) == 0);
-  char *s = slurp(json);
+  char *s = npkit_lb_read_file(json, NULL);
   CHECK(s != NULL);
   if (s == NULL) return;
   CHECK_CONTAINS(s, "\"tid\":4950,\"args\":{\"name\":\"NPKit rank 3 \xc2\xb7 GPU buf 0\"}}");

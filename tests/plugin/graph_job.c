@@ -11,7 +11,6 @@
  * Prints nothing on stdout; exit status 0, 1 when a call failed, 2 on a usage error. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <mpi.h>
 #include <nccl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -19,20 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_job.h"
+
 #define S_EAGER ((cudaStream_t)(uintptr_t)0x1000)
 #define S_GRAPH ((cudaStream_t)(uintptr_t)0x4000)
 #define COUNT 65536
 
-static int failures;
-
-#define NC(call)                                                                      \
-  do {                                                                                \
-    ncclResult_t r_ = (call);                                                         \
-    if (r_ != ncclSuccess) {                                                          \
-      fprintf(stderr, "graph_job: %s failed: %s\n", #call, ncclGetErrorString(r_));  \
-      failures++;                                                                     \
-    }                                                                                 \
-  } while (0)
 
 typedef int (*capture_begin_fn)(cudaStream_t);
 typedef uint32_t (*capture_end_fn)(cudaStream_t);
@@ -69,32 +60,25 @@ int main(int argc, char **argv) {
     fprintf(stderr, "graph_job: needs the fake NCCL (npkitFakeNccl* entry points)\n");
     return 2;
   }
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  ncclUniqueId id;
-  if (rank == 0) NC(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t comm;
-  NC(ncclCommInitRank(&comm, size, id, rank));
+  npkit_job_start(&argc, &argv, &rank, &size);
+  ncclComm_t comm = npkit_job_world(rank, size);
   float *a = calloc(COUNT, sizeof *a), *b = calloc(COUNT, sizeof *b);
   if (a == NULL || b == NULL) return 1;
 
   NC(ncclAllReduce(a, b, COUNT, ncclFloat32, ncclSum, comm, S_EAGER));
-  if (begin(S_GRAPH) != 0) failures++;
+  if (begin(S_GRAPH) != 0) npkit_job_failures++;
   NC(ncclAllReduce(a, b, COUNT, ncclFloat32, ncclSum, comm, S_GRAPH));
   replay r = {launch, end(S_GRAPH), replays};
-  if (r.graph == 0) failures++;
+  if (r.graph == 0) npkit_job_failures++;
   NC(ncclAllReduce(a, b, COUNT, ncclFloat32, ncclSum, comm, S_EAGER));
   pthread_t t;
-  if (pthread_create(&t, NULL, replay_main, &r) != 0 || pthread_join(t, NULL) != 0) failures++;
+  if (pthread_create(&t, NULL, replay_main, &r) != 0 || pthread_join(t, NULL) != 0) npkit_job_failures++;
   NC(ncclAllReduce(a, b, COUNT, ncclFloat32, ncclSum, comm, S_EAGER));
   NC(ncclAllReduce(a, b, COUNT, ncclFloat32, ncclSum, comm, S_EAGER));
 
   NC(ncclCommDestroy(comm));
   free(a);
   free(b);
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return npkit_job_end();
 }

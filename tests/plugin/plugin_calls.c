@@ -8,31 +8,13 @@
  *   --cycle  afterwards destroys everything and creates a new world communicator for one more
  *            AllReduce: NCCL unloads the plugin when its last communicator goes and loads it again.
  * Prints nothing on stdout; exit status 0, or 1 when a call failed. */
-#include <mpi.h>
 #include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
+#include "test_job.h"
 
-#define NC(call)                                                                         \
-  do {                                                                                   \
-    ncclResult_t r_ = (call);                                                            \
-    if (r_ != ncclSuccess) {                                                             \
-      fprintf(stderr, "plugin_calls: %s failed: %s\n", #call, ncclGetErrorString(r_));  \
-      failures++;                                                                        \
-    }                                                                                    \
-  } while (0)
-
-static ncclComm_t world_comm(int rank, int size) {
-  ncclUniqueId id;
-  if (rank == 0) NC(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t comm = NULL;
-  NC(ncclCommInitRank(&comm, size, id, rank));
-  return comm;
-}
 
 int main(int argc, char **argv) {
   int cycle = argc > 1 && strcmp(argv[1], "--cycle") == 0;
@@ -40,10 +22,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: plugin_calls [--cycle]\n");
     return 2;
   }
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  npkit_job_start(&argc, &argv, &rank, &size);
   const size_t n = 1u << 20;
   float *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
   if (a == NULL || b == NULL) return 1;
@@ -51,7 +31,7 @@ int main(int argc, char **argv) {
   cudaStream_t s = NULL;
   int next = (rank + 1) % size, prev = (rank + size - 1) % size;
 
-  ncclComm_t world = world_comm(rank, size);
+  ncclComm_t world = npkit_job_world(rank, size);
   NC(ncclAllReduce(a, b, 1000, ncclFloat32, ncclSum, world, s));
   NC(ncclAllReduce(a, b, 100000, ncclFloat32, ncclSum, world, s));
   NC(ncclAllReduce(a, b, 300000, ncclFloat32, ncclSum, world, s));
@@ -91,12 +71,11 @@ int main(int argc, char **argv) {
   NC(ncclCommDestroy(world));
 
   if (cycle) {
-    world = world_comm(rank, size);
+    world = npkit_job_world(rank, size);
     NC(ncclAllReduce(a, b, 1000, ncclFloat32, ncclSum, world, s));
     NC(ncclCommDestroy(world));
   }
   free(a);
   free(b);
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return npkit_job_end();
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_job.h"
 #include "test_newer_api.h"
 
 typedef ncclResult_t (*reduce_cfg)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
@@ -22,16 +23,6 @@ typedef ncclResult_t (*plain_cfg)(const void *, void *, size_t, ncclDataType_t, 
 typedef ncclResult_t (*rooted_cfg)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
                                    cudaStream_t, const npkit_test_coll_cfg *);
 
-static int failures;
-
-#define NC(call)                                                                        \
-  do {                                                                                  \
-    ncclResult_t r_ = (call);                                                           \
-    if (r_ != ncclSuccess) {                                                            \
-      fprintf(stderr, "plugin_tags: %s failed: %s\n", #call, ncclGetErrorString(r_));  \
-      failures++;                                                                       \
-    }                                                                                   \
-  } while (0)
 
 int main(int argc, char **argv) {
   long iters = 2;
@@ -40,10 +31,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: plugin_tags [--iters N]\n");
     return 2;
   }
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  npkit_job_start(&argc, &argv, &rank, &size);
   reduce_cfg all_reduce = (reduce_cfg)npkit_test_sym("ncclAllReduceConfig");
   reduce_cfg reduce_scatter = (reduce_cfg)npkit_test_sym("ncclReduceScatterConfig");
   plain_cfg all_gather = (plain_cfg)npkit_test_sym("ncclAllGatherConfig");
@@ -57,11 +46,7 @@ int main(int argc, char **argv) {
   const size_t n = 1u << 20;
   float *a = calloc(n * (size_t)size, sizeof *a), *b = calloc(n * (size_t)size, sizeof *b);
   if (a == NULL || b == NULL) return 1;
-  ncclUniqueId id;
-  if (rank == 0) NC(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t c = NULL;
-  NC(ncclCommInitRank(&c, size, id, rank));
+  ncclComm_t c = npkit_job_world(rank, size);
   cudaStream_t s = NULL;
   int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   npkit_test_coll_cfg t1 = npkit_test_coll_cfg_make(0x1001), t2 = npkit_test_coll_cfg_make(0x2002);
@@ -86,6 +71,5 @@ int main(int argc, char **argv) {
   NC(ncclCommDestroy(c));
   free(a);
   free(b);
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return npkit_job_end();
 }

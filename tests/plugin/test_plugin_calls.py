@@ -6,7 +6,6 @@ with what the test computes from the calls and the fake's documented rules."""
 
 import collections
 import os
-import shutil
 import unittest
 from decimal import Decimal
 
@@ -19,17 +18,12 @@ NP = 3
 class PluginCalls(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = lib.make_temp_dir("plugin_calls")
+        cls.tmp = lib.temp_dir("plugin_calls", cls.addClassCleanup)
         trace_dir = os.path.join(cls.tmp, "trace")
         cls.job = pl.run_calls(NP, {"NPKIT_TRACE_DIR": trace_dir, "FAKE_NCCL_NET": "1"})
         if cls.job.rc != 0:
             raise AssertionError(cls.job.describe())
         cls.traces = lib.load_traces(trace_dir, expect=NP)
-
-    @classmethod
-    def tearDownClass(cls):
-        if not os.environ.get("NPKIT_KEEP_TEST_OUTPUT"):
-            shutil.rmtree(cls.tmp, True)
 
     def collectives(self, t):
         """(API event, the seqNumbers NCCL may give it) for the calls NCCL turned into tasks."""

@@ -7,7 +7,6 @@ trace must say how the clock was mapped.  Without the map the slices would be 7 
 away from their calls."""
 
 import os
-import shutil
 import statistics
 import unittest
 from decimal import Decimal
@@ -20,8 +19,7 @@ NP = 2
 
 class GpuClock(unittest.TestCase):
     def run_with(self, offset_us, drift_ppm, extra=None):
-        tmp = lib.make_temp_dir("plugin_gpu_clock")
-        self.addCleanup(lambda: os.environ.get("NPKIT_KEEP_TEST_OUTPUT") or shutil.rmtree(tmp, True))
+        tmp = lib.temp_dir("plugin_gpu_clock", self.addCleanup)
         trace_dir = os.path.join(tmp, "trace")
         settings = {"NPKIT_TRACE_DIR": trace_dir, "FAKE_NCCL_GPU_OFFSET_US": str(offset_us),
                     "FAKE_NCCL_GPU_DRIFT_PPM": str(drift_ppm)}

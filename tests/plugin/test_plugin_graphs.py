@@ -9,7 +9,6 @@ report counts the replays as collectives timed by the GPU.  Joining by a predict
 before NCCL 2.28) gives the eager calls after the capture a replay's data instead."""
 
 import os
-import shutil
 import unittest
 
 import plugin_lib as pl
@@ -21,8 +20,7 @@ REPLAYS = 3
 
 class Graphs(unittest.TestCase):
     def run_job(self, settings):
-        tmp = lib.make_temp_dir("plugin_graphs")
-        self.addCleanup(lambda: os.environ.get("NPKIT_KEEP_TEST_OUTPUT") or shutil.rmtree(tmp, True))
+        tmp = lib.temp_dir("plugin_graphs", self.addCleanup)
         trace_dir = os.path.join(tmp, "trace")
         s = {"NPKIT_TRACE_DIR": trace_dir}
         s.update(settings)

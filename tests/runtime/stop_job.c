@@ -11,10 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test_job.h"
+
 int main(int argc, char **argv) {
   const char *ready_dir = NULL;
   long ready_after = 1000;
-  MPI_Init(&argc, &argv);
+  int rank, nranks;
+  npkit_job_start(&argc, &argv, &rank, &nranks);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--ready-dir") && i + 1 < argc) ready_dir = argv[++i];
     else if (!strcmp(argv[i], "--ready-after") && i + 1 < argc) ready_after = atol(argv[++i]);
@@ -23,17 +26,8 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  int rank, nranks;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  ncclUniqueId id;
-  if (rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) MPI_Abort(MPI_COMM_WORLD, 1);
-  MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t comm;
-  if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess) {
-    fprintf(stderr, "stop_job: ncclCommInitRank failed\n");
-    return 1;
-  }
+  ncclComm_t comm = npkit_job_world(rank, nranks);
+  if (comm == NULL) return 1;
   float buf[64] = {0};
   for (long calls = 1;; calls++) {
     if (ncclAllReduce(buf, buf, 64, ncclFloat32, ncclSum, comm, 0) != ncclSuccess) return 1;

@@ -12,12 +12,7 @@
 
 static npkit_log_writer *open_log(const char *path) {
   npkit_log_header h;
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, NPKIT_LOG_MAGIC, 8);
-  h.version = NPKIT_LOG_VERSION;
-  h.header_size = sizeof h;
-  h.record_size = sizeof(npkit_event);
-  h.endian = NPKIT_LOG_ENDIAN_TAG;
+  npkit_log_header_init(&h);
   char err[256];
   npkit_log_writer *w = npkit_logw_open(path, &h, err, sizeof err);
   if (w == NULL) fprintf(stderr, "test_batch: %s\n", err);

@@ -7,26 +7,10 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "check.h"
+#include "env_table.h"
 #include "identity.h"
 #include "nccl_names.h"
-
-static const char *const *fake_env;
-
-static const char *table_getenv(const char *name) {
-  size_t n = strlen(name);
-  for (const char *const *p = fake_env; *p; p++)
-    if (strncmp(*p, name, n) == 0 && (*p)[n] == '=') return *p + n + 1;
-  return NULL;
-}
-
-static int failures;
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                             \
-    }                                                                         \
-  } while (0)
 
 /* Runs npkit_config_load with stderr captured; returns the captured text (static buffer). */
 static const char *load(npkit_config *cfg, const char *const *env) {
@@ -125,16 +109,12 @@ static void test_bad_values(void) {
       /* NPKIT_TRACE_DIR accepts any non-empty path; NPKIT_OPS accepts nothing here. */
       int expect_warning = strcmp(vars[v], "NPKIT_TRACE_DIR") != 0 || values[k][0] == '\0';
       if (expect_warning) {
-        if (count_lines(err, "npkit: warning:") != 1 || strstr(err, vars[v]) == NULL) {
-          fprintf(stderr, "for %s got: <%s>\n", setting, err);
-          failures++;
-        }
+        CHECKF(count_lines(err, "npkit: warning:") == 1 && strstr(err, vars[v]) != NULL,
+               "for %s got: <%s>", setting, err);
         char quoted[64];
         snprintf(quoted, sizeof quoted, "'%s'", values[k]);
-        if (strcmp(vars[v], "NPKIT_TRACE_DIR") != 0 && strstr(err, quoted) == NULL) {
-          fprintf(stderr, "warning for %s does not quote the value: <%s>\n", setting, err);
-          failures++;
-        }
+        CHECKF(strcmp(vars[v], "NPKIT_TRACE_DIR") == 0 || strstr(err, quoted) != NULL,
+               "warning for %s does not quote the value: <%s>", setting, err);
       } else {
         CHECK(err[0] == '\0');
       }
@@ -200,10 +180,5 @@ int main(void) {
   test_quiet_and_level();
   test_ops_parser();
   test_identity();
-  if (failures) {
-    fprintf(stderr, "%d checks failed\n", failures);
-    return 1;
-  }
-  printf("config: all checks passed\n");
-  return 0;
+  return check_exit_code("config");
 }

@@ -8,18 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
 #include "cupti_clock_map.h"
 
-static int failures;
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (!(cond)) {                                           \
-      failures++;                                            \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
-      fprintf(stderr, __VA_ARGS__);                          \
-      fprintf(stderr, "\n");                                 \
-    }                                                        \
-  } while (0)
 
 /* The simulated world: true time t in ns since the start. */
 #define TICKS_PER_NS 2.9
@@ -54,9 +45,9 @@ static void test_too_few_readings(void) {
   npkit_cclock m;
   npkit_cclock_init(&m);
   uint64_t ns = 7;
-  CHECK(!npkit_cclock_map(&m, 5, &ns) && ns == 7, "mapped without readings");
+  CHECKF(!npkit_cclock_map(&m, 5, &ns) && ns == 7, "mapped without readings");
   npkit_cclock_add(&m, tsc_at(0), realtime_at(0));
-  CHECK(!npkit_cclock_map(&m, tsc_at(0), &ns), "mapped with one reading");
+  CHECKF(!npkit_cclock_map(&m, tsc_at(0), &ns), "mapped with one reading");
 }
 
 static void test_between_and_beyond(void) {
@@ -70,11 +61,11 @@ static void test_between_and_beyond(void) {
     read_r[i] = (uint64_t)((int64_t)realtime_at(t) + noise());
     npkit_cclock_add(&m, read_c[i], read_r[i]);
   }
-  CHECK(m.n == 50 && m.restarts == 0, "n %u restarts %u", m.n, m.restarts);
+  CHECKF(m.n == 50 && m.restarts == 0, "n %u restarts %u", m.n, m.restarts);
   /* a reading maps onto itself */
   for (int i = 0; i < 50; i++) {
     uint64_t ns;
-    CHECK(npkit_cclock_map(&m, read_c[i], &ns) && ns == read_r[i], "reading %d: %" PRIu64 " for %" PRIu64,
+    CHECKF(npkit_cclock_map(&m, read_c[i], &ns) && ns == read_r[i], "reading %d: %" PRIu64 " for %" PRIu64,
           i, ns, read_r[i]);
   }
   /* between readings: within the noise of the two around it (and a tick of rounding) */
@@ -84,18 +75,18 @@ static void test_between_and_beyond(void) {
     int64_t e = abs64(error_at(&m, t));
     if (e > worst) worst = e;
   }
-  CHECK(worst <= 26, "error between readings up to %" PRId64 " ns", worst);
+  CHECKF(worst <= 26, "error between readings up to %" PRId64 " ns", worst);
   /* before the first and after the last (200 ms out): the rate over all readings, whose drift
    * changed at 5 s, so the error grows with the distance: 25 ppm average off the last drift */
   int64_t before = error_at(&m, -period), after = error_at(&m, 49 * period + period);
-  CHECK(abs64(before) < 12000, "200 ms before the first reading: %" PRId64 " ns off", before);
-  CHECK(abs64(after) < 12000, "200 ms after the last reading: %" PRId64 " ns off", after);
+  CHECKF(abs64(before) < 12000, "200 ms before the first reading: %" PRId64 " ns off", before);
+  CHECKF(abs64(after) < 12000, "200 ms after the last reading: %" PRId64 " ns off", after);
   /* monotonic */
   uint64_t prev = 0;
   for (double t = -period; t < 50 * period; t += 997e3) {
     uint64_t ns;
     npkit_cclock_map(&m, tsc_at(t), &ns);
-    CHECK(ns >= prev, "not monotonic at %.0f", t);
+    CHECKF(ns >= prev, "not monotonic at %.0f", t);
     prev = ns;
   }
 }
@@ -106,15 +97,15 @@ static void test_ring_overflow(void) {
   const double period = 10e6;
   int total = NPKIT_CCLOCK_READINGS + 100;
   for (int i = 0; i < total; i++) npkit_cclock_add(&m, tsc_at(i * period), realtime_at(i * period));
-  CHECK(m.n == NPKIT_CCLOCK_READINGS, "n %u", m.n);
+  CHECKF(m.n == NPKIT_CCLOCK_READINGS, "n %u", m.n);
   /* the kept readings are the newest: stamps among them map exactly (no noise here) */
   for (int i = 100; i < total - 1; i += 7) {
     int64_t e = error_at(&m, i * period + period / 3);
-    CHECK(abs64(e) <= 2, "reading %d: %" PRId64 " ns off", i, e);
+    CHECKF(abs64(e) <= 2, "reading %d: %" PRId64 " ns off", i, e);
   }
   /* older ones are extrapolated: still close, the drift being steady before 5 s */
   int64_t e = error_at(&m, 10 * period);
-  CHECK(abs64(e) <= 2, "before the kept readings: %" PRId64 " ns off", e);
+  CHECKF(abs64(e) <= 2, "before the kept readings: %" PRId64 " ns off", e);
 }
 
 static void test_restart(void) {
@@ -124,16 +115,16 @@ static void test_restart(void) {
   npkit_cclock_add(&m, tsc_at(1e9), realtime_at(1e9));
   /* another counter, starting low: a new callback replaced the clock */
   npkit_cclock_add(&m, 1000, realtime_at(2e9));
-  CHECK(m.restarts == 1 && m.n == 1, "restarts %u n %u", m.restarts, m.n);
+  CHECKF(m.restarts == 1 && m.n == 1, "restarts %u n %u", m.restarts, m.n);
   uint64_t ns;
-  CHECK(!npkit_cclock_map(&m, 1500, &ns), "mapped with one reading after the restart");
+  CHECKF(!npkit_cclock_map(&m, 1500, &ns), "mapped with one reading after the restart");
   npkit_cclock_add(&m, 1000 + 3000000000ull, realtime_at(3e9));
-  CHECK(npkit_cclock_map(&m, 1000 + 1500000000ull, &ns), "no map after the restart");
+  CHECKF(npkit_cclock_map(&m, 1000 + 1500000000ull, &ns), "no map after the restart");
   int64_t e = (int64_t)(ns - (realtime_at(2e9) + (realtime_at(3e9) - realtime_at(2e9)) / 2));
-  CHECK(abs64(e) <= 1, "halfway after the restart: %" PRId64 " ns off", e);
+  CHECKF(abs64(e) <= 1, "halfway after the restart: %" PRId64 " ns off", e);
   /* CLOCK_REALTIME set back restarts too */
   npkit_cclock_add(&m, 1000 + 4000000000ull, realtime_at(1e9));
-  CHECK(m.restarts == 2 && m.n == 1, "restarts %u n %u", m.restarts, m.n);
+  CHECKF(m.restarts == 2 && m.n == 1, "restarts %u n %u", m.restarts, m.n);
 }
 
 int main(void) {
@@ -141,6 +132,5 @@ int main(void) {
   test_between_and_beyond();
   test_ring_overflow();
   test_restart();
-  if (failures) fprintf(stderr, "%d failures\n", failures);
-  return failures ? 1 : 0;
+  return check_exit_code("test_cupti_clock_map");
 }

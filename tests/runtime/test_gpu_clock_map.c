@@ -10,18 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
 #include "plugin_clock_map.h"
 
-static int failures;
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (!(cond)) {                                           \
-      failures++;                                            \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
-      fprintf(stderr, __VA_ARGS__);                          \
-      fprintf(stderr, "\n");                                 \
-    }                                                        \
-  } while (0)
 
 #define H0 1764671234000000000ull
 static unsigned rng = 4242;
@@ -103,22 +94,22 @@ static void test_offset_and_drift(int64_t offset, double drift) {
   result r;
   run(&w, 3.0, 1, 30000, &r);
   /* the truth lies within the reported error, up to the drift inside a window (50 ppm x 10 ms) */
-  CHECK(r.worst_excess <= 600, "offset %" PRId64 ": an estimate was %" PRId64 " ns beyond its error",
+  CHECKF(r.worst_excess <= 600, "offset %" PRId64 ": an estimate was %" PRId64 " ns beyond its error",
         offset, r.worst_excess);
-  CHECK(r.worst_error <= 20000, "offset %" PRId64 ": worst error %" PRId64 " ns", offset, r.worst_error);
-  CHECK(r.worst_duration <= 1000, "offset %" PRId64 ": duration off by %" PRId64 " ns", offset,
+  CHECKF(r.worst_error <= 20000, "offset %" PRId64 ": worst error %" PRId64 " ns", offset, r.worst_error);
+  CHECKF(r.worst_duration <= 1000, "offset %" PRId64 ": duration off by %" PRId64 " ns", offset,
         r.worst_duration);
-  CHECK(r.worst_bound <= 100, "offset %" PRId64 ": a mapped time %" PRId64 " ns outside its bounds",
+  CHECKF(r.worst_bound <= 100, "offset %" PRId64 ": a mapped time %" PRId64 " ns outside its bounds",
         offset, r.worst_bound);
-  CHECK(r.two_sided == r.events, "%" PRIu64 " of %" PRIu64 " two-sided", r.two_sided, r.events);
-  CHECK(r.stats.inconsistent == 0, "%u inconsistent", r.stats.inconsistent);
-  CHECK(r.stats.samples == r.events, "samples %" PRIu64, r.stats.samples);
-  CHECK(r.stats.windows >= 250, "%u windows", r.stats.windows);
+  CHECKF(r.two_sided == r.events, "%" PRIu64 " of %" PRIu64 " two-sided", r.two_sided, r.events);
+  CHECKF(r.stats.inconsistent == 0, "%u inconsistent", r.stats.inconsistent);
+  CHECKF(r.stats.samples == r.events, "samples %" PRIu64, r.stats.samples);
+  CHECKF(r.stats.windows >= 250, "%u windows", r.stats.windows);
   /* offset = host - GPU: the negated offset, less the drift accumulated by gpu_ref */
   double want_ppb = -drift / (1 + drift) * 1e9;
-  CHECK(llabs(r.stats.drift_ppb - (int64_t)want_ppb) <= 5000, "drift %" PRId64 " ppb, want %.0f",
+  CHECKF(llabs(r.stats.drift_ppb - (int64_t)want_ppb) <= 5000, "drift %" PRId64 " ppb, want %.0f",
         r.stats.drift_ppb, want_ppb);
-  CHECK(r.stats.max_error_ns > 0 && r.stats.median_error_ns > 0 &&
+  CHECKF(r.stats.max_error_ns > 0 && r.stats.median_error_ns > 0 &&
             r.stats.median_error_ns <= r.stats.max_error_ns,
         "errors: max %" PRId64 " median %" PRId64, r.stats.max_error_ns, r.stats.median_error_ns);
   printf("offset %+.1f ms drift %+.0f ppm: %" PRIu64 " events, worst error %.2f us, median bound "
@@ -131,20 +122,20 @@ static void test_step(void) {
   world w = {7000000, 20e-6, 1500000000, 2000000};
   result r;
   run(&w, 3.0, 1, 30000, &r);
-  CHECK(r.stats.inconsistent >= 1, "the step was not noticed");
-  CHECK(r.worst_excess <= 600, "after the step, an estimate was %" PRId64 " ns beyond its error",
+  CHECKF(r.stats.inconsistent >= 1, "the step was not noticed");
+  CHECKF(r.worst_excess <= 600, "after the step, an estimate was %" PRId64 " ns beyond its error",
         r.worst_excess);
-  CHECK(r.worst_duration <= 1000, "duration off by %" PRId64 " ns", r.worst_duration);
+  CHECKF(r.worst_duration <= 1000, "duration off by %" PRId64 " ns", r.worst_duration);
 }
 
 static void test_one_sided(void) {
   world w = {-3000000, -50e-6, 0, 0};
   result r;
   run(&w, 1.0, 0, 5000, &r);
-  CHECK(r.two_sided == 0 && r.stats.one_sided == r.events, "%" PRIu64 " two-sided", r.two_sided);
-  CHECK(r.worst_bound <= 100, "a mapped time %" PRId64 " ns after its report", r.worst_bound);
-  CHECK(r.worst_duration <= 1000, "duration off by %" PRId64 " ns", r.worst_duration);
-  CHECK(r.stats.max_error_ns == -1 && r.stats.median_error_ns == -1, "errors reported");
+  CHECKF(r.two_sided == 0 && r.stats.one_sided == r.events, "%" PRIu64 " two-sided", r.two_sided);
+  CHECKF(r.worst_bound <= 100, "a mapped time %" PRId64 " ns after its report", r.worst_bound);
+  CHECKF(r.worst_duration <= 1000, "duration off by %" PRId64 " ns", r.worst_duration);
+  CHECKF(r.stats.max_error_ns == -1 && r.stats.median_error_ns == -1, "errors reported");
 }
 
 /* A loaded host: NCCL's proxy thread reports stamps up to 3 ms late, so every window's bounds are
@@ -154,10 +145,10 @@ static void test_loaded_host(void) {
   world w = {-3000000, -50e-6, 0, 0};
   result r;
   run_k(&w, 1.0, 1, 3000000, 20000000, &r);
-  CHECK(r.stats.drift_ppb == 0, "a drift of %" PRId64 " ppb fitted to loose bounds", r.stats.drift_ppb);
-  CHECK(r.worst_duration <= 1100, "duration off by %" PRId64 " ns (50 ppm of 20 ms is 1000)",
+  CHECKF(r.stats.drift_ppb == 0, "a drift of %" PRId64 " ppb fitted to loose bounds", r.stats.drift_ppb);
+  CHECKF(r.worst_duration <= 1100, "duration off by %" PRId64 " ns (50 ppm of 20 ms is 1000)",
         r.worst_duration);
-  CHECK(r.worst_excess <= 1100, "an estimate was %" PRId64 " ns beyond its error", r.worst_excess);
+  CHECKF(r.worst_excess <= 1100, "an estimate was %" PRId64 " ns beyond its error", r.worst_excess);
 }
 
 int main(void) {
@@ -167,6 +158,5 @@ int main(void) {
   test_step();
   test_one_sided();
   test_loaded_host();
-  if (failures) fprintf(stderr, "%d failures\n", failures);
-  return failures ? 1 : 0;
+  return check_exit_code("test_gpu_clock_map");
 }

@@ -7,18 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
 #include "tsc_model.h"
 
-static int failures;
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (!(cond)) {                                           \
-      failures++;                                            \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
-      fprintf(stderr, __VA_ARGS__);                          \
-      fprintf(stderr, "\n");                                 \
-    }                                                        \
-  } while (0)
 
 /* The simulated world: true time t in ns since the start. */
 #define TICKS_PER_NS 2.9
@@ -43,7 +34,7 @@ static int64_t error_at(const npkit_tsc_model *m, double t) {
 
 static void test_tracking(void) {
   npkit_tsc_model m;
-  CHECK(npkit_tsc_model_init(&m, tsc_at(0), realtime_at(0) + noise(), tsc_at(1e6),
+  CHECKF(npkit_tsc_model_init(&m, tsc_at(0), realtime_at(0) + noise(), tsc_at(1e6),
                              realtime_at(1e6) + noise()) == 0, "init");
   /* The writer's schedule: 10, 40, 160 ms, then every 200 ms. */
   double t = 1e6, worst_early = 0, worst_late = 0, worst_transition = 0;
@@ -64,7 +55,7 @@ static void test_tracking(void) {
         if (ae > worst_late) worst_late = ae; /* not the periods in which the clock was set */
       }
       uint64_t v = npkit_tsc_segment_ns(&m.seg, tsc_at(ts));
-      CHECK(v > prev_map, "map not increasing at t=%.0f", ts);
+      CHECKF(v > prev_map, "map not increasing at t=%.0f", ts);
       prev_map = v;
     }
     t += period;
@@ -83,9 +74,9 @@ static void test_tracking(void) {
     uint64_t after = npkit_tsc_segment_ns(&m.seg, tsc_at(t));
     if (m.steps == steps) {
       /* Continuous: the new segment starts where the old one ended. */
-      CHECK(after == before, "segment switch jumped by %" PRId64 " ns at t=%.0f", (int64_t)(after - before), t);
+      CHECKF(after == before, "segment switch jumped by %" PRId64 " ns at t=%.0f", (int64_t)(after - before), t);
     } else {
-      CHECK(llabs(err) > 1000000000ll, "a jump of %" PRId64 " ns was taken for a clock step", err);
+      CHECKF(llabs(err) > 1000000000ll, "a jump of %" PRId64 " ns was taken for a clock step", err);
       prev_map = after;
     }
   }
@@ -93,16 +84,16 @@ static void test_tracking(void) {
          "otherwise; %u checks, %u jumps, reported max %" PRIu64 " ns\n",
          worst_early, worst_transition, worst_late, m.checks, m.steps, m.max_error_ns);
   /* First second: the frequency was measured over 1 ms with +-25 ns readings (up to 50 ppm). */
-  CHECK(worst_early < 2000, "error %.0f ns in the first second", worst_early);
+  CHECKF(worst_early < 2000, "error %.0f ns in the first second", worst_early);
   /* A sudden 50 ppm change of CLOCK_REALTIME's rate (far more than NTP does at once) costs 10 us
    * in the period it happens, then the history learns the new rate within 16 comparisons. */
-  CHECK(worst_transition < 15000, "error %.0f ns while the rate changed", worst_transition);
-  CHECK(worst_late < 500, "error %.0f ns in steady state", worst_late);
-  CHECK(m.steps == 2, "%u jumps, expected 2 (forward and back)", m.steps);
-  CHECK(m.checks > 90 && m.checks < 110, "%u checks", m.checks);
+  CHECKF(worst_transition < 15000, "error %.0f ns while the rate changed", worst_transition);
+  CHECKF(worst_late < 500, "error %.0f ns in steady state", worst_late);
+  CHECKF(m.steps == 2, "%u jumps, expected 2 (forward and back)", m.steps);
+  CHECKF(m.checks > 90 && m.checks < 110, "%u checks", m.checks);
   /* The reported worst error is what the comparisons found: bounded by the true worst plus noise,
    * and not zero (the initial frequency is never exact). */
-  CHECK(m.max_error_ns > 5000 && (double)m.max_error_ns <= worst_transition + 60,
+  CHECKF(m.max_error_ns > 5000 && (double)m.max_error_ns <= worst_transition + 60,
         "reported max error %" PRIu64, m.max_error_ns);
 }
 
@@ -110,39 +101,39 @@ static void test_slew_limit(void) {
   /* The map is 900 us ahead (under the jump threshold) of a clock whose rate it knows: the
    * correction is capped at 500 ppm, so one 200 ms period removes 100 us of it. */
   npkit_tsc_model m;
-  CHECK(npkit_tsc_model_init(&m, 1000, 1000000, 1000 + 2900000, 2000000) == 0, "init");
+  CHECKF(npkit_tsc_model_init(&m, 1000, 1000000, 1000 + 2900000, 2000000) == 0, "init");
   m.seg.ns += 900000;
   uint64_t tsc = 1000 + 2900000ull * 1000; /* 1 s after the start */
   uint64_t truth = 1000000 + 1000000000ull;
   int64_t err = npkit_tsc_model_update(&m, tsc, truth, 200000000);
-  CHECK(llabs(err + 900000) <= 1, "err %" PRId64, err);
-  CHECK(m.steps == 0, "a 900 us error was slewed, not jumped");
+  CHECKF(llabs(err + 900000) <= 1, "err %" PRId64, err);
+  CHECKF(m.steps == 0, "a 900 us error was slewed, not jumped");
   uint64_t later = tsc + 2900000ull * 200; /* 200 ms on */
   int64_t left = (int64_t)(npkit_tsc_segment_ns(&m.seg, later) - (truth + 200000000));
-  CHECK(left > 799000 && left < 801000, "after one period %" PRId64 " ns left, expected 800000", left);
-  CHECK(m.max_error_ns >= 899999 && m.max_error_ns <= 900001, "max error %" PRIu64, m.max_error_ns);
+  CHECKF(left > 799000 && left < 801000, "after one period %" PRId64 " ns left, expected 800000", left);
+  CHECKF(m.max_error_ns >= 899999 && m.max_error_ns <= 900001, "max error %" PRIu64, m.max_error_ns);
   /* The next comparison is 2 s late (writer stalled): the correction stopped at the end of its
    * period instead of running on, so 800 us are still left, not overshot to -3.1 ms. */
   uint64_t late = tsc + 2900000ull * 2200;
   left = (int64_t)(npkit_tsc_segment_ns(&m.seg, late) - (truth + 2200000000ull));
-  CHECK(left > 799000 && left < 801000, "2 s late %" PRId64 " ns left, expected 800000", left);
+  CHECKF(left > 799000 && left < 801000, "2 s late %" PRId64 " ns left, expected 800000", left);
 }
 
 static void test_bad_readings(void) {
   npkit_tsc_model m;
-  CHECK(npkit_tsc_model_init(&m, 5000, 100, 5000, 200) == -1, "counter that did not move");
-  CHECK(npkit_tsc_model_init(&m, 5000, 200, 9000, 100) == -1, "realtime that went back");
-  CHECK(npkit_tsc_model_init(&m, 5000, 0, 5001, 1000000000) == -1, "a 1 Hz counter");
-  CHECK(npkit_tsc_model_init(&m, 0, 0, 1000000000000ull, 1) == -1, "a 10^12 GHz counter");
+  CHECKF(npkit_tsc_model_init(&m, 5000, 100, 5000, 200) == -1, "counter that did not move");
+  CHECKF(npkit_tsc_model_init(&m, 5000, 200, 9000, 100) == -1, "realtime that went back");
+  CHECKF(npkit_tsc_model_init(&m, 5000, 0, 5001, 1000000000) == -1, "a 1 Hz counter");
+  CHECKF(npkit_tsc_model_init(&m, 0, 0, 1000000000000ull, 1) == -1, "a 10^12 GHz counter");
   /* Ticks before the segment's start (read just before a new segment was published). */
-  CHECK(npkit_tsc_model_init(&m, 0, 1000000, 2900000, 2000000) == 0, "init");
+  CHECKF(npkit_tsc_model_init(&m, 0, 1000000, 2900000, 2000000) == 0, "init");
   uint64_t at = npkit_tsc_segment_ns(&m.seg, 2900000 - 29);
-  CHECK(at == 1999990 || at == 1999989, "10 ns before the start maps to %" PRIu64, at);
+  CHECKF(at == 1999990 || at == 1999989, "10 ns before the start maps to %" PRIu64, at);
 }
 
 static void test_restart_and_jump(void) {
   npkit_tsc_model m;
-  CHECK(npkit_tsc_model_init(&m, 0, 1000000000, 2900000, 1001000000) == 0, "init");
+  CHECKF(npkit_tsc_model_init(&m, 0, 1000000000, 2900000, 1001000000) == 0, "init");
   uint64_t tsc = 2900000ull * 1000;
   npkit_tsc_model_update(&m, tsc, 1000000000 + 1000000000ull + 50000, 200000000); /* 50 us behind */
   npkit_tsc_segment prev = {0, 1000000000, m.seg.mult, 0, 0};
@@ -151,18 +142,18 @@ static void test_restart_and_jump(void) {
    * correction still ends where it would have. */
   uint64_t now = tsc + 2900000ull * 3;
   npkit_tsc_model_restart_at(&m, &prev, now);
-  CHECK(m.seg.tsc == now, "restarted at %" PRIu64, m.seg.tsc);
-  CHECK(npkit_tsc_segment_ns(&m.seg, now) == npkit_tsc_segment_ns(&prev, now), "continuous with prev");
-  CHECK(m.seg.tsc + m.seg.span == made.tsc + made.span, "correction ends where it did");
-  CHECK(m.seg.corr == made.corr && made.corr > 0, "correction kept (%" PRId64 ")", made.corr);
+  CHECKF(m.seg.tsc == now, "restarted at %" PRIu64, m.seg.tsc);
+  CHECKF(npkit_tsc_segment_ns(&m.seg, now) == npkit_tsc_segment_ns(&prev, now), "continuous with prev");
+  CHECKF(m.seg.tsc + m.seg.span == made.tsc + made.span, "correction ends where it did");
+  CHECKF(m.seg.corr == made.corr && made.corr > 0, "correction kept (%" PRId64 ")", made.corr);
   npkit_tsc_model_restart_at(&m, &prev, now - 10); /* not later: nothing moves */
-  CHECK(m.seg.tsc == now, "not moved back");
+  CHECKF(m.seg.tsc == now, "not moved back");
   /* A jump: follows the reading at once, with the measured rate and no correction. */
   uint64_t t2 = now + 2900000ull * 200;
   uint64_t jumped = npkit_tsc_segment_ns(&m.seg, t2) + 7000000000ull;
   npkit_tsc_model_update(&m, t2, jumped, 200000000);
-  CHECK(m.steps == 1 && m.seg.ns == jumped && m.seg.corr == 0, "jump followed without correction");
-  CHECK(m.seg.mult == made.mult, "the jump keeps the measured rate");
+  CHECKF(m.steps == 1 && m.seg.ns == jumped && m.seg.corr == 0, "jump followed without correction");
+  CHECKF(m.seg.mult == made.mult, "the jump keeps the measured rate");
 }
 
 int main(void) {
@@ -170,7 +161,5 @@ int main(void) {
   test_slew_limit();
   test_bad_readings();
   test_restart_and_jump();
-  if (failures) fprintf(stderr, "%d failures\n", failures);
-  else printf("all tsc model checks passed\n");
-  return failures ? 1 : 0;
+  return check_exit_code("test_tsc_model");
 }

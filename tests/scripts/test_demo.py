@@ -36,7 +36,7 @@ MARKS = {"forward", "backward", "optimizer"}
 class Demo(lib.TempDirTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.out = lib.make_temp_dir("demo")
+        cls.out = lib.temp_dir("demo", cls.addClassCleanup)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("NPKIT_DEMO", "NPKIT_DEPS"))}
         for k in lib.LIBRARY_SETTINGS + ("LD_PRELOAD",):
             env.pop(k, None)
@@ -44,12 +44,6 @@ class Demo(lib.TempDirTestCase):
                     "NPKIT_DEMO_SIMULATE": "1"})
         cmd = [os.path.join(lib.source_dir(), "scripts", "demo.sh"), "--no-build", "--out", cls.out]
         cls.run_ = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
-
-    @classmethod
-    def tearDownClass(cls):
-        if not os.environ.get("NPKIT_KEEP_TEST_OUTPUT"):
-            import shutil
-            shutil.rmtree(cls.out, True)
 
     def file(self, name):
         return os.path.join(self.out, name)

@@ -19,6 +19,18 @@ static int check_count;
     }                                                                          \
   } while (0)
 
+/* CHECK with a printf-style message that says what was found: CHECKF(err < 50, "error %d ns", err). */
+#define CHECKF(cond, ...)                                                         \
+  do {                                                                            \
+    check_count++;                                                                \
+    if (!(cond)) {                                                                \
+      check_failures++;                                                           \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);    \
+      fprintf(stderr, __VA_ARGS__);                                               \
+      fprintf(stderr, "\n");                                                      \
+    }                                                                             \
+  } while (0)
+
 #define CHECK_EQ_U64(a, b)                                                                      \
   do {                                                                                          \
     uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                            \

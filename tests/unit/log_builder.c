@@ -217,3 +217,17 @@ npkit_event npkit_lb_api_event(unsigned fn, uint32_t thread, uint64_t start_ns, 
   ev.u.api.redop = -1;
   return ev;
 }
+
+char *npkit_lb_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (b != NULL && fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
+  if (b != NULL) b[n] = '\0';
+  fclose(f);
+  if (len != NULL) *len = b != NULL ? (size_t)n : 0;
+  return b;
+}

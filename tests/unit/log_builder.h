@@ -68,4 +68,8 @@ const npkit_lb_block *npkit_lb_blocks(const npkit_lb *b, size_t *n);
  * NPKIT_NO_SEQ). */
 npkit_event npkit_lb_api_event(unsigned fn, uint32_t thread, uint64_t start_ns, uint64_t end_ns);
 
+/* The whole of a file the test wrote or rendered, NUL-terminated (a text can be searched as a
+ * string); its length in *len unless len is NULL.  NULL when it cannot be read.  Free it. */
+char *npkit_lb_read_file(const char *path, size_t *len);
+
 #endif

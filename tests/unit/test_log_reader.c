@@ -20,19 +20,6 @@ static char work[512];
 
 static void path_of(char *out, size_t len, const char *name) { snprintf(out, len, "%s/%s", work, name); }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 /* Opens the first n bytes of data as a log, through an anonymous in-memory file. */
 static int open_bytes(const void *data, size_t n, npkit_log_reader **r, char *err, size_t errlen) {
   int fd = memfd_create("npkit-test", MFD_CLOEXEC);
@@ -219,7 +206,7 @@ static void test_every_cut(uint32_t version) {
   memcpy(blocks, blk, nb * sizeof(*blk));
   npkit_lb_close(b);
   size_t len;
-  char *data = slurp(path, &len);
+  char *data = npkit_lb_read_file(path, &len);
   int bad = 0;
   for (size_t cut = 0; cut <= len; cut++) {
     npkit_log_reader *r;
@@ -430,7 +417,7 @@ static void test_bad_blocks(void) {
     npkit_lb_events(b, events + 3, 3);
     npkit_lb_close(b);
     size_t len;
-    char *data = slurp(path, &len);
+    char *data = npkit_lb_read_file(path, &len);
     data[at] ^= 0x55;
     npkit_log_reader *r;
     CHECK(open_bytes(data, len, &r, err, sizeof(err)) == 0);
@@ -488,7 +475,7 @@ static void test_skip_damage(void) {
     fprintf(stderr, "  damage in a log of version %u\n", version);
     write_event_blocks(path, version, 10, at);
     size_t len;
-    char *data = slurp(path, &len);
+    char *data = npkit_lb_read_file(path, &len);
 
     /* the size of the 4th block's header overwritten (what a flipped bit in the right place does) */
     uint32_t size = 0x7ffffff0u;
@@ -511,7 +498,7 @@ static void test_skip_damage(void) {
     free(data);
 
     /* one flipped bit in an event's payload: a checksum finds it (version 1 cannot tell) */
-    data = slurp(path, &len);
+    data = npkit_lb_read_file(path, &len);
     size = 2 * sizeof(npkit_event);
     memcpy(data + at[3] + 12, &size, 4);
     data[at[5] + 16 + 40] ^= 0x04;
@@ -604,7 +591,7 @@ static void test_resync_budget(void) {
   uint64_t start = npkit_lb_offset(b);
   npkit_lb_close(b);
   size_t len;
-  char *head = slurp(path, &len);
+  char *head = npkit_lb_read_file(path, &len);
   const size_t region = 4u << 20;
   unsigned char *data = calloc(1, len + region + 64);
   memcpy(data, head, len);

@@ -22,20 +22,6 @@ static int exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-  b[n] = '\0';
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 /* Occurrences of needle; a plain loop, because sanitizers make repeated strstr() on a large text
  * quadratic. */
 static size_t count_of(const char *hay, const char *needle) {
@@ -87,7 +73,7 @@ static void test_file_output(void) {
   CHECK(st.closed_cleanly);
   CHECK(!exists(partial));
   size_t len;
-  char *json = slurp(out, &len);
+  char *json = npkit_lb_read_file(out, &len);
   CHECK(json != NULL && len > 100);
   if (json) {
     CHECK(strncmp(json, "{\"displayTimeUnit\":\"ns\",", 24) == 0);
@@ -186,7 +172,7 @@ static void test_hostile(void) {
   CHECK_EQ_U64(st.groups, NPKIT_TRACE_MAX_THREADS); /* unmatched starts closed at their last call */
   CHECK(!st.closed_cleanly);
   size_t len;
-  char *json = slurp(out, &len);
+  char *json = npkit_lb_read_file(out, &len);
   if (json) {
     CHECK_EQ_U64(count_of(json, "\"comm\":\"comm local 12345\""), n_threads);
     CHECK_EQ_U64(count_of(json, "\"name\":\"ncclUnknown\""), 1);

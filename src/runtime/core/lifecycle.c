@@ -96,12 +96,7 @@ static void start(void) {
     npkit_debug("timestamps from CLOCK_REALTIME: %s", why);
 
   npkit_log_header h;
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, NPKIT_LOG_MAGIC, 8);
-  h.version = NPKIT_LOG_VERSION;
-  h.header_size = sizeof h;
-  h.record_size = sizeof(npkit_event);
-  h.endian = NPKIT_LOG_ENDIAN_TAG;
+  npkit_log_header_init(&h);
   h.clock_base_ns = npkit_now_ns();
   h.mono_base_ns = npkit_mono_ns();
   h.pid = ident.pid;

@@ -61,6 +61,15 @@ static int write_all(int fd, struct iovec *iov, int n) {
   return 0;
 }
 
+void npkit_log_header_init(npkit_log_header *h) {
+  memset(h, 0, sizeof *h);
+  memcpy(h->magic, NPKIT_LOG_MAGIC, 8);
+  h->version = NPKIT_LOG_VERSION;
+  h->header_size = sizeof *h;
+  h->record_size = sizeof(npkit_event);
+  h->endian = NPKIT_LOG_ENDIAN_TAG;
+}
+
 npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *header, char *err,
                                   size_t errlen) {
   char dir[1024];

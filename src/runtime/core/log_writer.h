@@ -12,6 +12,10 @@
 
 typedef struct npkit_log_writer npkit_log_writer;
 
+/* A header of the current format (magic, version, sizes, byte order) with every other field zero:
+ * the owner adds who writes the log and its clock bases. */
+void npkit_log_header_init(npkit_log_header *h);
+
 /* Creates the file (and its folder) and writes the header.  NULL with a message in `err`. */
 npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *header, char *err,
                                   size_t errlen);
