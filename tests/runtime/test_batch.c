@@ -73,6 +73,8 @@ int main(int argc, char **argv) {
   CHECK_EQ_U64(b.failed, 3);
   CHECK_EQ_U64(b.stored, 10);
   CHECK_EQ_U64(b.n, 0);
+  npkit_logw_free(b.log);
+  b.log = NULL;
 
   /* The log holds the ten stored events, in order, and none of the refused ones. */
   npkit_log_reader *r = NULL;

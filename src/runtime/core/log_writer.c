@@ -159,3 +159,10 @@ int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end) {
    * not freed memory. */
   return e;
 }
+
+void npkit_logw_free(npkit_log_writer *w) {
+  if (w == NULL) return;
+  if (w->fd >= 0) npkit_logw_close(w, NULL);
+  pthread_mutex_destroy(&w->lock);
+  free(w);
+}

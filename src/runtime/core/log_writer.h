@@ -28,6 +28,8 @@ uint64_t npkit_logw_blocks(const npkit_log_writer *w);
 /* Writes the END block (if healthy) and closes the file; later appends return -1 (the writer stays
  * allocated, so that late appends of other threads are harmless).  Returns 0 or the first errno. */
 int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end);
+/* Frees a closed writer, for an owner that knows no other thread still holds it (a tool, a test). */
+void npkit_logw_free(npkit_log_writer *w);
 
 /* mkdir -p; 0 or an errno. */
 int npkit_mkdirs(const char *path);
