@@ -6,7 +6,9 @@
 #   tests/gpu/run_gpu_check.sh [BUILD_DIR]      (default: ./build; the library is built if missing)
 #
 # Environment: CUDA_HOME (/usr/local/cuda), NCCL_HOME (NCCL's prefix if not in the toolkit),
-# NGPUS (1: one rank), ITERS (2), SPIN_US (2000), NVCC_ARCH (-arch=native when it works).
+# NGPUS (1: one rank), ITERS (2), SPIN_US (2000), NVCC_ARCH (-arch=native when it works);
+# GPU_JOB (a gpu_job built elsewhere: nothing is compiled, no nccl.h needed) with NCCL_LIB_DIR (the
+# folder of the libnccl.so.2 to run it with).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,11 +21,12 @@ iters=${ITERS:-2}
 spin_us=${SPIN_US:-2000}
 say() { echo "run_gpu_check: $*" >&2; }
 
-command -v "$nvcc" > /dev/null || { say "nvcc not found (set CUDA_HOME or NVCC)"; exit 2; }
+[ -n "${GPU_JOB:-}" ] || command -v "$nvcc" > /dev/null || { say "nvcc not found (set CUDA_HOME or NVCC)"; exit 2; }
 if command -v nvidia-smi > /dev/null; then nvidia-smi -L >&2 || true; else say "no nvidia-smi: is there a GPU?"; fi
 
 # NCCL: header and library from NCCL_HOME, the toolkit, or the system
-nccl_inc="" nccl_lib=""
+nccl_inc="" nccl_lib="${NCCL_LIB_DIR:-}"
+[ -z "${GPU_JOB:-}" ] || nccl_inc=unused
 for p in ${NCCL_HOME:+"$NCCL_HOME"} "$cuda" /usr; do
   [ -z "$nccl_inc" ] && [ -f "$p/include/nccl.h" ] && nccl_inc="$p/include"
   for l in "$p/lib64" "$p/lib" "$p/lib/x86_64-linux-gnu"; do
@@ -42,15 +45,18 @@ fi
 
 out="$build/tests/gpu"
 mkdir -p "$out"
-arch=${NVCC_ARCH:-}
-if [ -z "$arch" ]; then
-  arch="-arch=native"
-  "$nvcc" $arch -o /dev/null -x cu - <<< '__global__ void k() {} int main() { return 0; }' 2> /dev/null \
-    || arch=""   # no GPU visible to nvcc: its default architecture (PTX, compiled at load)
+job=${GPU_JOB:-$out/gpu_job}
+if [ -z "${GPU_JOB:-}" ]; then
+  arch=${NVCC_ARCH:-}
+  if [ -z "$arch" ]; then
+    arch="-arch=native"
+    "$nvcc" $arch -o /dev/null -x cu - <<< '__global__ void k() {} int main() { return 0; }' 2> /dev/null \
+      || arch=""   # no GPU visible to nvcc: its default architecture (PTX, compiled at load)
+  fi
+  say "compiling gpu_job ${arch:-(default architecture)}"
+  "$nvcc" -O2 -std=c++17 $arch -o "$job" "$here/gpu_job.cu" -I"$nccl_inc" -L"$nccl_lib" -lnccl \
+    -Xlinker -rpath -Xlinker "$nccl_lib"
 fi
-say "compiling gpu_job ${arch:-(default architecture)}"
-"$nvcc" -O2 -std=c++17 $arch -o "$out/gpu_job" "$here/gpu_job.cu" -I"$nccl_inc" -L"$nccl_lib" -lnccl \
-  -Xlinker -rpath -Xlinker "$nccl_lib"
 
 trace="$out/trace"
 rm -rf "$trace"
@@ -58,7 +64,7 @@ say "running gpu_job --ngpus $ngpus --iters $iters under $lib"
 set +e
 env -u CUDA_INJECTION64_PATH NPKIT_TRACE_DIR="$trace" NPKIT_LOG_LEVEL=debug LD_PRELOAD="$lib" \
   LD_LIBRARY_PATH="$nccl_lib:$cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-  "$out/gpu_job" --ngpus "$ngpus" --iters "$iters" --spin-us "$spin_us" > "$out/stdout.txt" 2> "$out/stderr.txt"
+  "$job" --ngpus "$ngpus" --iters "$iters" --spin-us "$spin_us" > "$out/stdout.txt" 2> "$out/stderr.txt"
 rc=$?
 set -e
 cat "$out/stderr.txt" >&2
