@@ -411,6 +411,7 @@ ncclResult_t npkit_fake_destroy(ncclComm_t comm, bool abort) {
   npkit_fake_npkit_reclaimed(comm, abort || atomic_load(&comm->async_error) != ncclSuccess);
   npkit_fake_group_forget(comm);
   npkit_fake_comm_free(comm);
+  npkit_fake_gpu_streams_destroyed(); /* commFree destroys its streams (v2.28.9-1 src/init.cc) */
   return ncclSuccess;
 }
 

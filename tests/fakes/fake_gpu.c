@@ -252,6 +252,15 @@ uint32_t npkit_fake_gpu_capture_end(cudaStream_t stream) {
   return g != 0 ? h->instantiate(g) : 0;
 }
 
+void npkit_fake_gpu_streams_destroyed(void) {
+  void *lib = npkit_fake_cupti_open();
+  if (lib == NULL) return;
+  npkit_fake_streams_destroyed_fn fn;
+  *(void **)(&fn) = dlsym(lib, NPKIT_FAKE_CUPTI_STREAMS_DESTROYED);
+  if (fn != NULL) fn();
+  dlclose(lib);
+}
+
 void npkit_fake_gpu_graph_launch(uint32_t exec, cudaStream_t stream) {
   const hooks *h = cupti();
   if (h != NULL && exec != 0) h->graph_launch(exec, (uint64_t)(uintptr_t)stream);

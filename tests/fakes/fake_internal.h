@@ -390,6 +390,8 @@ void npkit_fake_gpu_capture(npkit_fake_kernels *k);
 uint32_t npkit_fake_gpu_capture_begin(cudaStream_t stream);
 uint32_t npkit_fake_gpu_capture_end(cudaStream_t stream); /* the instantiated graph */
 void npkit_fake_gpu_graph_launch(uint32_t exec, cudaStream_t stream);
+/* A communicator's streams are gone (ncclCommDestroy/Abort): told to a loaded fake CUPTI. */
+void npkit_fake_gpu_streams_destroyed(void);
 
 /* ---------------------------------------------------------------- NPKit dumps (fake_npkit.c) */
 /* A run of operations that started at t0_ns has finished: their NPKit events are kept

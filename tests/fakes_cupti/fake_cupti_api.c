@@ -1,5 +1,8 @@
 /* The CUPTI API functions of the fake, with the prototypes of the real cupti.h. */
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -198,7 +201,24 @@ static int api_domain_of(CUpti_ActivityKind kind) {
   return kind == CUPTI_ACTIVITY_KIND_DRIVER ? 0 : kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : -1;
 }
 
+/* Switching tracing off once the application has destroyed its streams (a communicator's): on an
+ * H200 the real CUPTI 13.0 (API 130001, driver 580.159) crashed in cuptiActivityDisable called
+ * from an exit handler after ncclCommDestroy and cudaStreamDestroy (tests/gpu device check,
+ * 2026-12-04), while cuptiActivityFlushAll there worked.  Which of the two conditions it needs is
+ * not known: the fake crashes on either, stricter than the real one. */
+static _Atomic int streams_destroyed;
+
+FC_EXPORT void npkitFakeCuptiStreamsDestroyed(void) { atomic_store(&streams_destroyed, 1); }
+
+static void crash_if_torn_down(const char *fn) {
+  if (!atomic_load(&streams_destroyed)) return;
+  fprintf(stderr, "fake CUPTI: %s after the application destroyed its streams: the real CUPTI "
+          "13.0 crashed here\n", fn);
+  raise(SIGSEGV);
+}
+
 static CUptiResult set_kind(CUpti_ActivityKind kind, unsigned char on) {
+  if (!on) crash_if_torn_down("cuptiActivityDisable");
   if ((unsigned)kind >= sizeof kinds) return CUPTI_ERROR_INVALID_KIND;
   fc_lock();
   kinds[kind] = on;
@@ -215,6 +235,7 @@ FC_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
 FC_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) { return set_kind(kind, 0); }
 
 static CUptiResult set_api(int d, CUpti_CallbackId cbid, uint8_t enable) {
+  if (!enable) crash_if_torn_down(d == 0 ? "cuptiActivityEnableDriverApi(0)" : "cuptiActivityEnableRuntimeApi(0)");
   if (!fc_cfg()->api_filter) return CUPTI_ERROR_NOT_SUPPORTED;
   if (cbid == 0 || cbid >= FC_CBIDS) return CUPTI_ERROR_INVALID_PARAMETER;
   fc_lock();

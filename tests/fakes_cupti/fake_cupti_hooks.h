@@ -115,6 +115,12 @@ typedef uint32_t (*npkit_fake_graph_launch_fn)(uint32_t exec, uint64_t stream); 
 #define NPKIT_FAKE_CUPTI_INSTANTIATE "npkitFakeCuptiGraphInstantiate"
 #define NPKIT_FAKE_CUPTI_GRAPH_LAUNCH "npkitFakeCuptiGraphLaunch"
 
+/* The application destroyed streams (ncclCommDestroy frees a communicator's: NCCL v2.28.9-1
+ * src/init.cc commFree, ncclStrongStreamDestruct): from then on the fake crashes where the real
+ * CUPTI 13.0 crashed (fake_cupti_api.c, cuptiActivityDisable). */
+typedef void (*npkit_fake_streams_destroyed_fn)(void);
+#define NPKIT_FAKE_CUPTI_STREAMS_DESTROYED "npkitFakeCuptiStreamsDestroyed"
+
 /* The CUPTI stream id the fake gives a cudaStream_t value (the same for the whole process). */
 typedef uint32_t (*npkit_fake_stream_id_fn)(uint64_t stream);
 #define NPKIT_FAKE_CUPTI_STREAM_ID "npkitFakeCuptiStreamId"

@@ -47,15 +47,6 @@ npkit_launch_api_mode npkit_cupti_trace_launch_api(char *why, size_t whylen) {
   return NPKIT_LAUNCH_API_NONE;
 }
 
-void npkit_cupti_untrace_launch_api(npkit_launch_api_mode mode) {
-  if (mode == NPKIT_LAUNCH_API_SELECTED) {
-    select_cbids(0);
-  } else if (mode == NPKIT_LAUNCH_API_ALL) {
-    npkit_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
-    npkit_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
-  }
-}
-
 const char *npkit_launch_api_mode_name(npkit_launch_api_mode mode) {
   switch (mode) {
   case NPKIT_LAUNCH_API_SELECTED: return "NCCL's launch calls";

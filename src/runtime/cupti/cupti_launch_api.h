@@ -29,8 +29,6 @@ typedef enum npkit_launch_api_mode {
 
 /* Enables the API records (npkit_cupti must be loaded); `why` says what failed for NONE. */
 npkit_launch_api_mode npkit_cupti_trace_launch_api(char *why, size_t whylen);
-/* Undoes it. */
-void npkit_cupti_untrace_launch_api(npkit_launch_api_mode mode);
 const char *npkit_launch_api_mode_name(npkit_launch_api_mode mode);
 
 #endif

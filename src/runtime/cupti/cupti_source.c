@@ -407,14 +407,12 @@ static void finish_cupti(npkit_cupti_counts *totals) {
   npkit_cupti_bufs_count_dropped(NULL, 0); /* the global queue */
   drain(NPKIT_DRAIN_FINAL, UINT64_MAX);
   npkit_cupti_drain_counts(totals);
-  /* The process may go on (a signal its handler survives): CUPTI records nothing more for npkit,
-   * and what it still hands back is reused unread, so memory stays bounded. */
+  /* The process may go on (a signal its handler survives): what CUPTI still hands back is reused
+   * unread, so memory stays bounded.  No activity kind is disabled: at exit the real CUPTI 13.0
+   * crashed in cuptiActivityDisable (called from this exit handler after the application had
+   * destroyed its communicators and streams; H200, driver 580, CUDA 13.0, static cudart), while
+   * the flush above worked; a process that goes on pays for CUPTI's records, not for a crash. */
   npkit_cupti_bufs_discard();
-  for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
-    npkit_cupti.ActivityDisable(optional_kinds[i]);
-  npkit_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  npkit_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-  npkit_cupti_untrace_launch_api(launch_api);
 
   npkit_cupti_buf_stats bs;
   npkit_cupti_bufs_stats(&bs);
