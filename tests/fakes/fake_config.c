@@ -41,6 +41,7 @@ static void read_settings(void) {
   settings.gpu_offset_ns = env_num("FAKE_NCCL_GPU_OFFSET_US", 7000.0, -1e9, 1e9) * 1e3;
   settings.gpu_drift = env_num("FAKE_NCCL_GPU_DRIFT_PPM", 20.0, -1000.0, 1000.0) * 1e-6;
   settings.launch_s = env_num("FAKE_NCCL_LAUNCH_US", 4.0, 0.0, 1e6) * 1e-6;
+  settings.queue_s = env_num("FAKE_NCCL_QUEUE_US", 0.0, 0.0, 1e7) * 1e-6;
   double ring = env_num("FAKE_NCCL_RING_BYTES", 256.0 * 1024, 4096.0, 1024.0 * 1024 * 1024);
   size_t pow2 = 4096;
   while (pow2 * 2 <= (size_t)ring) pow2 *= 2; /* the ring index arithmetic needs a power of two */

@@ -273,6 +273,11 @@ ncclResult_t npkit_fake_run_group(npkit_fake_op *list, void *group_api, bool sto
   npkit_fake_kernels *kernels = list != NULL && list->replay ? NULL : npkit_fake_gpu_plan(list);
   void *prof = npkit_fake_prof_launch(list, kernels, group_api);
   if (stop_group) npkit_fake_prof_group_done(group_api); /* blocking: once launched (grp.cc:754) */
+  /* Work queued before the kernel on its stream: on a GPU NCCL's call returns at once and the
+   * kernel starts when the stream gets to it (an H200 with NCCL 2.28.9 started kernels 2-44 ms
+   * after their launch, device check of 2026-12-04); here the call waits for it, so that the data
+   * moves, and the stamps are written, after the kernel's start. */
+  if (kernels != NULL && npkit_fake_cfg()->queue_s > 0) npkit_fake_sleep_until(npkit_fake_now() + npkit_fake_cfg()->queue_s);
 
   const double timeout = npkit_fake_cfg()->timeout_s;
   npkit_fake_backoff backoff = {0};

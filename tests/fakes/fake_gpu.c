@@ -201,7 +201,7 @@ uint64_t npkit_fake_gpu_start_of(const npkit_fake_kernels *ks, ncclComm_t comm) 
   for (int i = 0; ks != NULL && i < ks->n; i++)
     if (ks->k[i].comm == comm && ks->k[i].launch_ns != 0) launch = ks->k[i].launch_ns;
   if (launch == 0) launch = npkit_fake_gpu_now();
-  return launch + (uint64_t)(npkit_fake_cfg()->launch_s * 1e9);
+  return launch + (uint64_t)((npkit_fake_cfg()->launch_s + npkit_fake_cfg()->queue_s) * 1e9);
 }
 
 /* The fake CUPTI learns that the kernel ran from start to end (host clock). */
@@ -269,7 +269,8 @@ void npkit_fake_gpu_graph_launch(uint32_t exec, cudaStream_t stream) {
 void npkit_fake_gpu_complete(npkit_fake_kernels *ks, ncclResult_t res) {
   if (ks == NULL) return;
   const hooks *h = cupti();
-  uint64_t now = npkit_fake_gpu_now(), launch_ns = (uint64_t)(npkit_fake_cfg()->launch_s * 1e9);
+  const npkit_fake_settings *cfg = npkit_fake_cfg();
+  uint64_t now = npkit_fake_gpu_now(), launch_ns = (uint64_t)((cfg->launch_s + cfg->queue_s) * 1e9);
   /* Kernels on one stream run one after the other. */
   enum { MAX_STREAMS = 16 };
   cudaStream_t streams[MAX_STREAMS];

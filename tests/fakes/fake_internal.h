@@ -48,6 +48,7 @@ typedef struct npkit_fake_settings {
   double gpu_offset_ns;  /* FAKE_NCCL_GPU_OFFSET_US: the GPU clock minus CLOCK_REALTIME (+7 ms) */
   double gpu_drift;      /* FAKE_NCCL_GPU_DRIFT_PPM: its rate error (20 ppm) */
   double launch_s;       /* FAKE_NCCL_LAUNCH_US: from cuLaunchKernelEx to the kernel's start (4 us) */
+  double queue_s;        /* FAKE_NCCL_QUEUE_US: earlier work on the stream the kernel waits for (0) */
 } npkit_fake_settings;
 
 /* Read once, on first use. */
@@ -377,7 +378,8 @@ npkit_fake_kernels *npkit_fake_gpu_plan(const npkit_fake_op *list);
 /* cuLaunchKernelEx of the kernels of comm, on the calling thread (CUPTI's API record, correlated
  * with what the thread has pushed); host time of the launch in *t_ns. */
 void npkit_fake_gpu_launch_comm(npkit_fake_kernels *k, ncclComm_t comm, uint64_t *t_ns);
-/* When the kernels of comm start on the GPU (host clock): launch + FAKE_NCCL_LAUNCH_US. */
+/* When the kernels of comm start on the GPU (host clock): launch + FAKE_NCCL_LAUNCH_US +
+ * FAKE_NCCL_QUEUE_US. */
 uint64_t npkit_fake_gpu_start_of(const npkit_fake_kernels *k, ncclComm_t comm);
 /* The run is over (res): the kernels' activity records (start..now), and frees k. */
 void npkit_fake_gpu_complete(npkit_fake_kernels *k, ncclResult_t res);

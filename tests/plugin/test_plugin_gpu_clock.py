@@ -84,6 +84,37 @@ class GpuClock(unittest.TestCase):
     def test_negative_offset(self):
         self.check(self.run_with(-3000, -50), -3000)
 
+    def test_queued_kernels_line_up_with_cupti(self):
+        # Kernels that wait 4 ms on their stream after the launch (an H200 with NCCL 2.28.9 started
+        # them 2-44 ms after the launch): the launch bounds the offset from below by 4 ms, the
+        # proxy's reports from above by microseconds.  The middle of the two put every channel
+        # 2 ms before its kernel; the map must put it where CUPTI saw the kernel start.
+        traces = self.run_with(7000, 50, {"FAKE_NCCL_QUEUE_US": "4000",
+                                          "NPKIT_CUPTI_LIBRARY": lib.need_env("NPKIT_FAKE_CUPTI")})
+        self.check(traces, 7000)
+        for rank, t in traces.items():
+            kernels = [e for e in t.events if e.get("cat") == "kernel" and "nccl_call" in e["args"]]
+            chans = pl.by_cat(t, "nccl_kernel")
+            by_call = {(k["args"].get("comm_id"), k["args"].get("seq"), k["args"]["nccl_call"]): k for k in kernels}
+            off = []
+            for e in t.api():
+                a = e["args"]
+                if "nccl_seq" not in a or "group" in a:
+                    continue
+                k = by_call.get((a["comm_id"], a["seq"], e["name"]))
+                if k is None:
+                    continue
+                key = (pl.NCCL_FUNC[e["name"]], a["nccl_seq"])
+                off += [(c["ts"] - k["ts"], c["args"]["map_error_us"]) for c in chans
+                        if pl.track_comm(t, c["tid"]) == a["comm"] and pl.task_key(c) == key]
+            self.assertGreater(len(off), 10, rank)
+            # the fake's proxy thread reports a stamp when its nanosleep ends: tens of us, more on a
+            # loaded host, where a channel mapped before the history holds a prompt report may be
+            # late by as much (within its error, which says so)
+            self.assertLess(statistics.median(abs(x) for x, _ in off), 200, (rank, sorted(off)[:3]))
+            for x, err in off:
+                self.assertLessEqual(abs(x), err + 100, (rank, x, err))
+
     def test_nccl_2_27_lower_bounds_from_the_call(self):
         # profiler ABI v4: no KernelLaunch events; the wrapped call's start bounds the kernel
         self.check(self.run_with(7000, 50, {"FAKE_NCCL_PROFILER_ABI": "4"}), 7000)

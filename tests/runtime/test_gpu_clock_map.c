@@ -151,6 +151,43 @@ static void test_loaded_host(void) {
   CHECKF(r.worst_excess <= 1100, "an estimate was %" PRId64 " ns beyond its error", r.worst_excess);
 }
 
+/* Kernels queued on their stream, as on a real GPU where NCCL's calls return at once: bursts of 24
+ * launches 10 us apart, each kernel starting when the one before it ends (1-20 ms each), so the
+ * launch bounds the offset from below by up to hundreds of milliseconds, while the proxy reports
+ * every stamp 15-30 us after the GPU wrote it (an H200 with NCCL 2.28.9: launches 2-44 ms before
+ * their kernels, stamps reported 18 us late, device check of 2026-12-04).  The middle of the
+ * bounds would put every kernel milliseconds early; the map must stay within tens of microseconds. */
+static void test_queued(void) {
+  world w = {-65000, 2e-6, 0, 0};
+  npkit_plugin_clock_map m;
+  npkit_plugin_clock_map_init(&m);
+  int64_t worst = 0, excess = 0;
+  uint64_t t = H0, events = 0;
+  for (int burst = 0; burst < 10; burst++) {
+    uint64_t gpu_free = t;
+    for (int k = 0; k < 24; k++) {
+      uint64_t launch = t + (uint64_t)k * 10000;
+      uint64_t ts = launch + 5000 > gpu_free ? launch + 5000 : gpu_free;
+      uint64_t te = ts + uniform(1000000, 20000000);
+      gpu_free = te;
+      uint64_t h0 = ts + uniform(15000, 30000), h1 = te + uniform(15000, 30000);
+      uint64_t m0, m1;
+      int64_t err;
+      npkit_plugin_clock_map_add(&m, gpu_at(&w, ts), gpu_at(&w, te), h0, h1, launch, NULL, &m0, &m1, &err);
+      events++;
+      int64_t e = labs64((int64_t)(m0 - ts)) > labs64((int64_t)(m1 - te)) ? labs64((int64_t)(m0 - ts))
+                                                                        : labs64((int64_t)(m1 - te));
+      if (e > worst) worst = e;
+      if (err >= 0 && e - err > excess) excess = e - err;
+      CHECKF(err >= 0, "event %" PRIu64 ": one-sided", events);
+    }
+    t = gpu_free + 300000000ull;
+  }
+  CHECKF(worst <= 40000, "queued kernels: worst error %" PRId64 " ns (want <= 40 us)", worst);
+  CHECKF(excess <= 600, "queued kernels: an estimate was %" PRId64 " ns beyond its error", excess);
+  printf("queued kernels: %" PRIu64 " events, worst error %.2f us\n", events, (double)worst / 1e3);
+}
+
 int main(void) {
   test_offset_and_drift(7000000, 50e-6);
   test_offset_and_drift(-3000000, -50e-6);
@@ -158,5 +195,6 @@ int main(void) {
   test_step();
   test_one_sided();
   test_loaded_host();
+  test_queued();
   return check_exit_code("test_gpu_clock_map");
 }

@@ -19,17 +19,57 @@ static int predict(const npkit_plugin_clock_map *m, int64_t *out) {
   return 1;
 }
 
-/* The offset at gref and its error from the open window's bounds. */
+/* The tightest bounds on the offset at gref: the open window's and those of the closed windows
+ * within the horizon, moved to gref with the slope and loosened by the drift that may be left. */
+typedef struct bounds {
+  int64_t lo, hi;
+  int has_lo, has_hi;
+} bounds;
+
+/* How far the offset may have moved over GPU time dg beyond what the slope predicts. */
+static int64_t drift_allowance(const npkit_plugin_clock_map *m, int64_t dg) {
+  double ppb = m->fitted ? NPKIT_PLUGIN_CLOCK_SLOPE_PPB : NPKIT_PLUGIN_CLOCK_DRIFT_PPB;
+  return (int64_t)(ppb * 1e-9 * (double)dg) + 1;
+}
+
+static bounds envelope(const npkit_plugin_clock_map *m) {
+  bounds b = {m->lo, m->hi, m->has_lo, m->has_hi};
+  for (uint32_t i = 0; i < m->nhist; i++) {
+    const npkit_plugin_clock_point *p = &m->hist[(m->hhead + NPKIT_PLUGIN_CLOCK_HISTORY - 1 - i) % NPKIT_PLUGIN_CLOCK_HISTORY];
+    int64_t dg = diff(m->gref, p->gpu), adg = dg < 0 ? -dg : dg;
+    if (adg > NPKIT_PLUGIN_CLOCK_HORIZON_NS) continue;
+    int64_t shift = (int64_t)(m->slope * (double)dg), slack = drift_allowance(m, adg);
+    if (p->has_lo && (!b.has_lo || p->lo + shift - slack > b.lo)) {
+      b.lo = p->lo + shift - slack;
+      b.has_lo = 1;
+    }
+    if (p->has_hi && (!b.has_hi || p->hi + shift + slack < b.hi)) {
+      b.hi = p->hi + shift + slack;
+      b.has_hi = 1;
+    }
+  }
+  return b;
+}
+
+/* The offset at gref and its error (-1: one-sided) from the envelope. */
 static int64_t estimate(const npkit_plugin_clock_map *m, int64_t *err) {
+  bounds b = envelope(m);
   int64_t pred;
-  if (m->has_lo && m->has_hi) {
-    *err = (m->hi - m->lo) / 2;
-    return m->lo + (m->hi - m->lo) / 2;
+  if (b.has_lo && b.has_hi) {
+    int64_t w = b.hi - b.lo, below = w / 2 < NPKIT_PLUGIN_CLOCK_REPORT_NS ? w / 2 : NPKIT_PLUGIN_CLOCK_REPORT_NS;
+    *err = w - below;
+    return b.hi - below;
   }
   *err = -1;
-  if (m->has_hi) return predict(m, &pred) && pred < m->hi ? pred : m->hi;
-  if (m->has_lo) return predict(m, &pred) && pred > m->lo ? pred : m->lo;
+  if (b.has_hi) return predict(m, &pred) && pred < b.hi ? pred : b.hi;
+  if (b.has_lo) return predict(m, &pred) && pred > b.lo ? pred : b.lo;
   return predict(m, &pred) ? pred : 0;
+}
+
+/* 1 when the history's bounds and the open window's leave no offset between them. */
+static int history_contradicts(const npkit_plugin_clock_map *m) {
+  bounds b = envelope(m);
+  return b.has_lo && b.has_hi && b.lo > b.hi;
 }
 
 static void open_window(npkit_plugin_clock_map *m, uint64_t host, uint64_t gref) {
@@ -43,14 +83,21 @@ static void open_window(npkit_plugin_clock_map *m, uint64_t host, uint64_t gref)
  * half width is taken as its standard error (an overestimate: the truth is anywhere inside), so
  * the slope's uncertainty is sqrt(S / (S Sxx - Sx^2)) with S, Sx, Sxx the weighted sums. */
 static void fit(npkit_plugin_clock_map *m) {
-  if (m->nhist < 3) return;
-  const npkit_plugin_clock_point *first = &m->hist[(m->hhead + NPKIT_PLUGIN_CLOCK_HISTORY - m->nhist) % NPKIT_PLUGIN_CLOCK_HISTORY];
+  const npkit_plugin_clock_point *first = NULL;
   double s = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   uint64_t g_last = 0;
+  uint32_t n = 0;
   for (uint32_t i = 0; i < m->nhist; i++) {
     const npkit_plugin_clock_point *p = &m->hist[(m->hhead + NPKIT_PLUGIN_CLOCK_HISTORY - m->nhist + i) % NPKIT_PLUGIN_CLOCK_HISTORY];
-    double x = (double)diff(p->gpu, first->gpu), y = (double)(p->offset - first->offset);
-    double e = p->error > 100 ? (double)p->error : 100.0; /* the host clock's own resolution */
+    /* only windows bounded on both sides by their own events, each by the middle of its bounds:
+     * the envelope's estimates lean on older windows and would fit the history to itself */
+    if (!p->has_lo || !p->has_hi) continue;
+    if (first == NULL) first = p;
+    n++;
+    double x = (double)diff(p->gpu, first->gpu);
+    double y = (double)(p->lo + (p->hi - p->lo) / 2) - (double)(first->lo + (first->hi - first->lo) / 2);
+    double half = (double)(p->hi - p->lo) / 2;
+    double e = half > 100 ? half : 100.0; /* the host clock's own resolution */
     double w = 1.0 / (e * e);
     s += w;
     sx += w * x;
@@ -60,20 +107,24 @@ static void fit(npkit_plugin_clock_map *m) {
     g_last = p->gpu;
   }
   double den = s * sxx - sx * sx;
-  if (diff(g_last, first->gpu) < 50000000 || den <= 0) return;
+  if (n < 3 || diff(g_last, first->gpu) < 50000000 || den <= 0) return;
   double slope = (s * sxy - sx * sy) / den, var = s / den;
   if (var > (NPKIT_PLUGIN_CLOCK_SLOPE_PPB * 1e-9) * (NPKIT_PLUGIN_CLOCK_SLOPE_PPB * 1e-9)) return;
-  if (slope > -1e-3 && slope < 1e-3) m->slope = slope; /* beyond 1000 ppm is not a clock */
+  if (slope > -1e-3 && slope < 1e-3) { /* beyond 1000 ppm is not a clock */
+    m->slope = slope;
+    m->fitted = 1;
+  }
 }
 
 static void close_window(npkit_plugin_clock_map *m) {
   int64_t err;
   int64_t off = estimate(m, &err);
-  if (m->has_lo && m->has_hi) { /* only two-sided estimates shape the drift */
-    m->hist[m->hhead] = (npkit_plugin_clock_point){m->gref, off, err};
+  if (m->has_lo || m->has_hi) {
+    m->hist[m->hhead] = (npkit_plugin_clock_point){m->gref, m->lo, m->hi, off, err, (uint8_t)m->has_lo,
+                                                   (uint8_t)m->has_hi};
     m->hhead = (m->hhead + 1) % NPKIT_PLUGIN_CLOCK_HISTORY;
     if (m->nhist < NPKIT_PLUGIN_CLOCK_HISTORY) m->nhist++;
-    fit(m);
+    if (m->has_lo && m->has_hi) fit(m);
   }
   m->windows++;
   m->open = 0;
@@ -119,6 +170,10 @@ void npkit_plugin_clock_map_add(npkit_plugin_clock_map *m, uint64_t g0, uint64_t
       open_window(m, host, g0);
       add_bounds(m, g0, g1, h0, h1, 0);
     }
+  } else if (history_contradicts(m)) {
+    /* The window agrees with itself but not with what came before: the clock moved. */
+    m->inconsistent++;
+    m->nhist = 0;
   }
   m->samples++;
   int64_t err;
@@ -130,7 +185,12 @@ void npkit_plugin_clock_map_add(npkit_plugin_clock_map *m, uint64_t g0, uint64_t
   else if (fix != NULL) *fix = mine;
   *out0 = g0 + (uint64_t)(mine.offset + (int64_t)(mine.slope * (double)diff(g0, mine.gref)));
   *out1 = g1 + (uint64_t)(mine.offset + (int64_t)(mine.slope * (double)diff(g1, mine.gref)));
-  *error_ns = mine.error;
+  /* and the drift the slope may have missed between the estimate's reference and the stamps */
+  int64_t far = diff(g0, mine.gref), far1 = diff(g1, mine.gref);
+  if (far < 0) far = -far;
+  if (far1 < 0) far1 = -far1;
+  if (far1 > far) far = far1;
+  *error_ns = mine.error < 0 ? -1 : mine.error + drift_allowance(m, far);
   if (err < 0) {
     m->one_sided++;
   } else {

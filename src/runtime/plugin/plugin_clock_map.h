@@ -9,14 +9,23 @@
  *    minus the stamp is at least the offset (for the start and for the stop);
  *  - from below: a host time known to come before the kernel started (the launch, or the host
  *    callback that precedes a graph's kernel) minus the start stamp is at most the offset.
- * Over a window of 10 ms the tightest bounds are kept and the offset taken in the middle of the
- * interval they leave; half its width is the error reported with every mapped event.  The drift is
- * the least-squares slope of the window estimates of the last few hundred milliseconds, each
- * weighted by its error, and is applied inside windows once its own uncertainty is below
- * NPKIT_PLUGIN_CLOCK_SLOPE_PPB: a slope fitted to loose bounds (a loaded host reports stamps late) would
- * stretch every duration by more than the drift it removes.  A window that has only one kind of bound leans on the prediction of the
- * previous ones.  Bounds that contradict each other (the GPU clock jumped, or a wrong lower bound)
- * restart the window from the newest event.
+ * The bounds of a window of 10 ms are kept, and those of the windows before it (up to 64, within
+ * 2 s of GPU time) still bound the offset, loosened by the drift they may hide: every estimate
+ * uses the tightest bounds of that whole history (its envelope).  The two sides are not alike.
+ * A kernel often starts long after its launch (it waits for the work queued before it on its
+ * stream: on an H200, launches came 2 to 44 ms before their kernels, device check of 2026-12-04),
+ * so a lower bound is tight only now and then; NCCL's proxy thread reports a stamp within tens of
+ * microseconds of the GPU writing it (18 us there), so the upper bounds are tight nearly always.
+ * The offset is therefore taken NPKIT_PLUGIN_CLOCK_REPORT_NS below the upper bound (in the middle
+ * when the interval is narrower than twice that), never outside the interval; the error reported
+ * with every mapped event is the larger distance from the estimate to the interval's ends.  The
+ * drift is the least-squares slope of the middles of the windows bounded on both sides by their own
+ * events, over the last few hundred milliseconds, each weighted by its half width, and is applied once its own uncertainty is below
+ * NPKIT_PLUGIN_CLOCK_SLOPE_PPB: a slope fitted to loose bounds (a loaded host reports stamps late)
+ * would stretch every duration by more than the drift it removes.  A window that has only one
+ * kind of bound leans on the prediction of the previous ones.  Bounds that contradict each other
+ * (the GPU clock jumped, or a wrong lower bound) restart the window from the newest event, and a
+ * history that contradicts the open window is dropped.
  *
  * Pure arithmetic, no clock reading and no locking: the caller serialises the calls per map. */
 #ifndef NPKIT_PLUGIN_CLOCK_MAP_H
@@ -30,11 +39,16 @@
 #define NPKIT_PLUGIN_CLOCK_HISTORY 64            /* window estimates the drift is fitted to */
 #define NPKIT_PLUGIN_CLOCK_ERRORS 1024           /* half widths kept for the median */
 #define NPKIT_PLUGIN_CLOCK_SLOPE_PPB 10000       /* uncertainty a fitted drift must be below to be applied */
+#define NPKIT_PLUGIN_CLOCK_DRIFT_PPB 100000      /* drift allowed for while none is fitted: beyond any oscillator's */
+#define NPKIT_PLUGIN_CLOCK_HORIZON_NS 2000000000ll /* GPU time over which closed windows still bound the offset */
+#define NPKIT_PLUGIN_CLOCK_REPORT_NS 20000       /* the estimate's distance below a wide interval's upper end */
 
 typedef struct npkit_plugin_clock_point {
-  uint64_t gpu;   /* GPU time the estimate applies at */
-  int64_t offset; /* host - GPU there */
-  int64_t error;  /* half the width of the window's bounds */
+  uint64_t gpu;          /* GPU time the window's bounds and estimate apply at */
+  int64_t lo, hi;        /* its own bounds on host - GPU there (has_lo, has_hi) */
+  int64_t offset;        /* its estimate (with the history's bounds) */
+  int64_t error;         /* the estimate's error, -1 when one-sided */
+  uint8_t has_lo, has_hi;
 } npkit_plugin_clock_point;
 
 typedef struct npkit_plugin_clock_map {
@@ -43,8 +57,9 @@ typedef struct npkit_plugin_clock_map {
   uint64_t gref;
   int64_t lo, hi;
   int has_lo, has_hi, open;
-  /* the fit */
+  /* the closed windows, and the fit of their two-sided estimates */
   double slope;         /* d(offset)/d(gpu time) */
+  int fitted;           /* slope comes from a fit (else 0 and DRIFT_PPB is allowed for) */
   npkit_plugin_clock_point hist[NPKIT_PLUGIN_CLOCK_HISTORY];
   uint32_t nhist, hhead;
   /* statistics */
