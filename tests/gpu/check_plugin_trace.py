@@ -81,14 +81,14 @@ def one_rank(path, nranks, iters, nsizes, replays):
         k = mine[0]
         k0, k1 = float(k["ts"]), float(k["ts"]) + float(k["dur"])
         for c in slices:
-            tol = float(c["args"].get("map_error_us", 0)) + 5.0
+            tol = 100.0  # the proxy's report latency (18 us on an H200) with room; not the map's error
             compared += 1
             c0, c1 = float(c["ts"]), float(c["ts"]) + float(c["dur"])
             if c0 < k0 - tol or c1 > k1 + tol:
                 outside.append((e["name"], a.get("seq"), c["args"].get("channel"), round(c0 - k0, 1),
                                 round(c1 - k1, 1), round(tol, 1)))
     check(compared > 0 and not outside,
-          "channel slices inside the CUPTI kernel of their call, up to the map's error + 5 us: %d compared, "
+          "channel slices inside the CUPTI kernel of their call, within 100 us: %d compared, "
           "%d outside (call, seq, channel, start - kernel start, end - kernel end, tol): %r"
           % (compared, len(outside), outside[:6]))
     spans = [g for g in gpu if not g["args"].get("graph_replay")]
@@ -104,7 +104,8 @@ def one_rank(path, nranks, iters, nsizes, replays):
     done = [p for p in proxies if p["args"].get("steps_done") != p["args"].get("steps")]
     check(not done, "every proxy operation did all its planned steps (%d did not: %r)"
           % (len(done), [p["args"] for p in done[:3]]))
-    # bytes on the wire per call against the ring's traffic: AllReduce 2(n-1)/n, gather/scatter (n-1)/n
+    # bytes on the wire per call against the ring's traffic, of the nccl-tests size S (the whole
+    # buffer for AllGather and ReduceScatter): AllReduce 2(n-1)/n S, the others (n-1)/n S
     sent = {}
     for n in net:
         if n["name"] == "net send":
@@ -114,8 +115,7 @@ def one_rank(path, nranks, iters, nsizes, replays):
     for e in eager:
         a = e["args"]
         key = (COLL[e["name"]], a.get("nccl_seq"))
-        total = a["bytes"] if e["name"] == "ncclAllReduce" else a["bytes"] * (nranks if e["name"] == "ncclAllGather" else 1)
-        want_bytes = (2 if e["name"] == "ncclAllReduce" else 1) * (nranks - 1) / nranks * total
+        want_bytes = (2 if e["name"] == "ncclAllReduce" else 1) * (nranks - 1) / nranks * a["bytes"]
         if key in sent and want_bytes:
             ratios.append((e["name"], a.get("algorithm"), a.get("protocol"), a["bytes"], sent[key] / want_bytes))
     if ratios:

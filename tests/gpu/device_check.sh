@@ -186,12 +186,16 @@ else
   note "FAIL torch_auto_yields: no 'PyTorch is loaded' line in torch_auto.err"
 fi
 
-step bench_without 120 python3 "$here/torch_one_rank.py" bench 15
+# without, with, with CUPTI, without again: the GPU's clocks rise during the first run (345 MHz
+# idle), so each size's figure without the library is the better of the two runs
+step bench_without 120 python3 "$here/torch_one_rank.py" bench 12
 step bench_with 120 env NPKIT_TRACE_DIR="$work/bench_trace" NPKIT_JSON=0 LD_PRELOAD="$lib" \
-  python3 "$here/torch_one_rank.py" bench 15
+  python3 "$here/torch_one_rank.py" bench 12
 step bench_with_cupti 120 env NPKIT_TRACE_DIR="$work/bench_with_cupti_trace" NPKIT_JSON=0 NPKIT_CUPTI=1 \
-  LD_PRELOAD="$lib" python3 "$here/torch_one_rank.py" bench 15
-python3 - "$work/bench_without.out" "$work/bench_with.out" "$work/bench_with_cupti.out" >> "$summary" 2>&1 <<'PY'
+  LD_PRELOAD="$lib" python3 "$here/torch_one_rank.py" bench 12
+step bench_without_again 120 python3 "$here/torch_one_rank.py" bench 12
+python3 - "$work/bench_without.out" "$work/bench_without_again.out" "$work/bench_with.out" \
+  "$work/bench_with_cupti.out" >> "$summary" 2>&1 <<'PY'
 import re, sys
 def read(p):
     try:
@@ -199,10 +203,10 @@ def read(p):
                 (re.search(r"bytes=(\d+) us=([\d.]+)", l) for l in open(p)) if m}
     except OSError:
         return {}
-a, b, c = (read(p) for p in sys.argv[1:4])
-print("bench all_gather, one rank: median us per call without the library, with it (default), "
-      "with it and CUPTI; the last two as % of the unprofiled bandwidth")
-for n in sorted(set(a) & set(b) & set(c)):
-    print("bench %10d B: %10.2f %10.2f %10.2f us  %6.1f %%  %6.1f %%"
-          % (n, a[n], b[n], c[n], 100 * a[n] / b[n], 100 * a[n] / c[n]))
+a1, a2, b, c = (read(p) for p in sys.argv[1:5])
+print("bench all_gather, one rank: median us per call without the library (the better of two runs), "
+      "with it (default settings), with it and CUPTI; the last two as % of the unprofiled bandwidth")
+for n in sorted(set(a1) & set(a2) & set(b) & set(c)):
+    a = min(a1[n], a2[n])
+    print("bench %10d B: %10.2f %10.2f %10.2f us  %6.1f %%  %6.1f %%" % (n, a, b[n], c[n], 100 * a / b[n], 100 * a / c[n]))
 PY
