@@ -292,11 +292,21 @@ FC_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint3
   return CUPTI_SUCCESS;
 }
 
+/* cupti_activity.h of CUDA 13, cuptiActivityFlushAll: a default flush (flag 0) returns the buffers
+ * whose records are all complete, "buffers need not to be full", and none that holds an
+ * incomplete record; a forced flush returns them all, unfinished records included.  The fake's
+ * buffer holds the records of unfinished work once they end, so a default flush keeps it back
+ * while any work is unfinished (stricter: CUPTI may have put that record in a later buffer). */
 FC_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   fc_lock();
   fc_retire(0);
   fc_release_late();
-  if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) fc_complete_current();
+  if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
+    fc_flush_incomplete();
+    fc_complete_current();
+  } else if (!fc_work_in_flight()) {
+    fc_complete_current();
+  }
   fc_unlock();
   return CUPTI_SUCCESS;
 }

@@ -82,6 +82,10 @@ int fc_has_client(void);
 /* Writes the records of work that has completed by now (all of it when `all`), in end order, and
  * the correlation records held back in ext-late mode. */
 void fc_retire(int all);
+/* 1 while some work has not ended (a kernel launched and not done, a record whose end is to come). */
+int fc_work_in_flight(void);
+/* A forced flush: the records of unfinished work written now, without times, and lost later. */
+void fc_flush_incomplete(void);
 /* Writes the correlation records held back in ext-late mode (at a flush). */
 void fc_release_late(void);
 /* Graph node and graph handles given to the client encode their ids. */

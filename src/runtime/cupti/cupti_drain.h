@@ -22,15 +22,16 @@ void npkit_cupti_drain_attach(npkit_log_writer *log);
 
 typedef enum npkit_drain_mode {
   NPKIT_DRAIN_EARLY = 0,   /* CUPTI is short of buffers: process what it handed back so far */
-  NPKIT_DRAIN_FLUSHED = 1, /* right after a forced flush */
+  NPKIT_DRAIN_FLUSHED = 1, /* right after a flush */
   NPKIT_DRAIN_FINAL = 2,   /* the last drain: nothing may wait any more */
 } npkit_drain_mode;
 
 /* Processes the completed buffers.  `settled`: buffers up to this seq (npkit_cupti_bufs_completed)
- * were complete before the latest forced flush began — whatever correlation records belong to
- * their activity have been handed back since, so activity in them that has none has none.
- * Activity without a correlation record in later buffers waits for a drain after the next forced
- * flush, as CUPTI may return the buffer with its record later. */
+ * were complete early enough that whatever correlation records belong to their activity have been
+ * handed back since (before the latest forced flush began; before the flush before the latest
+ * default one, which keeps back buffers with unfinished work), so activity in them that has none
+ * has none.  Activity without a correlation record in later buffers waits for a later drain, as
+ * CUPTI may return the buffer with its record later. */
 void npkit_cupti_drain(npkit_drain_mode mode, uint64_t settled);
 
 typedef struct npkit_cupti_counts {
