@@ -284,9 +284,10 @@ typedef struct npkit_ev_kernel_ch {
   uint16_t reserved0;
   uint64_t gpu_start;    /* the GPU's %globaltimer at the start and stop (NPKIT_PKCH_MAPPED), 0 */
   uint64_t gpu_stop;
-  int64_t map_error_ns;  /* how far the mapped times may be off: half the width of the interval the
-                            host-side bounds left for the clock offset; -1 when one side was
-                            unbounded */
+  int64_t map_error_ns;  /* how far the mapped times may be off: from the estimate to the farther
+                            end of the interval the host-side bounds left for the clock offset
+                            (in earlier logs: half its width), plus the drift since the estimate;
+                            -1 when one side was unbounded */
   uint64_t reserved[6];
 } npkit_ev_kernel_ch; /* 104 bytes */
 
