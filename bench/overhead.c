@@ -6,9 +6,11 @@
  * Between repeats the threads sleep P ms (not timed), so that the library's writer thread can
  * stream the previous repeat to disk instead of competing with the measured loop for the cores.
  * prints one line: threads=T calls=N repeats=R median_ns_per_call=X min_ns_per_call=Y
- * sorted_ns_per_call=... other_cpu_ns_per_call=Z, where Z is the CPU time of the process's other
- * threads (the library's writer thread) per call made, measured after a final pause that lets
- * them finish the last repeat. */
+ * sorted_ns_per_call=... median_cpu_ns_per_call=C sorted_cpu_ns_per_call=... other_cpu_ns_per_call=Z:
+ * X and Y are wall-clock times, C the calling threads' own CPU time per call (CLOCK_THREAD_CPUTIME_ID:
+ * what other load on the machine takes from them stays out), each the slowest thread of a repeat;
+ * Z is the CPU time of the process's other threads (the library's writer thread) per call made,
+ * measured after a final pause that lets them finish the last repeat. */
 #define _GNU_SOURCE
 #include <nccl.h>
 #include <pthread.h>
@@ -23,6 +25,7 @@ static long pause_ms = 0;
 static ncclComm_t comms[64];
 static pthread_barrier_t barrier;
 static double per_call_ns[64][64];
+static double per_call_cpu_ns[64][64]; /* the thread's own CPU time: preemption by other load stays out */
 static double worker_cpu_ns[64];
 
 static double cpu_ns(clockid_t clock) {
@@ -46,13 +49,14 @@ static void *worker(void *arg) {
       nanosleep(&ts, NULL);
     }
     pthread_barrier_wait(&barrier);
-    double t0 = now_ns();
+    double c0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), t0 = now_ns();
     for (long i = 0; i < calls; i++)
       if (ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, comms[id], 0) != ncclSuccess) {
         fprintf(stderr, "overhead: ncclAllReduce failed\n");
         exit(1);
       }
     per_call_ns[id][r] = (now_ns() - t0) / (double)calls;
+    per_call_cpu_ns[id][r] = (cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / (double)calls;
   }
   worker_cpu_ns[id] = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
   return NULL;
@@ -93,17 +97,22 @@ int main(int argc, char **argv) {
   double others = cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns(CLOCK_THREAD_CPUTIME_ID);
   for (int t = 0; t < nthreads; t++) others -= worker_cpu_ns[t];
   /* Per repeat, the slowest thread; then the median and minimum over repeats. */
-  double worst[64];
+  double worst[64], worst_cpu[64];
   for (long r = 0; r < repeats; r++) {
-    worst[r] = 0;
-    for (int t = 0; t < nthreads; t++)
+    worst[r] = worst_cpu[r] = 0;
+    for (int t = 0; t < nthreads; t++) {
       if (per_call_ns[t][r] > worst[r]) worst[r] = per_call_ns[t][r];
+      if (per_call_cpu_ns[t][r] > worst_cpu[r]) worst_cpu[r] = per_call_cpu_ns[t][r];
+    }
   }
   qsort(worst, (size_t)repeats, sizeof worst[0], cmp);
+  qsort(worst_cpu, (size_t)repeats, sizeof worst_cpu[0], cmp);
   printf("threads=%d calls=%ld repeats=%ld median_ns_per_call=%.2f min_ns_per_call=%.2f", nthreads,
          calls, repeats, worst[repeats / 2], worst[0]);
   printf(" sorted_ns_per_call=");
   for (long r = 0; r < repeats; r++) printf("%s%.1f", r ? "," : "", worst[r]);
+  printf(" median_cpu_ns_per_call=%.2f sorted_cpu_ns_per_call=", worst_cpu[repeats / 2]);
+  for (long r = 0; r < repeats; r++) printf("%s%.1f", r ? "," : "", worst_cpu[r]);
   printf(" other_cpu_ns_per_call=%.2f\n", others / ((double)calls * (double)repeats * nthreads));
   for (int t = 0; t < nthreads; t++) ncclCommDestroy(comms[t]);
   return 0;
