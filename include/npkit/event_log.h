@@ -18,6 +18,12 @@
  *     payload), so that a reader finds a corrupt block, skips to the next valid one and goes on;
  *     the header flag NPKIT_LOG_F_JSON_AT_EXIT.  Readers of version 1 skip CHECK blocks as a
  *     type they do not know.
+ *  3  events are written as EVENTS_PACKED blocks: each event as its difference from the previous
+ *     event of its kind in the block, about a tenth of the bytes (src/format/event_pack.h has the
+ *     encoding, docs/trace-format.md an example).  The writer's thread moved every byte of a
+ *     128-byte event through the kernel's write path and the checksum, which cost more CPU than
+ *     the call it recorded (bench/RESULTS.md).  EVENTS blocks stay valid; readers of version 2
+ *     skip the packed blocks as a type they do not know, and so see no events.
  */
 #ifndef NPKIT_EVENT_LOG_H
 #define NPKIT_EVENT_LOG_H
@@ -29,7 +35,7 @@ extern "C" {
 #endif
 
 #define NPKIT_LOG_MAGIC "NPKITLOG" /* 8 bytes, no terminating NUL in the file */
-#define NPKIT_LOG_VERSION 2u
+#define NPKIT_LOG_VERSION 3u
 #define NPKIT_LOG_ENDIAN_TAG 0x01020304u
 #define NPKIT_BLOCK_MAGIC 0x424b504eu /* "NPKB" read as little endian */
 #define NPKIT_LOG_SUFFIX ".npkit"
@@ -70,6 +76,8 @@ typedef struct npkit_log_header {
 
 typedef enum npkit_block_type {
   NPKIT_BLOCK_EVENTS = 1,   /* payload: count × npkit_event (record_size each) */
+  NPKIT_BLOCK_EVENTS_PACKED = 10, /* since version 3: count events of record_size bytes, packed
+                                     (src/format/event_pack.h), padded with zeros to 8 bytes */
   NPKIT_BLOCK_COMM = 2,     /* payload: count × npkit_comm_rec */
   NPKIT_BLOCK_THREAD = 3,   /* payload: count × npkit_thread_rec */
   NPKIT_BLOCK_PROCESS = 4,  /* payload: 1 × npkit_process_rec (identity learnt after the header) */

@@ -1,6 +1,7 @@
 #include "log_reader.h"
 
 #include "crc32c.h"
+#include "event_pack.h"
 #include "grow.h"
 
 #include <errno.h>
@@ -170,6 +171,7 @@ typedef struct scan_state {
   uint64_t resync_budget;  /* bytes searches for an intact block may still checksum */
   npkit_reader_skip *skips; /* handed to the reader at the end */
   size_t n_skips, cap_skips;
+  uint64_t *lanes, *rec;    /* scratch of the check of packed events, once one is met */
 } scan_state;
 
 /* Why a block cannot be used; NULL if it can.  *stride gets the record size to step by. */
@@ -293,6 +295,16 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
     }
     return NULL;
   }
+  case NPKIT_BLOCK_EVENTS_PACKED: {
+    /* Checked whole here, so that the event iterator never meets an event that does not decode. */
+    size_t words = r->record_size / 8;
+    if (s->lanes == NULL) {
+      s->lanes = malloc(NPKIT_PACK_LANES * words * sizeof(uint64_t));
+      s->rec = malloc(words * sizeof(uint64_t));
+      if (s->lanes == NULL || s->rec == NULL) goto oom;
+    }
+    return npkit_unpack_check(p, bh->size, bh->count, (uint32_t)words, s->lanes, s->rec);
+  }
   case NPKIT_BLOCK_END:
     if (bh->size < NPKIT_END_REC_V1_SIZE) return "END block shorter than its record";
     memset(&r->end, 0, sizeof(r->end));
@@ -337,7 +349,8 @@ static void mark_truncated(npkit_log_reader *r, uint64_t off, const char *fmt, .
 #define MAX_SKIPS (1u << 20)
 
 static int is_known_type(unsigned type) {
-  return (type >= NPKIT_BLOCK_EVENTS && type <= NPKIT_BLOCK_NOTE) || type == NPKIT_BLOCK_END;
+  return (type >= NPKIT_BLOCK_EVENTS && type <= NPKIT_BLOCK_NOTE) || type == NPKIT_BLOCK_EVENTS_PACKED ||
+         type == NPKIT_BLOCK_END;
 }
 
 static int grow_payload(scan_state *s, size_t n) {
@@ -392,6 +405,11 @@ static const char *judge_header(const npkit_log_reader *r, uint64_t off, block_a
              bh->size);
     return why;
   }
+  if (bh->type == NPKIT_BLOCK_EVENTS_PACKED && bh->count > bh->size / npkit_pack_min_bytes(r->record_size / 8)) {
+    snprintf(why, wlen, "corrupt EVENTS_PACKED block: %u events cannot fit in %u bytes", bh->count, bh->size);
+    return why;
+  }
+  /* Packed events are decoded from memory: their blocks are held whole, as the others are. */
   if (is_known_type(bh->type) && bh->type != NPKIT_BLOCK_EVENTS && bh->size > NPKIT_READER_MAX_META_BLOCK) {
     snprintf(why, wlen, "corrupt %s block: implausible size %u", name, bh->size);
     return why;
@@ -551,7 +569,7 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
       off = (uint64_t)next;
       continue;
     }
-    if (bh->type == NPKIT_BLOCK_EVENTS) {
+    if (bh->type == NPKIT_BLOCK_EVENTS || bh->type == NPKIT_BLOCK_EVENTS_PACKED) {
       r->n_events += bh->count;
       r->n_event_blocks++;
     } else if (!is_known_type(bh->type) && !(r->checksums && bh->type == NPKIT_BLOCK_CHECK)) {
@@ -666,6 +684,8 @@ static void scan_free(scan_state *s) {
   table_free(&s->strings);
   free(s->payload);
   free(s->skips);
+  free(s->lanes);
+  free(s->rec);
 }
 
 int npkit_reader_open_fd(int fd, const char *name, npkit_log_reader **out, char *err, size_t errlen) {
@@ -755,6 +775,8 @@ void npkit_reader_close(npkit_log_reader *r) {
   free(r->threads);
   free(r->counters);
   free(r->cursor.buf);
+  free(r->cursor.lanes);
+  free(r->cursor.rec);
   free(r->skips);
   if (r->own_fd) close(r->fd);
   free(r);
@@ -768,6 +790,7 @@ void npkit_reader_rewind(npkit_log_reader *r) {
   c->next_record = 0;
   c->block_left = 0;
   c->n = c->pos = 0;
+  c->packed = 0;
 }
 
 /* Where the walk goes on from p: past the skipped stretches that start there, if any (a stretch
@@ -802,10 +825,48 @@ int npkit_reader_next_block(const npkit_log_reader *r, uint64_t *pos, npkit_bloc
   }
 }
 
+/* Reads the packed block at `payload` and starts decoding it: 0, -1 (read error: the file changed),
+ * -3 (out of memory). */
+static int start_packed(npkit_log_reader *r, const npkit_block_header *bh, uint64_t payload) {
+  npkit_reader_cursor *c = &r->cursor;
+  size_t words = r->record_size / 8;
+  if (c->lanes == NULL) {
+    c->lanes = malloc(NPKIT_PACK_LANES * words * sizeof(uint64_t));
+    c->rec = malloc(words * sizeof(uint64_t));
+    if (c->lanes == NULL || c->rec == NULL) return -3;
+  }
+  /* the cursor's buffer holds the block; its size is bounded by the scan (MAX_META_BLOCK) */
+  size_t cap = c->buf_records * r->record_size;
+  if (bh->size > cap) {
+    size_t records = bh->size / r->record_size + 1;
+    unsigned char *b = realloc(c->buf, records * r->record_size);
+    if (b == NULL) return -3;
+    c->buf = b;
+    c->buf_records = records;
+  }
+  if (bh->size > 0 && read_at(r->fd, c->buf, bh->size, payload) != 0) return -1;
+  npkit_unpack_begin(&c->unpack, c->buf, bh->size, bh->count, (uint32_t)words, c->lanes);
+  c->packed = 1;
+  return 0;
+}
+
 int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen) {
   npkit_reader_cursor *c = &r->cursor;
+  if (c->packed) {
+    int k = npkit_unpack_next(&c->unpack, c->rec);
+    if (k == 1) {
+      *ev = (const npkit_event *)(const void *)c->rec; /* malloc'd, whole words */
+      return 1;
+    }
+    if (k < 0) goto changed; /* the scan decoded it: it changed since */
+    c->packed = 0;
+  }
   if (c->pos == c->n) {
     /* find the next EVENTS block with records, within the blocks the scan found intact */
+    if (c->buf == NULL) {
+      c->buf = malloc(c->buf_records * r->record_size);
+      if (c->buf == NULL) goto nomem;
+    }
     while (c->block_left == 0) {
       npkit_block_header bh;
       uint64_t payload;
@@ -816,13 +877,11 @@ int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, si
         if ((uint64_t)bh.count * r->record_size != bh.size) goto changed;
         c->block_left = bh.count;
         c->next_record = payload;
-      }
-    }
-    if (c->buf == NULL) {
-      c->buf = malloc(c->buf_records * r->record_size);
-      if (c->buf == NULL) {
-        set_err(err, errlen, "%s: out of memory while reading events", r->path);
-        return NPKIT_READER_ENOMEM;
+      } else if (bh.type == NPKIT_BLOCK_EVENTS_PACKED && bh.count > 0) {
+        int e = start_packed(r, &bh, payload);
+        if (e == -3) goto nomem;
+        if (e != 0) goto changed;
+        return npkit_reader_next(r, ev, err, errlen);
       }
     }
     size_t k = c->block_left < c->buf_records ? (size_t)c->block_left : c->buf_records;
@@ -840,6 +899,9 @@ int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, si
     *ev = &c->event;
   }
   return 1;
+nomem:
+  set_err(err, errlen, "%s: out of memory while reading events", r->path);
+  return NPKIT_READER_ENOMEM;
 changed:
   set_err(err, errlen, "%s: the log changed while it was read (offset %llu)", r->path,
           (unsigned long long)c->next_block);
@@ -913,6 +975,7 @@ const npkit_log_string *npkit_reader_string(const npkit_log_reader *r, uint32_t 
 const char *npkit_block_type_name(unsigned type) {
   switch (type) {
   case NPKIT_BLOCK_EVENTS: return "EVENTS";
+  case NPKIT_BLOCK_EVENTS_PACKED: return "EVENTS_PACKED";
   case NPKIT_BLOCK_COMM: return "COMM";
   case NPKIT_BLOCK_THREAD: return "THREAD";
   case NPKIT_BLOCK_PROCESS: return "PROCESS";

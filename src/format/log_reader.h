@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event_pack.h"
 #include "npkit/event_log.h"
 
 typedef enum npkit_reader_status {
@@ -57,6 +58,9 @@ typedef struct npkit_reader_skip {
 } npkit_reader_skip;
 
 typedef struct npkit_reader_cursor {
+  int packed;            /* decoding the packed block in buf */
+  npkit_unpacker unpack;
+  uint64_t *lanes, *rec; /* the decoder's state and the event it returns */
   uint64_t next_block;   /* position of the block walk (npkit_reader_next_block) */
   uint64_t next_record;  /* offset of the next record of the current EVENTS block */
   uint64_t block_left;   /* records of the current block not yet read into buf */
@@ -95,9 +99,9 @@ typedef struct npkit_log_reader {
   int has_end;                  /* an END block was read: the log was closed cleanly */
   npkit_end_rec end;
 
-  uint64_t n_events;            /* in complete EVENTS blocks */
+  uint64_t n_events;            /* in complete EVENTS and EVENTS_PACKED blocks */
   uint64_t n_blocks;            /* complete blocks */
-  uint64_t n_event_blocks;
+  uint64_t n_event_blocks;      /* EVENTS and EVENTS_PACKED */
   uint64_t n_unknown_blocks;    /* skipped: types this build does not know */
   uint64_t recorded, dropped;   /* from the counters (or END, when it says more) */
 

@@ -1,6 +1,7 @@
 #include "merge_filter.h"
 
 #include "crc32c.h"
+#include "event_pack.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -222,39 +223,70 @@ static int read_at(int fd, void *p, size_t n, uint64_t off) {
   return 0;
 }
 
+/* The events kept so far, written as EVENTS blocks of whole records of the writer's size. */
+typedef struct kept_events {
+  unsigned char *buf; /* COPY_BLOCK_EVENTS records */
+  size_t n;
+  uint64_t *kept;
+} kept_events;
+
+static void kept_flush(out_file *o, kept_events *k, size_t rs) {
+  if (k->n == 0) return;
+  out_block(o, NPKIT_BLOCK_EVENTS, (uint32_t)k->n, (uint32_t)(k->n * rs));
+  out_payload(o, k->buf, k->n * rs);
+  out_check(o);
+  *k->kept += k->n;
+  k->n = 0;
+}
+
+static void keep_record(out_file *o, kept_events *k, const unsigned char *rec, size_t rs, const npkit_merge_filter *f,
+                        int64_t offset_ns, uint64_t base_ns) {
+  npkit_event ev;
+  memcpy(&ev, rec, sizeof(ev));
+  if (!keep(f, &ev, offset_ns, base_ns)) return;
+  memcpy(k->buf + k->n * rs, rec, rs);
+  if (++k->n == COPY_BLOCK_EVENTS) kept_flush(o, k, rs);
+}
+
 /* Copies the events of one EVENTS block that pass the filter, as whole records of the writer's
  * size, into a block of their own. */
 static int copy_events(const npkit_log_reader *r, out_file *o, const npkit_block_header *bh, uint64_t at,
-                       unsigned char *in, unsigned char *keep_buf, const npkit_merge_filter *f, int64_t offset_ns,
-                       uint64_t base_ns, uint64_t *kept) {
-  size_t rs = r->record_size, per = COPY_BLOCK_EVENTS, n = 0;
+                       unsigned char *in, kept_events *k, const npkit_merge_filter *f, int64_t offset_ns,
+                       uint64_t base_ns) {
+  size_t rs = r->record_size, per = COPY_BLOCK_EVENTS;
   uint32_t left = bh->count;
   while (left > 0) {
-    size_t k = left < per ? left : per;
-    if (read_at(r->fd, in, k * rs, at) != 0) return -1;
-    at += (uint64_t)(k * rs);
-    left -= (uint32_t)k;
-    for (size_t i = 0; i < k; i++) {
-      npkit_event ev;
-      memcpy(&ev, in + i * rs, sizeof(ev));
-      if (!keep(f, &ev, offset_ns, base_ns)) continue;
-      memcpy(keep_buf + n * rs, in + i * rs, rs);
-      if (++n == per) {
-        out_block(o, NPKIT_BLOCK_EVENTS, (uint32_t)n, (uint32_t)(n * rs));
-        out_payload(o, keep_buf, n * rs);
-        out_check(o);
-        *kept += n;
-        n = 0;
-      }
-    }
+    size_t n = left < per ? left : per;
+    if (read_at(r->fd, in, n * rs, at) != 0) return -1;
+    at += (uint64_t)(n * rs);
+    left -= (uint32_t)n;
+    for (size_t i = 0; i < n; i++) keep_record(o, k, in + i * rs, rs, f, offset_ns, base_ns);
   }
-  if (n > 0) {
-    out_block(o, NPKIT_BLOCK_EVENTS, (uint32_t)n, (uint32_t)(n * rs));
-    out_payload(o, keep_buf, n * rs);
-    out_check(o);
-    *kept += n;
-  }
+  kept_flush(o, k, rs);
   return 0;
+}
+
+/* The same for an EVENTS_PACKED block, decoded (the scan checked that it decodes; the copy is a
+ * temporary view, so its events go out unpacked).  -1 when the file changed, -2 without memory. */
+static int copy_packed(const npkit_log_reader *r, out_file *o, const npkit_block_header *bh, uint64_t at, kept_events *k,
+                       const npkit_merge_filter *f, int64_t offset_ns, uint64_t base_ns) {
+  size_t words = r->record_size / 8;
+  unsigned char *payload = malloc(bh->size > 0 ? bh->size : 1);
+  uint64_t *lanes = malloc(NPKIT_PACK_LANES * words * sizeof(uint64_t)), *rec = malloc(words * sizeof(uint64_t));
+  int rc = payload == NULL || lanes == NULL || rec == NULL ? -2 : 0;
+  if (rc == 0 && read_at(r->fd, payload, bh->size, at) != 0) rc = -1;
+  if (rc == 0) {
+    npkit_unpacker u;
+    npkit_unpack_begin(&u, payload, bh->size, bh->count, (uint32_t)words, lanes);
+    int d;
+    while ((d = npkit_unpack_next(&u, rec)) == 1) keep_record(o, k, (const unsigned char *)rec, r->record_size, f, offset_ns, base_ns);
+    if (d < 0) rc = -1;
+    kept_flush(o, k, r->record_size);
+  }
+  free(payload);
+  free(lanes);
+  free(rec);
+  return rc;
 }
 
 int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, int64_t offset_ns, uint64_t base_ns,
@@ -270,7 +302,7 @@ int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, 
     rc = -1;
     goto out;
   }
-  /* The header and every intact block other than EVENTS are copied as they are (block types this
+  /* The header and every intact block other than events are copied as they are (block types this
    * build does not know included), each with a fresh checksum; corrupt blocks stay behind. */
   uint64_t at = 0;
   unsigned char raw[4096];
@@ -283,11 +315,22 @@ int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, 
   npkit_block_header bh;
   uint64_t pos = 0, payload;
   int k;
+  kept_events ke = {keep_buf, 0, kept};
   while ((k = npkit_reader_next_block(r, &pos, &bh, &payload)) == 1) {
     if (bh.type == NPKIT_BLOCK_EVENTS) {
       if ((uint64_t)bh.count * r->record_size != bh.size ||
-          copy_events(r, &o, &bh, payload, in, keep_buf, f, offset_ns, base_ns, kept) != 0)
+          copy_events(r, &o, &bh, payload, in, &ke, f, offset_ns, base_ns) != 0)
         goto changed;
+      continue;
+    }
+    if (bh.type == NPKIT_BLOCK_EVENTS_PACKED) {
+      int e = copy_packed(r, &o, &bh, payload, &ke, f, offset_ns, base_ns);
+      if (e == -2) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+        goto out;
+      }
+      if (e != 0) goto changed;
       continue;
     }
     out_block(&o, bh.type, bh.count, bh.size);

@@ -483,6 +483,7 @@ LOG_HEADER = struct.Struct("<8sIIIIQQiiiiII64s16s16s96s")
 BLOCK_HEADER = struct.Struct("<IHHII")
 BLOCK_MAGIC = 0x424B504E
 BLOCK_EVENTS, BLOCK_COMM, BLOCK_CHECK, BLOCK_END = 1, 2, 14, 15
+BLOCK_EVENTS_PACKED = 10
 CHECK_REC = struct.Struct("<II")
 
 
@@ -517,6 +518,47 @@ API_BODY = struct.Struct("<QQQQQQIiiiiI")
 COMM_REC = struct.Struct("<IIQQiiiHHQ32s")
 
 
+def _varint(data, o):
+    v = shift = 0
+    while True:
+        b = data[o]
+        o += 1
+        v |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return v, o
+        shift += 7
+
+
+def unpack_events(data, payload, size, count, record_size):
+    """The records of an EVENTS_PACKED block (event-log version 3), decoded as docs/trace-format.md
+    describes the encoding, independently of src/format/event_pack.c: each event is its kind
+    (varint), a mask of the 64-bit words that differ from the previous event of the same kind
+    (lane kind % 64) and those differences (zigzag varints); the second word is stored as the
+    duration.  Returns the records as bytes."""
+    words = record_size // 8
+    mbytes = (words + 7) // 8
+    lanes = {}
+    o, end, out = payload, payload + size, []
+    for _ in range(count):
+        kind, o = _varint(data, o)
+        mask = int.from_bytes(data[o:o + mbytes], "little")
+        o += mbytes
+        prev = lanes.setdefault(kind % 64, [0] * words)
+        for i in range(words):
+            if mask >> i & 1:
+                z, o = _varint(data, o)
+                d = (z >> 1) ^ -(z & 1)
+                prev[i] = (prev[i] + d) % (1 << 64)
+        w = list(prev)
+        w[1] = (w[1] + w[0]) % (1 << 64)
+        if w[2] & 0xFFFF != kind:
+            raise AssertionError("packed event of kind %d decodes to kind %d" % (kind, w[2] & 0xFFFF))
+        out.append(struct.pack("<%dQ" % words, *w))
+    if o > end or end - o >= 8 or any(data[o:end]):
+        raise AssertionError("packed block: %d bytes left after %d events" % (end - o, count))
+    return out
+
+
 class LogFile:
     """A minimal reader of the event log: header, block list, API events and comm records."""
 
@@ -535,6 +577,7 @@ class LogFile:
         self.kinds = []    # the event kind of each of them
         self.comms = []    # (local_id, comm_id, rank, nranks)
         self.checked = 0   # blocks whose CHECK block (version 2 on) holds their CRC32C
+        self.packed_events = 0  # events that came from EVENTS_PACKED blocks (version 3 on)
         off = self.header_size
         while off + BLOCK_HEADER.size <= len(data):
             magic, btype, _flags, count, size = BLOCK_HEADER.unpack_from(data, off)
@@ -557,11 +600,16 @@ class LogFile:
                     raise AssertionError("%s: block at offset %d: checksum does not match" % (path, off))
                 self.checked += 1
             self.blocks.append((btype, count, size))
-            if btype == BLOCK_EVENTS:
-                for i in range(count):
-                    o = payload + i * self.record_size
-                    start, end, kind, func, thread = EVENT_HEAD.unpack_from(data, o)
-                    api = API_BODY.unpack_from(data, o + EVENT_HEAD.size)
+            if btype in (BLOCK_EVENTS, BLOCK_EVENTS_PACKED):
+                if btype == BLOCK_EVENTS:
+                    records = [data[payload + i * self.record_size:payload + (i + 1) * self.record_size]
+                               for i in range(count)]
+                else:
+                    records = unpack_events(data, payload, size, count, self.record_size)
+                self.packed_events += len(records) if btype == BLOCK_EVENTS_PACKED else 0
+                for rec in records:
+                    start, end, kind, func, thread = EVENT_HEAD.unpack_from(rec, 0)
+                    api = API_BODY.unpack_from(rec, EVENT_HEAD.size)
                     self.events.append((func, start, end, thread, api))
                     self.kinds.append(kind)
             elif btype == BLOCK_COMM:

@@ -5,7 +5,8 @@
  *
  * SPEC has one record per line: a kind, then key=value pairs (values %XX-escaped for any byte).
  *   header  clock_base= mono_base= pid= rank= world= local_rank= nccl= host= launcher= libver=
- *           version= header_size= record_size= endian=          (first line, optional)
+ *           version= header_size= record_size= endian= packed=  (first line, optional;
+ *           packed=1: events as EVENTS_PACKED blocks)
  *   ev      fn= (name or id) kind= start= end= thread= count= bytes= stream= seq= (number or "none")
  *           group= aux= comm= peer= datatype= redop= result= flags= user_tag=
  *   comm    local_id= parent= comm_id= handle= rank= nranks= device= created_by= create_ns= name=
@@ -120,6 +121,7 @@ static void parse_header(field *f, int n, npkit_lb_options *o) {
     else if (IS("header_size")) o->header_size = (uint32_t)num(&f[i]);
     else if (IS("record_size")) o->record_size = (uint32_t)num(&f[i]);
     else if (IS("endian")) o->endian = (uint32_t)num(&f[i]);
+    else if (IS("packed")) o->packed = num(&f[i]) != 0;
     else unknown_key(&f[i]);
   }
 }

@@ -22,6 +22,7 @@ typedef struct npkit_lb_options {
   uint32_t header_size;  /* > 256: zero padding after the known header (a later writer) */
   uint32_t record_size;  /* > 96: zero padding after each event */
   uint32_t endian;
+  int packed;            /* events as EVENTS_PACKED blocks (version 3), by the builder's own encoder */
 } npkit_lb_options;
 
 /* A block as written: its type, the offset of its header and the offset just after its payload
@@ -42,7 +43,7 @@ npkit_lb *npkit_lb_create(const char *path, const npkit_lb_options *o);
 /* Flushes and closes; returns 0, or -1 if any write failed. */
 int npkit_lb_close(npkit_lb *b);
 
-/* One block each.  Return 0 or -1. */
+/* One block each (EVENTS, or EVENTS_PACKED with the option `packed`).  Return 0 or -1. */
 int npkit_lb_events(npkit_lb *b, const npkit_event *ev, size_t n);
 int npkit_lb_comms(npkit_lb *b, const npkit_comm_rec *c, size_t n);
 int npkit_lb_threads(npkit_lb *b, const npkit_thread_rec *t, size_t n);

@@ -1,5 +1,6 @@
-/* Log reader: every part of a complete log read back exactly, in the current format and in the
- * format of npkit-preload 0.1/0.2 (version 1, no checksums); later writers' longer headers and
+/* Log reader: every part of a complete log read back exactly, in the current format (events
+ * packed, or as EVENTS blocks), in the format before packing (version 2) and in the format of
+ * npkit-preload 0.1/0.2 (version 1, no checksums); later writers' longer headers and
  * records; unknown blocks skipped; a cut at every byte offset; corrupt headers; corrupt blocks
  * skipped and the rest read (bad headers, bad checksums, garbage, hostile counts and sizes). */
 #include <errno.h>
@@ -163,6 +164,36 @@ static void test_reference(void) {
     npkit_reader_close(r);
   }
 
+  /* events packed (EVENTS_PACKED, version 3): the same content */
+  o.packed = 1;
+  path_of(path, sizeof(path), "packed.npkit");
+  npkit_lb_close(write_reference(path, &o));
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r) {
+    npkit_block_header bh;
+    uint64_t pos = 0, payload;
+    int packed = 0, plain = 0;
+    while (npkit_reader_next_block(r, &pos, &bh, &payload) == 1) {
+      packed += bh.type == NPKIT_BLOCK_EVENTS_PACKED;
+      plain += bh.type == NPKIT_BLOCK_EVENTS;
+    }
+    CHECK(packed == 4 && plain == 0);
+    check_reference(r, "log with packed events");
+    npkit_reader_close(r);
+  }
+  o.packed = 0;
+
+  /* the format before packing (npkit-preload 0.3): version 2, EVENTS blocks only */
+  o.version = 2;
+  path_of(path, sizeof(path), "version2.npkit");
+  npkit_lb_close(write_reference(path, &o));
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r) {
+    CHECK(r->checksums && !r->newer_version);
+    check_reference(r, "log of version 2");
+    npkit_reader_close(r);
+  }
+
   /* the format of npkit-preload 0.1 and 0.2: version 1, no CHECK blocks */
   o.version = 1;
   path_of(path, sizeof(path), "old_format.npkit");
@@ -188,16 +219,25 @@ static void test_reference(void) {
     check_reference(r, "log with longer header and records");
     npkit_reader_close(r);
   }
+  o.packed = 1; /* ... packed: the words past this build's event decode and are left out */
+  path_of(path, sizeof(path), "longer_packed.npkit");
+  npkit_lb_close(write_reference(path, &o));
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r) {
+    check_reference(r, "log with longer header and packed records");
+    npkit_reader_close(r);
+  }
 }
 
 /* Cuts the reference log at every byte offset: the reader must keep exactly the complete blocks
  * (from version 2 on, a block is complete with its CHECK block). */
-static void test_every_cut(uint32_t version) {
+static void test_every_cut(uint32_t version, int packed) {
   char path[600], err[256];
   npkit_lb_options o;
   npkit_lb_defaults(&o);
   o.version = version;
-  fprintf(stderr, "  every cut of a log of version %u\n", version);
+  o.packed = packed;
+  fprintf(stderr, "  every cut of a log of version %u%s\n", version, packed ? ", packed" : "");
   path_of(path, sizeof(path), "cut.npkit");
   npkit_lb *b = write_reference(path, &o);
   size_t nb;
@@ -229,8 +269,11 @@ static void test_every_cut(uint32_t version) {
       if (blocks[i].end > cut) break;
       want_end = blocks[i].end;
       if (blocks[i].end == cut) at_boundary = 1;
-      if (blocks[i].type == NPKIT_BLOCK_EVENTS)
-        want_events += (blocks[i].end - blocks[i].offset - 16 - (version >= 2 ? 24 : 0)) / sizeof(npkit_event);
+      if (blocks[i].type == NPKIT_BLOCK_EVENTS || blocks[i].type == NPKIT_BLOCK_EVENTS_PACKED) {
+        uint32_t count;
+        memcpy(&count, data + blocks[i].offset + 8, sizeof count); /* npkit_block_header.count */
+        want_events += count;
+      }
       if (blocks[i].type == NPKIT_BLOCK_END) has_end = 1;
     }
     if (r->n_events != want_events || r->data_end != want_end || r->truncated == at_boundary ||
@@ -385,6 +428,29 @@ static void b_string_count(npkit_lb *b) {
   npkit_lb_raw_block(b, NPKIT_BLOCK_STRING, 0x10000000u, &s, sizeof(s));
 }
 static void b_end_short(npkit_lb *b) { npkit_lb_raw_block(b, NPKIT_BLOCK_END, 1, NULL, 8); }
+/* packed events (src/format/event_pack.h): one API event is kind 1, a 2-byte mask, varints */
+static void b_packed_count(npkit_lb *b) { npkit_lb_raw_block(b, NPKIT_BLOCK_EVENTS_PACKED, 100, NULL, 8); }
+static void b_packed_cut(npkit_lb *b) { /* the mask asks for 16 words, 5 bytes follow */
+  const unsigned char p[8] = {1, 0xff, 0xff, 2, 2, 2, 2, 2};
+  npkit_lb_raw_block(b, NPKIT_BLOCK_EVENTS_PACKED, 1, p, sizeof p);
+}
+static void b_packed_kind(npkit_lb *b) { /* kind 5 announced, all words 0: the event says kind 0 */
+  const unsigned char p[8] = {5, 0, 0, 0, 0, 0, 0, 0};
+  npkit_lb_raw_block(b, NPKIT_BLOCK_EVENTS_PACKED, 1, p, sizeof p);
+}
+static void b_packed_overflow(npkit_lb *b) { /* a varint of 11 bytes */
+  unsigned char p[16] = {1, 0x04, 0};
+  memset(p + 3, 0xff, 11);
+  npkit_lb_raw_block(b, NPKIT_BLOCK_EVENTS_PACKED, 1, p, sizeof p);
+}
+static void b_packed_trailing(npkit_lb *b) { /* one valid event, then 8 more bytes */
+  const unsigned char p[16] = {1, 0x04, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  npkit_lb_raw_block(b, NPKIT_BLOCK_EVENTS_PACKED, 1, p, sizeof p);
+}
+static void b_packed_garbage(npkit_lb *b) { /* one valid event, then a non-zero pad byte */
+  const unsigned char p[8] = {1, 0x04, 0, 2, 0, 0, 7, 0};
+  npkit_lb_raw_block(b, NPKIT_BLOCK_EVENTS_PACKED, 1, p, sizeof p);
+}
 
 static char want_buf[200];
 
@@ -401,6 +467,12 @@ static void test_bad_blocks(void) {
   block_case("STRING text past its block", b_string_long, "STRING text beyond", 2);
   block_case("STRING count too large", b_string_count, "more strings", 2);
   block_case("END too short", b_end_short, "END block shorter", 2);
+  block_case("EVENTS_PACKED count past its size", b_packed_count, "100 events cannot fit in 8 bytes", 2);
+  block_case("EVENTS_PACKED event cut short", b_packed_cut, "an event does not decode", 2);
+  block_case("EVENTS_PACKED kind that disagrees", b_packed_kind, "an event does not decode", 2);
+  block_case("EVENTS_PACKED varint of 11 bytes", b_packed_overflow, "an event does not decode", 2);
+  block_case("EVENTS_PACKED bytes after the last event", b_packed_trailing, "bytes after the last event", 2);
+  block_case("EVENTS_PACKED padding not zero", b_packed_garbage, "bytes after the last event", 2);
   char want[120];
 
   /* bad block magic, and a block running past the end of the file: patched bytes; nothing intact
@@ -745,8 +817,10 @@ int main(int argc, char **argv) {
   mkdir(work, 0755);
   fill_events();
   test_reference();
-  test_every_cut(1);
-  test_every_cut(NPKIT_LOG_VERSION);
+  test_every_cut(1, 0);
+  test_every_cut(2, 0);
+  test_every_cut(NPKIT_LOG_VERSION, 0);
+  test_every_cut(NPKIT_LOG_VERSION, 1);
   test_bad_headers();
   test_bad_blocks();
   test_skip_damage();

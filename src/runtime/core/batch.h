@@ -1,5 +1,5 @@
 /* Events a source collects itself, on its own thread and in bulk (the CUPTI drain, the NPKit dump
- * source), gathered and appended to the log one EVENTS block at a time, with the counts of what
+ * source), gathered and appended to the log one block at a time, with the counts of what
  * the log stored and what it refused.  Not thread-safe: the source's lock guards its batch. */
 #ifndef NPKIT_BATCH_H
 #define NPKIT_BATCH_H
@@ -27,7 +27,7 @@ static inline int npkit_batch_add(npkit_batch *b, const npkit_event *ev) {
   if (ev != &b->ev[b->n]) b->ev[b->n] = *ev;
   return ++b->n == b->cap;
 }
-/* Appends what the batch holds as one EVENTS block and empties it: the count of events moved, 0
+/* Appends what the batch holds to the log (npkit_logw_events) and empties it: the count of events moved, 0
  * when empty, -(count) when the log refused them (counted in `failed`). */
 long npkit_batch_flush(npkit_batch *b);
 

@@ -12,6 +12,10 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "event_pack.h"
+
+/* Events packed per block: the recorder's chunk, so that one chunk is one block. */
+#define PACK_BLOCK_EVENTS 1024u
 
 struct npkit_log_writer {
   pthread_mutex_t lock;
@@ -19,6 +23,11 @@ struct npkit_log_writer {
   int checksums;       /* version 2 and later: a CHECK block after every block */
   _Atomic int error;   /* first errno; sticky */
   uint64_t blocks;
+  /* Version 3 and later: events go out packed (npkit_logw_events).  One packer and its buffer,
+   * behind their own lock, so that a thread appending another block never waits for a packing. */
+  pthread_mutex_t pack_lock;
+  npkit_packer *packer;
+  unsigned char *pack_buf; /* PACK_BLOCK_EVENTS * NPKIT_PACK_EVENT_MAX bytes */
 };
 
 int npkit_mkdirs(const char *path) {
@@ -95,15 +104,25 @@ npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *head
     return NULL;
   }
   pthread_mutex_init(&w->lock, NULL);
+  pthread_mutex_init(&w->pack_lock, NULL);
   w->fd = fd;
   w->checksums = header->version >= 2;
+  if (header->version >= 3 && header->record_size == sizeof(npkit_event)) {
+    /* Without the memory, events go out as EVENTS blocks, which every version reads. */
+    w->packer = malloc(sizeof *w->packer);
+    w->pack_buf = malloc((size_t)PACK_BLOCK_EVENTS * NPKIT_PACK_EVENT_MAX);
+    if (w->packer == NULL || w->pack_buf == NULL) {
+      free(w->packer);
+      free(w->pack_buf);
+      w->packer = NULL;
+      w->pack_buf = NULL;
+    }
+  }
   struct iovec iov = {(void *)header, sizeof *header};
   int e = write_all(fd, &iov, 1);
   if (e != 0) {
     snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
-    close(fd);
-    pthread_mutex_destroy(&w->lock);
-    free(w);
+    npkit_logw_free(w); /* closes fd */
     return NULL;
   }
   return w;
@@ -141,6 +160,26 @@ int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count
   return e == 0 ? 0 : -1;
 }
 
+int npkit_logw_events(npkit_log_writer *w, const npkit_event *ev, size_t n) {
+  if (w == NULL) return -1;
+  if (w->packer == NULL) {
+    if (n == 0) return 0;
+    if (n > UINT32_MAX / sizeof *ev) return -1;
+    return npkit_logw_append(w, NPKIT_BLOCK_EVENTS, (uint32_t)n, ev, n * sizeof *ev);
+  }
+  int rc = 0;
+  pthread_mutex_lock(&w->pack_lock);
+  while (n > 0 && rc == 0) {
+    size_t k = n < PACK_BLOCK_EVENTS ? n : PACK_BLOCK_EVENTS;
+    size_t size = npkit_pack_events(w->packer, ev, k, w->pack_buf);
+    rc = npkit_logw_append(w, NPKIT_BLOCK_EVENTS_PACKED, (uint32_t)k, w->pack_buf, size);
+    ev += k;
+    n -= k;
+  }
+  pthread_mutex_unlock(&w->pack_lock);
+  return rc;
+}
+
 int npkit_logw_error(const npkit_log_writer *w) { return w ? atomic_load(&w->error) : EBADF; }
 
 uint64_t npkit_logw_blocks(const npkit_log_writer *w) { return w ? w->blocks : 0; }
@@ -164,5 +203,8 @@ void npkit_logw_free(npkit_log_writer *w) {
   if (w == NULL) return;
   if (w->fd >= 0) npkit_logw_close(w, NULL);
   pthread_mutex_destroy(&w->lock);
+  pthread_mutex_destroy(&w->pack_lock);
+  free(w->packer);
+  free(w->pack_buf);
   free(w);
 }

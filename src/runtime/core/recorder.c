@@ -93,9 +93,8 @@ static void drain_thread(npkit_recorder *r, npkit_thread *t) {
     int finished = atomic_load_explicit(&m->finished, memory_order_acquire);
     uint32_t used = atomic_load_explicit(&m->used, memory_order_acquire);
     if (used > m->written) {
-      if (npkit_logw_append(r->log, NPKIT_BLOCK_EVENTS, used - m->written,
-                            &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + m->written],
-                            (size_t)(used - m->written) * sizeof(npkit_event)) != 0)
+      if (npkit_logw_events(r->log, &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + m->written],
+                            used - m->written) != 0)
         return;
       m->written = used;
     }

@@ -223,5 +223,5 @@ void npkit_window_finish(npkit_log_writer *log) {
   block.n = 0;
   take_pending(collect_pending, &block);
   if (block.n > 0 && log != NULL)
-    npkit_logw_append(log, NPKIT_BLOCK_EVENTS, block.n, block.ev, block.n * sizeof(npkit_event));
+    npkit_logw_events(log, block.ev, block.n);
 }

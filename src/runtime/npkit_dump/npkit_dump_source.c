@@ -172,7 +172,7 @@ static void write_reading(const reading *rd, const npkit_dump_scan_result *sr, u
   r->files_over_limit = sat32(sr->files_over_limit);
   if (dir_id == 0) dir_id = npkit_string_intern(dir);
   r->dir = dir_id;
-  if (out != NULL) npkit_logw_append(out, NPKIT_BLOCK_EVENTS, 1, &ev, sizeof ev);
+  if (out != NULL) npkit_logw_events(out, &ev, 1);
 }
 
 /* ---- readings ---- */
