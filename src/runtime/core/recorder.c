@@ -85,30 +85,37 @@ int npkit_record_advance(npkit_thread *t) {
   return 0;
 }
 
-/* Appends what thread t filled since the last pass and recycles its finished chunks. */
-static void drain_thread(npkit_recorder *r, npkit_thread *t) {
-  uint32_t c = atomic_load_explicit(&t->first, memory_order_acquire);
+/* Appends what thread t filled since the last pass and recycles its finished chunks; with
+ * `partial` 0, only chunks the thread has finished (the quick passes below).  Returns the number
+ * of chunks recycled. */
+static uint32_t drain_thread(npkit_recorder *r, npkit_thread *t, int partial) {
+  uint32_t c = atomic_load_explicit(&t->first, memory_order_acquire), recycled = 0;
   while (c != NPKIT_NO_CHUNK) {
     npkit_chunk_meta *m = &npkit_rec_meta[c];
     int finished = atomic_load_explicit(&m->finished, memory_order_acquire);
+    if (!finished && !partial) return recycled;
     uint32_t used = atomic_load_explicit(&m->used, memory_order_acquire);
     if (used > m->written) {
       if (npkit_logw_events(r->log, &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + m->written],
                             used - m->written) != 0)
-        return;
+        return recycled;
       m->written = used;
     }
-    if (!finished) return;
+    if (!finished) return recycled;
     uint32_t next = atomic_load_explicit(&m->next, memory_order_relaxed);
     atomic_store_explicit(&t->first, next, memory_order_relaxed);
     free_push(r, c);
+    recycled++;
     c = next;
   }
+  return recycled;
 }
 
-static void drain_all(npkit_recorder *r) {
+static uint32_t drain_all(npkit_recorder *r, int partial) {
+  uint32_t recycled = 0;
   for (npkit_thread *t = atomic_load_explicit(&r->threads, memory_order_acquire); t; t = t->next)
-    drain_thread(r, t);
+    recycled += drain_thread(r, t, partial);
+  return recycled;
 }
 
 void npkit_recorder_totals(uint64_t *recorded, uint64_t *dropped) {
@@ -158,6 +165,34 @@ static uint64_t writer_period_ms(const npkit_recorder *r, unsigned pass) {
   return ms;
 }
 
+/* Between two regular passes the writer comes back for the chunks threads have finished, so that
+ * it takes them while they are still in the caches (for its own reading, and for the thread that
+ * fills them again: the free list hands out the chunk recycled last) and before a burst of events
+ * empties the pool (a thread can fill 64 MiB in 50 ms).  While chunks come in, a quick pass should
+ * find about QUICK_CHUNKS (8 MiB), at most an eighth of the pool, and comes at least QUICK_MIN_NS
+ * after the last; when none came, every QUICK_IDLE_NS: a look at one flag per thread, 100 times a
+ * second.  Partial chunks, the counters and the clock check wait for the regular pass, so that a
+ * thread that records slowly does not make small blocks. */
+#define QUICK_CHUNKS 64u
+#define QUICK_MIN_NS 1000000ull
+#define QUICK_IDLE_NS 10000000ull
+
+/* The time to the next quick pass after one that recycled `chunks` over `elapsed_ns`. */
+static uint64_t quick_period_ns(const npkit_recorder *r, uint32_t chunks, uint64_t elapsed_ns) {
+  if (chunks == 0) return QUICK_IDLE_NS;
+  uint64_t want = r->nchunks / 8 < QUICK_CHUNKS ? r->nchunks / 8 : QUICK_CHUNKS;
+  if (want == 0) want = 1;
+  uint64_t ns = elapsed_ns / chunks * want;
+  return ns < QUICK_MIN_NS ? QUICK_MIN_NS : ns > QUICK_IDLE_NS ? QUICK_IDLE_NS : ns;
+}
+
+/* Waits until `deadline_ns` (CLOCK_REALTIME, which sem_timedwait measures against) or a post. */
+static void writer_wait(npkit_recorder *r, uint64_t deadline_ns) {
+  struct timespec ts = {(time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull)};
+  while (sem_timedwait(&r->wake, &ts) != 0 && errno == EINTR) {
+  }
+}
+
 /* The writer's last act: a request that came while it was leaving is run all the same (the
  * requester saw it alive), so that no request is ever left unanswered. */
 static void *writer_exit(npkit_recorder *r) {
@@ -172,14 +207,19 @@ static void *writer_exit(npkit_recorder *r) {
 static void *writer_main(void *arg) {
   npkit_recorder *r = arg;
   npkit_signals_mask_thread();
+  uint64_t quick_ns = QUICK_IDLE_NS, last_mono = npkit_mono_ns();
   for (unsigned pass = 0; !atomic_load(&r->stop); pass++) {
-    uint64_t period_ms = writer_period_ms(r, pass);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts); /* sem_timedwait measures against CLOCK_REALTIME */
-    uint64_t ns = (uint64_t)ts.tv_nsec + period_ms * 1000000ull;
-    ts.tv_sec += (time_t)(ns / 1000000000ull);
-    ts.tv_nsec = (long)(ns % 1000000000ull);
-    while (sem_timedwait(&r->wake, &ts) != 0 && errno == EINTR) {
+    uint64_t now = npkit_realtime_ns(), regular = now + writer_period_ms(r, pass) * 1000000ull;
+    /* quick passes until the regular one is due */
+    for (;;) {
+      uint64_t at = now + quick_ns < regular ? now + quick_ns : regular;
+      writer_wait(r, at);
+      if (atomic_load(&r->stop) || atomic_load(&r->request_pending)) break;
+      now = npkit_realtime_ns();
+      if (now >= regular) break;
+      uint64_t mono = npkit_mono_ns();
+      quick_ns = quick_period_ns(r, drain_all(r, 0), mono - last_mono);
+      last_mono = mono;
     }
     if (atomic_load(&r->stop)) break;
     if (atomic_exchange(&r->request_pending, 0)) {
@@ -191,7 +231,9 @@ static void *writer_main(void *arg) {
       return NULL;
     }
     npkit_clock_check(writer_period_ms(r, pass + 1) * 1000000ull);
-    drain_all(r);
+    uint64_t mono = npkit_mono_ns();
+    quick_ns = quick_period_ns(r, drain_all(r, 1), mono - last_mono);
+    last_mono = mono;
     write_counters(r, 0);
     if (npkit_logw_error(r->log) != 0) {
       if (r->on_failure != NULL) r->on_failure();
@@ -216,7 +258,7 @@ int npkit_recorder_request(void (*fn)(void)) {
 void npkit_recorder_flush(void) {
   npkit_recorder *r = npkit_rec;
   if (r == NULL) return;
-  drain_all(r);
+  drain_all(r, 1);
   write_counters(r, 1);
 }
 
@@ -321,7 +363,7 @@ void npkit_recorder_stop(npkit_end_rec *end) {
     r->writer_running = 0;
   }
   npkit_clock_check(0); /* the last stretch of the clock map is measured too */
-  drain_all(r);
+  drain_all(r, 1);
   write_counters(r, 1);
   npkit_recorder_totals(&end->events_recorded, &end->events_dropped);
 }
