@@ -1,10 +1,13 @@
 /* Unit tests of the NPKit dump reader: event table and header parser, clock values, exact time
  * conversion, pairing structures, and conversion of hand-built buffers. */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "npkit_dump.h"
@@ -529,6 +532,99 @@ static void test_convert_cpu(void) {
         (unsigned long long)k.unpaired_exits);
 }
 
+/* ---- the dump folder ---- */
+
+static void write_text(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  CHECKF(f != NULL, "create %s", path);
+  if (f == NULL) return;
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A clock file that is a FIFO (nobody writes it) is refused as "not a regular file" at once:
+ * opening it for reading must not wait for a writer, in `npkit convert` nor in the runtime's
+ * dump source, which reads the clocks through the same npkit_dump_read_clocks. */
+static void test_clock_fifo(void) {
+  char dir[] = "/tmp/npkit_test_dump_XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    CHECKF(0, "mkdtemp");
+    return;
+  }
+  char fifo[512];
+  snprintf(fifo, sizeof fifo, "%s/gpu_clock_rate_rank_1", dir);
+  write_text(dir, "gpu_events_rank_0_buf_0", "0123456789abcdef");
+  write_text(dir, "gpu_events_rank_1_buf_0", "0123456789abcdef");
+  write_text(dir, "gpu_clock_rate_rank_0", "1410000\n");
+  write_text(dir, "cpu_clock_period_num_rank_0", "1\n");
+  write_text(dir, "cpu_clock_period_den_rank_0", "1000000000\n");
+  write_text(dir, "cpu_clock_period_num_rank_1", "1\n");
+  write_text(dir, "cpu_clock_period_den_rank_1", "1000000000\n");
+  CHECKF(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+  alarm(60); /* a blocking open would hang here: let the alarm end the test instead */
+  npkit_dump *d = NULL;
+  char err[256] = "";
+  int rc = npkit_dump_open(dir, &d, err, sizeof err);
+  CHECKF(rc == 0 && d != NULL, "npkit_dump_open: %d %s", rc, err);
+  if (d != NULL) {
+    const npkit_dump_rank *r0 = npkit_dump_find_rank(d, 0), *r1 = npkit_dump_find_rank(d, 1);
+    CHECKF(r0 != NULL && r0->clock_ok && r0->clock.gpu_khz == 1410000, "rank 0's clocks");
+    CHECKF(r1 != NULL && !r1->clock_ok, "rank 1's FIFO clock taken");
+    if (r1 != NULL) CHECK_CONTAINS(r1->clock_error, "gpu_clock_rate_rank_1: not a regular file");
+    npkit_dump_close(d);
+  }
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  npkit_dump_rank r = {.rank = 1};
+  npkit_dump_read_clocks(dfd, &r);
+  CHECKF(!r.clock_ok, "rank 1's clocks read through a FIFO");
+  CHECK_CONTAINS(r.clock_error, "not a regular file");
+  r = (npkit_dump_rank){.rank = 0};
+  npkit_dump_read_clocks(dfd, &r);
+  CHECKF(r.clock_ok && r.clock.cpu_den == 1000000000, "rank 0's clocks: %s", r.clock_error);
+  r = (npkit_dump_rank){.rank = 2};
+  npkit_dump_read_clocks(dfd, &r);
+  CHECK_CONTAINS(r.clock_error, "gpu_clock_rate_rank_2: missing");
+  close(dfd);
+  alarm(0);
+  static const char *names[] = {"gpu_events_rank_0_buf_0", "gpu_events_rank_1_buf_0", "gpu_clock_rate_rank_0",
+                                "cpu_clock_period_num_rank_0", "cpu_clock_period_den_rank_0",
+                                "cpu_clock_period_num_rank_1", "cpu_clock_period_den_rank_1",
+                                "gpu_clock_rate_rank_1"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
+static void test_names_and_selection(void) {
+  static const struct { const char *name; int rc; uint32_t rank, index; npkit_dump_source source; } cases[] = {
+      {"gpu_events_rank_3_buf_7", 0, 3, 7, NPKIT_SOURCE_GPU},
+      {"cpu_events_rank_0_channel_12", 0, 0, 12, NPKIT_SOURCE_CPU},
+      {"gpu_events_rank_03_buf_7", -2, 0, 0, NPKIT_SOURCE_GPU},       /* leading zero */
+      {"cpu_events_rank_1_channel_16777216", -2, 0, 0, NPKIT_SOURCE_CPU}, /* NPKIT_DUMP_MAX_INDEX */
+      {"gpu_events_rank_3_buf_", -1, 0, 0, NPKIT_SOURCE_GPU},
+      {"gpu_events_rank_x_buf_1", -1, 0, 0, NPKIT_SOURCE_GPU},
+      {"gpu_clock_rate_rank_0", -1, 0, 0, NPKIT_SOURCE_GPU},
+      {"npkit_event_trace.json", -1, 0, 0, NPKIT_SOURCE_GPU},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    uint32_t rank = 0, index = 0;
+    npkit_dump_source source = NPKIT_SOURCE_GPU;
+    int rc = npkit_dump_parse_event_name(cases[i].name, &rank, &source, &index);
+    CHECKF(rc == cases[i].rc, "%s: %d", cases[i].name, rc);
+    if (rc == 0)
+      CHECKF(rank == cases[i].rank && index == cases[i].index && source == cases[i].source, "%s: %u %u %d",
+             cases[i].name, rank, index, (int)source);
+  }
+  static const uint32_t sel[] = {0, 2, 5, 9};
+  CHECK(npkit_dump_rank_listed(sel, 4, 0) && npkit_dump_rank_listed(sel, 4, 5) && npkit_dump_rank_listed(sel, 4, 9));
+  CHECK(!npkit_dump_rank_listed(sel, 4, 1) && !npkit_dump_rank_listed(sel, 4, 10) && !npkit_dump_rank_listed(sel, 0, 0));
+}
+
 int main(void) {
   test_builtin_table();
   test_header_parser();
@@ -540,5 +636,7 @@ int main(void) {
   test_gpu_lanes();
   test_convert_gpu();
   test_convert_cpu();
+  test_names_and_selection();
+  test_clock_fifo();
   return check_exit_code("test_npkit_dump");
 }
