@@ -211,47 +211,71 @@ static int add_note(npkit_log_reader *r, const unsigned char *p) {
   return 0;
 }
 
+/* The key of a COMM, THREAD or COUNTERS record in its table (the latest record of a key wins);
+ * a name is terminated here too, so that a damaged one cannot run past its field. */
+static uint64_t comm_key(void *rec) {
+  npkit_comm_rec *c = rec;
+  c->name[sizeof(c->name) - 1] = '\0';
+  return c->local_id;
+}
+
+static uint64_t thread_key(void *rec) {
+  npkit_thread_rec *t = rec;
+  t->name[sizeof(t->name) - 1] = '\0';
+  return t->index;
+}
+
+static uint64_t counter_key(void *rec) {
+  const npkit_counter_rec *c = rec;
+  return ((uint64_t)c->thread << 32) | c->source;
+}
+
+/* Copies each record of a COMM, THREAD or COUNTERS block (records of `size` bytes, or longer ones
+ * of a later version) into table t.  Returns NULL, or why the block is corrupt; sets *oom when
+ * a record found no room (*full: because the table holds all the keys it may). */
+static const char *add_records(keyed_table *t, const npkit_block_header *bh, const unsigned char *p, size_t size,
+                               uint64_t (*key_of)(void *rec), int *full, int *oom) {
+  union {
+    npkit_comm_rec comm;
+    npkit_thread_rec thread;
+    npkit_counter_rec counter;
+  } rec;
+  uint64_t stride;
+  const char *why = check_records(bh->count, bh->size, size, &stride);
+  if (why != NULL) return why;
+  for (uint32_t i = 0; i < bh->count; i++) {
+    memcpy(&rec, p + i * stride, size);
+    void *slot = table_add(t, key_of(&rec), full);
+    if (slot == NULL) {
+      *oom = 1;
+      return NULL;
+    }
+    memcpy(slot, &rec, size);
+  }
+  return NULL;
+}
+
 /* Parses one non-event block whose payload is in p.  Returns NULL, or why it is corrupt; sets
  * *nomem on allocation failure. */
 static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_block_header *bh,
                                const unsigned char *p, int *nomem) {
   uint64_t stride;
   const char *why;
-  int full = 0;
+  int full = 0, oom = 0;
   *nomem = 0;
   switch (bh->type) {
   case NPKIT_BLOCK_COMM:
-    if ((why = check_records(bh->count, bh->size, sizeof(npkit_comm_rec), &stride)) != NULL) return why;
-    for (uint32_t i = 0; i < bh->count; i++) {
-      npkit_comm_rec c;
-      memcpy(&c, p + i * stride, sizeof(c));
-      c.name[sizeof(c.name) - 1] = '\0';
-      npkit_comm_rec *slot = table_add(&s->comms, c.local_id, &full);
-      if (slot == NULL) goto oom;
-      *slot = c;
-    }
-    return NULL;
+    why = add_records(&s->comms, bh, p, sizeof(npkit_comm_rec), comm_key, &full, &oom);
+    if (oom) goto oom;
+    return why;
   case NPKIT_BLOCK_THREAD:
-    if ((why = check_records(bh->count, bh->size, sizeof(npkit_thread_rec), &stride)) != NULL) return why;
-    for (uint32_t i = 0; i < bh->count; i++) {
-      npkit_thread_rec t;
-      memcpy(&t, p + i * stride, sizeof(t));
-      t.name[sizeof(t.name) - 1] = '\0';
-      npkit_thread_rec *slot = table_add(&s->threads, t.index, &full);
-      if (slot == NULL) goto oom;
-      *slot = t;
-    }
-    return NULL;
+    why = add_records(&s->threads, bh, p, sizeof(npkit_thread_rec), thread_key, &full, &oom);
+    if (oom) goto oom;
+    return why;
   case NPKIT_BLOCK_COUNTERS:
-    if ((why = check_records(bh->count, bh->size, sizeof(npkit_counter_rec), &stride)) != NULL) return why;
-    for (uint32_t i = 0; i < bh->count; i++) {
-      npkit_counter_rec c;
-      memcpy(&c, p + i * stride, sizeof(c));
-      npkit_counter_rec *slot = table_add(&s->counters, ((uint64_t)c.thread << 32) | c.source, &full);
-      if (slot == NULL) goto oom;
-      *slot = c;
-    }
-    return NULL;
+    why = add_records(&s->counters, bh, p, sizeof(npkit_counter_rec), counter_key, &full, &oom);
+    if (oom) goto oom;
+    return why;
   case NPKIT_BLOCK_PROCESS:
     if (bh->count < 1) return "PROCESS block without a record";
     if ((why = check_records(bh->count, bh->size, sizeof(npkit_process_rec), &stride)) != NULL) return why;
