@@ -2,6 +2,7 @@
 
 #include "crc32c.h"
 #include "grow.h"
+#include "sorted_find.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,8 +33,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Reads exactly n bytes at off; -1 with errno (EIO for a short read) otherwise. */
-static int read_at(int fd, void *buf, size_t n, uint64_t off) {
+int npkit_read_at(int fd, void *buf, size_t n, uint64_t off) {
   unsigned char *p = buf;
   while (n > 0) {
     ssize_t k = pread(fd, p, n, (off_t)off);
@@ -395,7 +395,7 @@ static const char *judge_header(const npkit_log_reader *r, uint64_t off, block_a
     snprintf(why, wlen, "incomplete block header: %llu of %zu bytes", (unsigned long long)left, sizeof(*bh));
     return why;
   }
-  if (read_at(r->fd, bh, sizeof(*bh), off) != 0) goto io_error;
+  if (npkit_read_at(r->fd, bh, sizeof(*bh), off) != 0) goto io_error;
   left -= sizeof(*bh);
   const char *name = npkit_block_type_name(bh->type);
   if (bh->magic != NPKIT_BLOCK_MAGIC) {
@@ -430,7 +430,7 @@ static const char *judge_header(const npkit_log_reader *r, uint64_t off, block_a
     snprintf(why, wlen, "incomplete %s block: its checksum is missing", name);
     return why;
   }
-  if (read_at(r->fd, &ch, sizeof(ch), b->next) != 0) goto io_error;
+  if (npkit_read_at(r->fd, &ch, sizeof(ch), b->next) != 0) goto io_error;
   if (ch.magic != NPKIT_BLOCK_MAGIC || ch.type != NPKIT_BLOCK_CHECK || ch.count != 1 || ch.size < sizeof(rec) ||
       ch.size % 8 != 0 || ch.size > MAX_CHECK_SIZE) {
     snprintf(why, wlen, "corrupt %s block: no checksum after it", name);
@@ -441,7 +441,7 @@ static const char *judge_header(const npkit_log_reader *r, uint64_t off, block_a
     snprintf(why, wlen, "incomplete %s block: its checksum is cut", name);
     return why;
   }
-  if (read_at(r->fd, &rec, sizeof(rec), b->next + sizeof(ch)) != 0) goto io_error;
+  if (npkit_read_at(r->fd, &rec, sizeof(rec), b->next + sizeof(ch)) != 0) goto io_error;
   b->crc = rec.crc32c;
   b->has_crc = 1;
   b->next += sizeof(ch) + ch.size;
@@ -460,7 +460,7 @@ static int verify_block(const npkit_log_reader *r, scan_state *s, uint64_t off, 
   uint32_t crc = npkit_crc32c(0, &b->bh, sizeof(b->bh));
   for (uint64_t done = 0; done < b->bh.size;) {
     size_t k = b->bh.size - done < chunk ? (size_t)(b->bh.size - done) : chunk;
-    if (read_at(r->fd, s->payload, k, off + sizeof(b->bh) + done) != 0) return -1;
+    if (npkit_read_at(r->fd, s->payload, k, off + sizeof(b->bh) + done) != 0) return -1;
     crc = npkit_crc32c(crc, s->payload, k);
     done += k;
   }
@@ -487,7 +487,7 @@ static int intact_at(const npkit_log_reader *r, scan_state *s, uint64_t off, int
   if (b.next == r->file_size) return 1;
   uint32_t magic;
   if (r->file_size - b.next < sizeof(magic)) return 0;
-  if (read_at(r->fd, &magic, sizeof(magic), b.next) != 0) return -1;
+  if (npkit_read_at(r->fd, &magic, sizeof(magic), b.next) != 0) return -1;
   return magic == NPKIT_BLOCK_MAGIC;
 }
 
@@ -500,7 +500,7 @@ static int64_t find_intact(const npkit_log_reader *r, scan_state *s, uint64_t fr
   *rejected = 0;
   for (uint64_t at = from; at + sizeof(npkit_block_header) <= r->file_size;) {
     size_t k = r->file_size - at < sizeof(buf) ? (size_t)(r->file_size - at) : sizeof(buf);
-    if (read_at(r->fd, buf, k, at) != 0) return -1;
+    if (npkit_read_at(r->fd, buf, k, at) != 0) return -1;
     const unsigned char *p = buf, *end = buf + k;
     while ((size_t)(end - p) >= sizeof(want) && (p = memmem(p, (size_t)(end - p), &want, sizeof(want))) != NULL) {
       int is_check, ok = intact_at(r, s, at + (uint64_t)(p - buf), &is_check);
@@ -545,7 +545,7 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
       }
     } else if (meta) {
       if (grow_payload(s, bh->size) != 0) goto oom;
-      if (bh->size > 0 && read_at(r->fd, s->payload, bh->size, off + sizeof(*bh)) != 0) goto io_error;
+      if (bh->size > 0 && npkit_read_at(r->fd, s->payload, bh->size, off + sizeof(*bh)) != 0) goto io_error;
     }
     if (why == NULL && meta) {
       int nomem;
@@ -601,7 +601,7 @@ static int check_header(npkit_log_reader *r, char *err, size_t errlen) {
     set_err(err, errlen, "%s: empty file, not an npkit log", r->path);
     return NPKIT_READER_EFORMAT;
   }
-  if (read_at(r->fd, raw, have, 0) != 0) {
+  if (npkit_read_at(r->fd, raw, have, 0) != 0) {
     set_err(err, errlen, "%s: read error: %s", r->path, strerror(errno));
     return NPKIT_READER_EIO;
   }
@@ -814,7 +814,7 @@ int npkit_reader_next_block(const npkit_log_reader *r, uint64_t *pos, npkit_bloc
       *pos = p;
       return 0;
     }
-    if (r->data_end - p < sizeof(*bh) || read_at(r->fd, bh, sizeof(*bh), p) != 0 || bh->magic != NPKIT_BLOCK_MAGIC ||
+    if (r->data_end - p < sizeof(*bh) || npkit_read_at(r->fd, bh, sizeof(*bh), p) != 0 || bh->magic != NPKIT_BLOCK_MAGIC ||
         bh->size > r->data_end - p - sizeof(*bh))
       return NPKIT_READER_EIO;
     uint64_t at = p + sizeof(*bh);
@@ -850,7 +850,7 @@ int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, si
       }
     }
     size_t k = c->block_left < c->buf_records ? (size_t)c->block_left : c->buf_records;
-    if (read_at(r->fd, c->buf, k * r->record_size, c->next_record) != 0) goto changed;
+    if (npkit_read_at(r->fd, c->buf, k * r->record_size, c->next_record) != 0) goto changed;
     c->next_record += (uint64_t)k * r->record_size;
     c->block_left -= k;
     c->n = k;
@@ -895,18 +895,17 @@ char *npkit_reader_version_note(const npkit_log_reader *r, char *buf, size_t len
 
 /* ---- lookups ---- */
 
+NPKIT_SORTED_FIND(find_comm, npkit_comm_rec, uint32_t, local_id)
+NPKIT_SORTED_FIND(find_thread, npkit_thread_rec, uint32_t, index)
+NPKIT_SORTED_FIND(find_string, npkit_log_string, uint32_t, id)
+
 size_t npkit_reader_comm_pos(const npkit_log_reader *r, uint32_t local_id, size_t *hint) {
   if (hint != NULL && *hint < r->n_comms && r->comms[*hint].local_id == local_id) return *hint;
-  size_t lo = 0, hi = r->n_comms;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (r->comms[mid].local_id == local_id) {
-      if (hint != NULL) *hint = mid;
-      return mid;
-    }
-    if (r->comms[mid].local_id < local_id) lo = mid + 1; else hi = mid;
-  }
-  return SIZE_MAX;
+  const npkit_comm_rec *c = find_comm(r->comms, r->n_comms, local_id);
+  if (c == NULL) return SIZE_MAX;
+  size_t pos = (size_t)(c - r->comms);
+  if (hint != NULL) *hint = pos;
+  return pos;
 }
 
 const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id) {
@@ -915,23 +914,11 @@ const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t loca
 }
 
 const npkit_thread_rec *npkit_reader_thread(const npkit_log_reader *r, uint32_t index) {
-  size_t lo = 0, hi = r->n_threads;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (r->threads[mid].index == index) return &r->threads[mid];
-    if (r->threads[mid].index < index) lo = mid + 1; else hi = mid;
-  }
-  return NULL;
+  return find_thread(r->threads, r->n_threads, index);
 }
 
 const npkit_log_string *npkit_reader_string(const npkit_log_reader *r, uint32_t id) {
-  size_t lo = 0, hi = r->n_strings;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (r->strings[mid].id == id) return &r->strings[mid];
-    if (r->strings[mid].id < id) lo = mid + 1; else hi = mid;
-  }
-  return NULL;
+  return find_string(r->strings, r->n_strings, id);
 }
 
 const char *npkit_block_type_name(unsigned type) {

@@ -161,6 +161,11 @@ const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t loca
 const npkit_thread_rec *npkit_reader_thread(const npkit_log_reader *r, uint32_t index);
 const npkit_log_string *npkit_reader_string(const npkit_log_reader *r, uint32_t id);
 
+/* Reads exactly n bytes at off with pread (EINTR retried): 0, or -1 with errno (EIO for a short
+ * read, the file having ended).  The one read of every reader of the log's files: the reader
+ * itself, the stack table, the merge's spill files. */
+int npkit_read_at(int fd, void *buf, size_t n, uint64_t off);
+
 /* "EVENTS", "COMM", ..., "unknown". */
 const char *npkit_block_type_name(unsigned type);
 

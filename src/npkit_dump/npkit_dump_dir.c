@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "sorted_find.h"
 
 typedef struct scan {
   npkit_dump_file *files;
@@ -294,17 +295,10 @@ int npkit_dump_rank_listed(const uint32_t *ranks, size_t n, uint32_t rank) {
   return 0;
 }
 
+NPKIT_SORTED_FIND(find_rank, npkit_dump_rank, uint32_t, rank)
+
 const npkit_dump_rank *npkit_dump_find_rank(const npkit_dump *d, uint32_t rank) {
-  size_t lo = 0, hi = d->n_ranks;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (d->ranks[mid].rank == rank) return &d->ranks[mid];
-    if (d->ranks[mid].rank < rank)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return NULL;
+  return find_rank(d->ranks, d->n_ranks, rank);
 }
 
 void npkit_dump_file_label(char *out, size_t outlen, uint32_t rank, npkit_dump_source source, uint32_t index) {
