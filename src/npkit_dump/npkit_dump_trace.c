@@ -319,25 +319,17 @@ static void put_other_data(tw *t, const npkit_dump *d, const npkit_dump_counters
   list_flush(t);
   npkit_json_key(w, "otherData");
   npkit_json_begin_object(w);
-  npkit_json_key(w, "tool");
-  npkit_json_string(w, "npkit-preload");
-  npkit_json_key(w, "version");
-  npkit_json_string(w, NPKIT_VERSION_STRING);
-  npkit_json_key(w, "source");
-  npkit_json_string(w, "NPKit dump");
-  npkit_json_key(w, "dump_dir");
-  npkit_json_string(w, d->dir);
-  npkit_json_key(w, "event_table");
-  npkit_json_string(w, t->o->table_source != NULL ? t->o->table_source : "built-in (NPKit patch for NCCL 2.17.1)");
-  npkit_json_key(w, "clock");
-  npkit_json_string(w, "CLOCK_REALTIME");
-  npkit_json_key(w, "base_ns");
-  npkit_json_string(w, base);
-  npkit_json_key(w, "aligned");
-  npkit_json_bool(w, t->aligned);
+  npkit_json_kv_string(w, "tool", "npkit-preload");
+  npkit_json_kv_string(w, "version", NPKIT_VERSION_STRING);
+  npkit_json_kv_string(w, "source", "NPKit dump");
+  npkit_json_kv_string(w, "dump_dir", d->dir);
+  npkit_json_kv_string(w, "event_table",
+                       t->o->table_source != NULL ? t->o->table_source : "built-in (NPKit patch for NCCL 2.17.1)");
+  npkit_json_kv_string(w, "clock", "CLOCK_REALTIME");
+  npkit_json_kv_string(w, "base_ns", base);
+  npkit_json_kv_bool(w, "aligned", t->aligned);
   put_count(w, "ranks", t->ranks);
-  npkit_json_key(w, "rank_list");
-  npkit_json_string(w, t->rank_list);
+  npkit_json_kv_string(w, "rank_list", t->rank_list);
   put_count(w, "tracks", t->tracks);
   put_count(w, "files", c->files);
   put_count(w, "bytes", c->bytes);
@@ -346,8 +338,7 @@ static void put_other_data(tw *t, const npkit_dump *d, const npkit_dump_counters
   put_count(w, "point_events", c->point_events);
   put_count(w, "unpaired_entries", c->unpaired_entries);
   put_count(w, "unpaired_exits", c->unpaired_exits);
-  npkit_json_key(w, "unpaired_shown_as");
-  npkit_json_string(w, "instant events (ph i, cat npkit_unpaired)");
+  npkit_json_kv_string(w, "unpaired_shown_as", "instant events (ph i, cat npkit_unpaired)");
   put_count(w, "unknown_ids", c->unknown_ids);
   put_count(w, "invalid_events", c->invalid_events);
   put_count(w, "out_of_order", c->out_of_order);
@@ -383,8 +374,7 @@ int npkit_dump_write_trace(const npkit_dump *d, const npkit_dump_trace_opts *opt
   }
   npkit_json *w = &t->w;
   npkit_json_begin_object(w);
-  npkit_json_key(w, "displayTimeUnit");
-  npkit_json_string(w, "ns");
+  npkit_json_kv_string(w, "displayTimeUnit", "ns");
   npkit_json_key(w, "traceEvents");
   npkit_json_begin_array(w);
 

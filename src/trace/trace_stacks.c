@@ -120,14 +120,11 @@ void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_json *w) {
     npkit_json_raw(w, "\n", 1); /* whitespace: one node per line */
     npkit_json_key(w, id);
     npkit_json_begin_object(w);
-    npkit_json_key(w, "name");
-    npkit_json_string(w, f->nodes[i].name);
-    npkit_json_key(w, "category");
-    npkit_json_string(w, "npkit");
+    npkit_json_kv_string(w, "name", f->nodes[i].name);
+    npkit_json_kv_string(w, "category", "npkit");
     if (f->nodes[i].parent != 0) {
       snprintf(id, sizeof id, "%" PRId64 ".%" PRIu32, f->pid, f->nodes[i].parent - 1);
-      npkit_json_key(w, "parent");
-      npkit_json_string(w, id);
+      npkit_json_kv_string(w, "parent", id);
     }
     npkit_json_end_object(w);
   }
