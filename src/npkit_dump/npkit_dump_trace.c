@@ -11,6 +11,7 @@
 #include "event_facts.h"
 #include "grow.h"
 #include "json_writer.h"
+#include "npkit_dump_diag.h"
 
 #ifndef NPKIT_VERSION_STRING
 #define NPKIT_VERSION_STRING "unknown"
@@ -33,9 +34,7 @@ typedef struct tw {
   char pid_text[16]; /* ",\"pid\":R+1" */
   size_t pid_len;
   uint64_t ranks;
-  char rank_list[256]; /* "0-3,5" */
-  uint32_t list_first, list_last;
-  int list_has, list_full;
+  npkit_rank_set rank_list; /* "0-3,5" */
 
   int have_buf; /* the buffer whose tracks are in lane_tid */
   uint32_t buf_index;
@@ -63,22 +62,6 @@ static int64_t sub_sat(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_sub_overflow(a, b, &r)) return a > b ? INT64_MAX : INT64_MIN;
   return r;
-}
-
-static void list_flush(tw *t) {
-  if (!t->list_has || t->list_full) return;
-  size_t n = strlen(t->rank_list);
-  char part[32];
-  if (t->list_first == t->list_last)
-    snprintf(part, sizeof(part), "%s%u", n ? "," : "", t->list_first);
-  else
-    snprintf(part, sizeof(part), "%s%u-%u", n ? "," : "", t->list_first, t->list_last);
-  if (n + strlen(part) + 4 >= sizeof(t->rank_list)) {
-    snprintf(t->rank_list + n, sizeof(t->rank_list) - n, ",...");
-    t->list_full = 1;
-    return;
-  }
-  memcpy(t->rank_list + n, part, strlen(part) + 1);
 }
 
 /* ---- metadata ---- */
@@ -114,13 +97,7 @@ static void new_rank(tw *t, uint32_t rank) {
   t->have_rank = 1;
   t->rank = rank;
   t->ranks++;
-  if (t->list_has && rank == t->list_last + 1) {
-    t->list_last = rank;
-  } else {
-    list_flush(t);
-    t->list_first = t->list_last = rank;
-    t->list_has = 1;
-  }
+  npkit_rank_set_add(&t->rank_list, rank);
   char *p = t->pid_text;
   NPKIT_PUT(p, ",\"pid\":");
   p = npkit_fmt_u64(p, (uint64_t)rank + 1);
@@ -316,7 +293,6 @@ static void put_other_data(tw *t, const npkit_dump *d, const npkit_dump_counters
   npkit_json *w = &t->w;
   char base[32];
   snprintf(base, sizeof(base), "%lld", (long long)t->base_ns);
-  list_flush(t);
   npkit_json_key(w, "otherData");
   npkit_json_begin_object(w);
   npkit_json_kv_string(w, "tool", "npkit-preload");
@@ -329,7 +305,7 @@ static void put_other_data(tw *t, const npkit_dump *d, const npkit_dump_counters
   npkit_json_kv_string(w, "base_ns", base);
   npkit_json_kv_bool(w, "aligned", t->aligned);
   put_count(w, "ranks", t->ranks);
-  npkit_json_kv_string(w, "rank_list", t->rank_list);
+  npkit_json_kv_string(w, "rank_list", npkit_rank_set_text(&t->rank_list));
   put_count(w, "tracks", t->tracks);
   put_count(w, "files", c->files);
   put_count(w, "bytes", c->bytes);
