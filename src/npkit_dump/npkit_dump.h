@@ -147,8 +147,11 @@ typedef struct npkit_dump {
  * memory is short, or there is no gpu_events_* / cpu_events_* file at all; a rank with bad clock
  * files is kept with clock_ok = 0 and its reason. */
 int npkit_dump_open(const char *dir, npkit_dump **out, char *err, size_t errlen);
+/* Frees a dump of npkit_dump_open, or one built by hand of malloc'd dir, files and ranks. */
 void npkit_dump_close(npkit_dump *d);
 const npkit_dump_rank *npkit_dump_find_rank(const npkit_dump *d, uint32_t rank);
+/* The order of npkit_dump.files (rank, source, index), for qsort. */
+int npkit_dump_file_cmp(const void *a, const void *b);
 /* Whether rank is one of ranks[0..n), sorted ascending (a selection of ranks). */
 int npkit_dump_rank_listed(const uint32_t *ranks, size_t n, uint32_t rank);
 

@@ -82,7 +82,7 @@ static int add_clock(scan *s, uint32_t rank) {
   return 0;
 }
 
-static int cmp_file(const void *a, const void *b) {
+int npkit_dump_file_cmp(const void *a, const void *b) {
   const npkit_dump_file *x = a, *y = b;
   if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
   if (x->source != y->source) return x->source < y->source ? -1 : 1;
@@ -253,7 +253,7 @@ int npkit_dump_open(const char *dir, npkit_dump **out, char *err, size_t errlen)
     rc = NPKIT_DUMP_ENOENT;
     goto fail_msg;
   }
-  qsort(s.files, s.n_files, sizeof(*s.files), cmp_file);
+  qsort(s.files, s.n_files, sizeof(*s.files), npkit_dump_file_cmp);
   d->files = s.files;
   d->n_files = s.n_files;
   s.files = NULL;

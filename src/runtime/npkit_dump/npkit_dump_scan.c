@@ -74,13 +74,6 @@ static int seen_update(npkit_dump_seen *s, uint64_t key, const struct stat *st) 
 
 /* ---- the scan ---- */
 
-static int cmp_file(const void *a, const void *b) {
-  const npkit_dump_file *x = a, *y = b;
-  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-  if (x->source != y->source) return x->source < y->source ? -1 : 1;
-  return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /* Groups the (sorted) files into ranks and reads each rank's clocks. */
 static int build_ranks(npkit_dump *d, int dfd) {
   d->ranks = calloc(d->n_files, sizeof *d->ranks);
@@ -104,14 +97,6 @@ static int build_ranks(npkit_dump *d, int dfd) {
     }
   }
   return 0;
-}
-
-void npkit_dump_scan_free(npkit_dump *d) {
-  if (d == NULL) return;
-  free(d->dir);
-  free(d->files);
-  free(d->ranks);
-  free(d);
 }
 
 int npkit_dump_scan_new_files(const char *dir, npkit_dump_seen *seen, const npkit_dump_scan_opts *o,
@@ -171,7 +156,7 @@ int npkit_dump_scan_new_files(const char *dir, npkit_dump_seen *seen, const npki
   }
   closedir(dp);
   if (rc == 0 && n > 0) {
-    qsort(files, n, sizeof *files, cmp_file);
+    qsort(files, n, sizeof *files, npkit_dump_file_cmp);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
       if (res->bytes + files[i].size > o->max_bytes || res->files_over_limit > 0) {
@@ -196,7 +181,7 @@ int npkit_dump_scan_new_files(const char *dir, npkit_dump_seen *seen, const npki
       d->total_bytes = res->bytes;
       files = NULL;
       if (build_ranks(d, dfd) != 0) {
-        npkit_dump_scan_free(d);
+        npkit_dump_close(d);
         snprintf(err, errlen, "%s: out of memory", dir);
         rc = -1;
       } else {

@@ -243,7 +243,7 @@ static int read_ranks(const uint32_t *want, size_t n_want, uint32_t trigger, uin
          (double)sr.bytes_over_limit / 1048576.0, dir, dir);
   if (sr.dump == NULL) return 0;
   convert(&sr, trigger, comm, thread, t0);
-  npkit_dump_scan_free(sr.dump);
+  npkit_dump_close(sr.dump);
   return 1;
 }
 
