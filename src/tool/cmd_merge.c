@@ -162,13 +162,6 @@ static void summary(const char *output, const npkit_merge_stats *st) {
 
 /* Checks of option values, for npkit_cli_parse. */
 
-static int need_name(const char *v, void *to) {
-  (void)to;
-  if (v[0] != '\0') return 0;
-  npkit_cli_usage_error("merge", "empty output name");
-  return -1;
-}
-
 static int take_size(const char *v, void *to) {
   if (parse_size(v, to) == 0) return 0;
   npkit_cli_usage_error("merge", "--warn-size takes a size such as 1G, 500M or 64k, not '%s'", v);
@@ -198,26 +191,18 @@ int npkit_cmd_merge(int argc, char **argv) {
   const npkit_cli_option options[] = {
       {"-q", "--quiet", .flag = &quiet},
       {"--no-align", "--no-align", .flag = &no_align},
-      {"-o", "--output", .value = &output, .check = need_name},
+      {"-o", "--output", .value = &output, .nonempty = "output name"},
       {"--window", "--window", .check = take_window, .to = &o.filter},
       {"--warn-size", "--warn-size", .check = take_size, .to = &warn_size},
       {"--ranks", "--ranks", .check = take_ranks, .to = &o.filter},
       {"--ops", "--ops", .check = take_ops, .to = &o.filter},
   };
   const npkit_cli_spec spec = {"merge", help, options, sizeof(options) / sizeof(options[0]), NULL};
-  char **paths;
-  size_t n_paths;
-  int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
+  npkit_job job;
+  size_t n_inputs;
+  int parsed = npkit_cli_open_job(&spec, argc, argv, &job, &n_inputs);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
-  npkit_job job;
-  if (npkit_job_open(&job, paths, n_paths, err, sizeof(err)) != 0) {
-    fprintf(stderr, "npkit merge: %s\n", err);
-    npkit_job_free(&job);
-    npkit_job_free_inputs(paths, n_paths);
-    return NPKIT_EXIT_FAIL;
-  }
-  npkit_cli_render_missing("merge", &job);
 
   int to_stdout = strcmp(output, "-") == 0, gz = !to_stdout && has_suffix(output, ".gz");
   char *tmp = NULL, *dir = to_stdout ? NULL : folder_of(output);
@@ -232,7 +217,6 @@ int npkit_cmd_merge(int argc, char **argv) {
       free(tmp);
       free(dir);
       npkit_job_free(&job);
-      npkit_job_free_inputs(paths, n_paths);
       return NPKIT_EXIT_FAIL;
     }
     memcpy(tmp, output, n);
@@ -243,11 +227,10 @@ int npkit_cmd_merge(int argc, char **argv) {
       free(tmp);
       free(dir);
       npkit_job_free(&job);
-      npkit_job_free_inputs(paths, n_paths);
       return NPKIT_EXIT_FAIL;
     }
   }
-  rc = merge_to(fd, gz, &job, n_paths, &o, &st, err, sizeof(err));
+  rc = merge_to(fd, gz, &job, n_inputs, &o, &st, err, sizeof(err));
   if (!to_stdout) {
     if (close(fd) != 0 && rc == 0) {
       snprintf(err, sizeof(err), "%s: %s", tmp, strerror(errno));
@@ -270,6 +253,5 @@ int npkit_cmd_merge(int argc, char **argv) {
   npkit_job_free(&job);
   free(tmp);
   free(dir);
-  npkit_job_free_inputs(paths, n_paths);
   return rc == 0 ? NPKIT_EXIT_OK : NPKIT_EXIT_FAIL;
 }
