@@ -11,6 +11,7 @@
 #include "event_facts.h"
 #include "grow.h"
 #include "json_writer.h"
+#include "out_file.h"
 #include "npkit_dump_diag.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -390,55 +391,18 @@ int npkit_dump_trace_file(const char *dump_dir, const char *json_path, const npk
   npkit_dump *d;
   int rc = npkit_dump_open(dump_dir, &d, err, errlen);
   if (rc != 0) return rc;
-  if (strcmp(json_path, "-") == 0) {
-    rc = npkit_dump_write_trace(d, opts, STDOUT_FILENO, result, err, errlen);
-    npkit_dump_close(d);
-    return rc;
-  }
-  /* A device, a pipe or a symbolic link is written in place: a rename would replace it. */
-  struct stat st;
-  if (lstat(json_path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    int fd = open(json_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) {
-      if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-      npkit_dump_close(d);
-      return NPKIT_DUMP_EIO;
-    }
-    rc = npkit_dump_write_trace(d, opts, fd, result, err, errlen);
-    if (close(fd) != 0 && rc == 0) {
-      if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
+  npkit_out_file out;
+  char msg[512];
+  if (npkit_out_open(&out, json_path, msg, sizeof(msg)) != 0) {
+    rc = errno == ENOMEM ? NPKIT_DUMP_ENOMEM : NPKIT_DUMP_EIO;
+    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s", msg);
+  } else {
+    rc = npkit_dump_write_trace(d, opts, out.fd, result, err, errlen);
+    if (npkit_out_close(&out, rc, msg, sizeof(msg)) != rc) { /* closing or renaming failed */
       rc = NPKIT_DUMP_EIO;
+      if (err != NULL && errlen > 0) snprintf(err, errlen, "%s", msg);
     }
-    npkit_dump_close(d);
-    return rc;
   }
-  size_t n = strlen(json_path);
-  char *partial = malloc(n + sizeof(".partial"));
-  if (partial == NULL) {
-    npkit_dump_close(d);
-    if (err != NULL && errlen > 0) snprintf(err, errlen, "out of memory");
-    return NPKIT_DUMP_ENOMEM;
-  }
-  memcpy(partial, json_path, n);
-  memcpy(partial + n, ".partial", sizeof(".partial"));
-  int fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", partial, strerror(errno));
-    free(partial);
-    npkit_dump_close(d);
-    return NPKIT_DUMP_EIO;
-  }
-  rc = npkit_dump_write_trace(d, opts, fd, result, err, errlen);
-  if (close(fd) != 0 && rc == 0) {
-    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", partial, strerror(errno));
-    rc = NPKIT_DUMP_EIO;
-  }
-  if (rc == 0 && rename(partial, json_path) != 0) {
-    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-    rc = NPKIT_DUMP_EIO;
-  }
-  if (rc != 0) unlink(partial);
-  free(partial);
   npkit_dump_close(d);
   return rc;
 }

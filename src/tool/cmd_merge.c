@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "merge_trace.h"
+#include "out_file.h"
 #include "job.h"
 #include "report_model.h"
 
@@ -205,43 +206,22 @@ int npkit_cmd_merge(int argc, char **argv) {
   if (no_align) o.align = 0;
 
   int to_stdout = strcmp(output, "-") == 0, gz = !to_stdout && has_suffix(output, ".gz");
-  char *tmp = NULL, *dir = to_stdout ? NULL : folder_of(output);
-  int fd = 1, rc;
+  char *dir = to_stdout ? NULL : folder_of(output);
   npkit_merge_stats st = {0};
+  npkit_out_file out;
   o.tmp_dir = dir;
-  if (!to_stdout) {
-    size_t n = strlen(output);
-    tmp = malloc(n + sizeof(".partial"));
-    if (tmp == NULL || dir == NULL) {
-      fprintf(stderr, "npkit merge: out of memory\n");
-      free(tmp);
-      free(dir);
-      npkit_job_free(&job);
-      return NPKIT_EXIT_FAIL;
-    }
-    memcpy(tmp, output, n);
-    memcpy(tmp + n, ".partial", sizeof(".partial"));
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      fprintf(stderr, "npkit merge: %s: %s\n", tmp, strerror(errno));
-      free(tmp);
-      free(dir);
-      npkit_job_free(&job);
-      return NPKIT_EXIT_FAIL;
-    }
+  if (!to_stdout && dir == NULL) {
+    fprintf(stderr, "npkit merge: out of memory\n");
+    npkit_job_free(&job);
+    return NPKIT_EXIT_FAIL;
   }
-  rc = merge_to(fd, gz, &job, n_inputs, &o, &st, err, sizeof(err));
-  if (!to_stdout) {
-    if (close(fd) != 0 && rc == 0) {
-      snprintf(err, sizeof(err), "%s: %s", tmp, strerror(errno));
-      rc = -1;
-    }
-    if (rc == 0 && rename(tmp, output) != 0) {
-      snprintf(err, sizeof(err), "%s: %s", output, strerror(errno));
-      rc = -1;
-    }
-    if (rc != 0) unlink(tmp);
+  if (npkit_out_open(&out, output, err, sizeof(err)) != 0) {
+    fprintf(stderr, "npkit merge: %s\n", err);
+    free(dir);
+    npkit_job_free(&job);
+    return NPKIT_EXIT_FAIL;
   }
+  int rc = npkit_out_close(&out, merge_to(out.fd, gz, &job, n_inputs, &o, &st, err, sizeof(err)), err, sizeof(err));
   for (size_t i = 0; i < st.n_warnings; i++) fprintf(stderr, "npkit merge: warning: %s\n", st.warnings[i]);
   if (rc != 0) {
     fprintf(stderr, "npkit merge: %s\n", err);
@@ -251,7 +231,6 @@ int npkit_cmd_merge(int argc, char **argv) {
   }
   npkit_merge_stats_free(&st);
   npkit_job_free(&job);
-  free(tmp);
   free(dir);
   return rc == 0 ? NPKIT_EXIT_OK : NPKIT_EXIT_FAIL;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "nccl_names.h"
+#include "out_file.h"
 #include "trace_api.h"
 #include "trace_source.h"
 #include "trace_stacks.h"
@@ -394,70 +395,20 @@ static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, c
   return rc;
 }
 
-/* Whether json_path may be written as json_path.partial and renamed over it. */
-static int is_regular_or_absent(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return errno == ENOENT;
-  return S_ISREG(st.st_mode);
-}
-
 int npkit_render_trace(const char *log_path, const char *json_path, npkit_render_stats *stats, char *err,
                        size_t errlen) {
   npkit_log_reader *r;
   npkit_render_stats local;
-  char *tmp = NULL;
-  int fd = 1, rc;
+  npkit_out_file out;
 
   if (stats == NULL) stats = &local;
   memset(stats, 0, sizeof(*stats));
   if (npkit_reader_open(log_path, &r, err, errlen) != 0) return -1;
-  if (strcmp(json_path, "-") != 0 && !is_regular_or_absent(json_path)) {
-    /* a device, a pipe, a symbolic link: written in place, never replaced by a renamed file */
-    fd = open(json_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-      npkit_reader_close(r);
-      return -1;
-    }
-    rc = write_trace(r, fd, stats, err, errlen);
-    if (close(fd) != 0 && rc == 0) {
-      snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-      rc = -1;
-    }
+  if (npkit_out_open(&out, json_path, err, errlen) != 0) {
     npkit_reader_close(r);
-    return rc;
+    return -1;
   }
-  if (strcmp(json_path, "-") != 0) {
-    size_t n = strlen(json_path);
-    tmp = malloc(n + sizeof(".partial"));
-    if (tmp == NULL) {
-      snprintf(err, errlen, "out of memory");
-      npkit_reader_close(r);
-      return -1;
-    }
-    memcpy(tmp, json_path, n);
-    memcpy(tmp + n, ".partial", sizeof(".partial"));
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-      free(tmp);
-      npkit_reader_close(r);
-      return -1;
-    }
-  }
-  rc = write_trace(r, fd, stats, err, errlen);
-  if (tmp != NULL) {
-    if (close(fd) != 0 && rc == 0) { /* NFS and friends report write errors here */
-      snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-      rc = -1;
-    }
-    if (rc == 0 && rename(tmp, json_path) != 0) {
-      snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-      rc = -1;
-    }
-    if (rc != 0) unlink(tmp);
-    free(tmp);
-  }
+  int rc = npkit_out_close(&out, write_trace(r, out.fd, stats, err, errlen), err, errlen);
   npkit_reader_close(r);
   return rc;
 }
