@@ -101,23 +101,25 @@ static void write_alignment(npkit_json *w, const npkit_job *job, const npkit_mer
   npkit_json_end_object(w);
 }
 
+/* A filter given as an array, one not given as null: returns whether the array was begun. */
+static int filter_array(npkit_json *w, const char *key, int given) {
+  npkit_json_key(w, key);
+  if (given) npkit_json_begin_array(w);
+  else npkit_json_null(w);
+  return given;
+}
+
 static void write_filters(npkit_json *w, const npkit_merge_filter *f) {
   npkit_json_key(w, "filters");
   npkit_json_begin_object(w);
-  npkit_json_key(w, "window_ns");
-  if (f->has_window) {
-    npkit_json_begin_array(w);
+  if (filter_array(w, "window_ns", f->has_window)) { /* an open end is null */
     if (f->window_start_ns == INT64_MIN) npkit_json_null(w);
     else npkit_json_int(w, f->window_start_ns);
     if (f->window_end_ns == INT64_MAX) npkit_json_null(w);
     else npkit_json_int(w, f->window_end_ns);
     npkit_json_end_array(w);
-  } else {
-    npkit_json_null(w);
   }
-  npkit_json_key(w, "ranks");
-  if (f->has_ranks) {
-    npkit_json_begin_array(w);
+  if (filter_array(w, "ranks", f->has_ranks)) {
     for (size_t i = 0; i < f->n_ranges; i++) {
       npkit_json_begin_array(w);
       npkit_json_int(w, f->rank_lo[i]);
@@ -125,17 +127,11 @@ static void write_filters(npkit_json *w, const npkit_merge_filter *f) {
       npkit_json_end_array(w);
     }
     npkit_json_end_array(w);
-  } else {
-    npkit_json_null(w);
   }
-  npkit_json_key(w, "ops");
-  if (f->has_ops) {
-    npkit_json_begin_array(w);
+  if (filter_array(w, "ops", f->has_ops)) {
     for (unsigned k = 1; k < NPKIT_FN_COUNT; k++)
       if (f->op[k]) npkit_json_string(w, npkit_fn_name(k));
     npkit_json_end_array(w);
-  } else {
-    npkit_json_null(w);
   }
   npkit_json_end_object(w);
 }
