@@ -377,6 +377,18 @@ static const npkit_dump_slice *get(const collected *c, const char *name, int typ
   return NULL;
 }
 
+/* Converts buf as the file of (rank, source, index) with npkit_dump_convert_memory into a fresh
+ * c (whose callback stops after stop_after slices, 0: never) and k; returns its status. */
+static int convert(const npkit_dump_event_table *t, const npkit_dump_clock *clk, uint32_t rank,
+                   npkit_dump_source source, uint32_t index, uint64_t anchor, const unsigned char *buf, size_t len,
+                   int stop_after, collected *c, npkit_dump_counters *k, char *err, size_t errlen) {
+  memset(c, 0, sizeof(*c));
+  c->stop_after = stop_after;
+  memset(k, 0, sizeof(*k));
+  npkit_dump_callbacks cb = {NULL, on_slice, on_diag, c};
+  return npkit_dump_convert_memory(t, clk, rank, source, index, anchor, buf, len, &cb, k, err, errlen);
+}
+
 static void test_convert_gpu(void) {
   npkit_dump_event_table t;
   npkit_dump_table_builtin(&t);
@@ -403,12 +415,9 @@ static void test_convert_gpu(void) {
   p = put(p, 0x2, 101, 4, 900);    /* RING exit with nothing open (510 was another kernel) */
   size_t len = (size_t)(p - buf);
   collected c;
-  memset(&c, 0, sizeof(c));
-  npkit_dump_callbacks cb = {NULL, on_slice, on_diag, &c};
   npkit_dump_counters k;
-  memset(&k, 0, sizeof(k));
   char err[256];
-  int rc = npkit_dump_convert_memory(&t, &clk, 3, NPKIT_SOURCE_GPU, 7, 0, buf, len, &cb, &k, err, sizeof(err));
+  int rc = convert(&t, &clk, 3, NPKIT_SOURCE_GPU, 7, 0, buf, len, 0, &c, &k, err, sizeof(err));
   CHECKF(rc == 0, "rc %d %s", rc, err);
   CHECKF(k.events == len / 16 && k.time_sync_cpu == 2 && k.time_sync_gpu == 1, "counts %llu",
         (unsigned long long)k.events);
@@ -441,20 +450,14 @@ static void test_convert_gpu(void) {
   CHECKF(k.out_of_order == 1, "out of order %llu", (unsigned long long)k.out_of_order);
 
   /* a callback that stops */
-  memset(&c, 0, sizeof(c));
-  c.stop_after = 1;
-  memset(&k, 0, sizeof(k));
-  rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, len, &cb, &k, err, sizeof(err));
+  rc = convert(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, len, 1, &c, &k, err, sizeof(err));
   CHECKF(rc == NPKIT_DUMP_ESTOPPED && c.n == 1, "stop: rc %d n %d", rc, c.n);
 
   /* no TIME_SYNC at all: times from the anchor, flagged, and a clear diagnostic */
   p = buf;
   p = put(p, 0x1, 1, 0, 5000);
   p = put(p, 0x2, 1, 0, 6000);
-  memset(&c, 0, sizeof(c));
-  memset(&k, 0, sizeof(k));
-  rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 4000, buf, (size_t)(p - buf), &cb, &k, err,
-                                 sizeof(err));
+  rc = convert(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 4000, buf, (size_t)(p - buf), 0, &c, &k, err, sizeof(err));
   s = get(&c, "ALL_REDUCE_RING", NPKIT_SLICE_COMPLETE, 0);
   CHECKF(rc == 0 && s && s->start_ns == 1000 && s->end_ns == 2000 && (s->flags & NPKIT_SLICE_UNALIGNED),
         "unaligned slice");
@@ -467,20 +470,16 @@ static void test_convert_gpu(void) {
   unsigned char *big = malloc((n + 1) * 16);
   p = put(big, 0x34, 0, 0, 1);
   for (size_t i = 0; i < n; i++) p = put(p, 0x1, 0, 0, 10 + i);
-  memset(&c, 0, sizeof(c));
-  memset(&k, 0, sizeof(k));
-  rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, big, (n + 1) * 16, &cb, &k, err, sizeof(err));
+  rc = convert(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, big, (n + 1) * 16, 0, &c, &k, err, sizeof(err));
   CHECKF(rc == 0 && k.stack_overflows == 10 && k.unpaired_entries == n, "overflow %llu unpaired %llu",
         (unsigned long long)k.stack_overflows, (unsigned long long)k.unpaired_entries);
   free(big);
 
   /* a truncated buffer and a bad clock */
-  memset(&k, 0, sizeof(k));
-  memset(&c, 0, sizeof(c));
-  rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 20, &cb, &k, err, sizeof(err));
+  rc = convert(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 20, 0, &c, &k, err, sizeof(err));
   CHECKF(rc == 0 && k.truncated_files == 1 && k.errors == 1, "truncated %llu", (unsigned long long)k.truncated_files);
   npkit_dump_clock bad = {0, 1, 1000000000};
-  rc = npkit_dump_convert_memory(&t, &bad, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 32, &cb, &k, err, sizeof(err));
+  rc = convert(&t, &bad, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 32, 0, &c, &k, err, sizeof(err));
   CHECKF(rc == NPKIT_DUMP_EFORMAT && strstr(err, "0 kHz") != NULL, "bad clock: %s", err);
 }
 
@@ -503,13 +502,9 @@ static void test_convert_cpu(void) {
   p = put(p, 0x30, 3, 5, 2100);
   p = put(p, 0x34, 0, 0, 2200); /* a TIME_SYNC on the host side is ignored */
   collected c;
-  memset(&c, 0, sizeof(c));
-  npkit_dump_callbacks cb = {NULL, on_slice, on_diag, &c};
   npkit_dump_counters k;
-  memset(&k, 0, sizeof(k));
   char err[256];
-  int rc =
-      npkit_dump_convert_memory(&t, &clk, 1, NPKIT_SOURCE_CPU, 2, 0, buf, (size_t)(p - buf), &cb, &k, err, sizeof(err));
+  int rc = convert(&t, &clk, 1, NPKIT_SOURCE_CPU, 2, 0, buf, (size_t)(p - buf), 0, &c, &k, err, sizeof(err));
   CHECKF(rc == 0, "rc %d", rc);
   const npkit_dump_slice *s = get(&c, "NET_SEND", NPKIT_SLICE_COMPLETE, 0);
   CHECKF(s && s->start_ns == 1000 && s->end_ns == 1300 && s->lane == 0 && s->rsvd == 1 && s->entry_size == 100 &&

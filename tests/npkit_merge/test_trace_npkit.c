@@ -33,6 +33,18 @@ static npkit_event slice(uint64_t start, uint64_t end, uint32_t rank, uint32_t b
   return ev;
 }
 
+/* The trace of the log being built in b (at log) with the events ev[0..n) appended, rendered to
+ * json and read back; NULL (a check failed) when it cannot be. */
+static char *render(npkit_lb *b, const npkit_event *ev, size_t n, const char *log, const char *json) {
+  char err[256] = "";
+  npkit_lb_events(b, ev, n);
+  CHECK(npkit_lb_close(b) == 0);
+  CHECKF(npkit_render_trace(log, json, NULL, err, sizeof err) == 0, "%s", err);
+  char *s = npkit_lb_read_file(json, NULL);
+  CHECK(s != NULL);
+  return s;
+}
+
 /* Own rank only, a few tracks: exact events and names without the rank. */
 static void test_events(void) {
   char log[600], json[600];
@@ -81,12 +93,7 @@ static void test_events(void) {
   ev[7].u.npkit_read.pairs = 4;
   ev[7].u.npkit_read.unpaired_exits = 1;
   ev[7].u.npkit_read.dir = 4;
-  npkit_lb_events(b, ev, 8);
-  CHECK(npkit_lb_close(b) == 0);
-  char err[256];
-  CHECK(npkit_render_trace(log, json, NULL, err, sizeof err) == 0);
-  char *s = npkit_lb_read_file(json, NULL);
-  CHECK(s != NULL);
+  char *s = render(b, ev, 8, log, json);
   if (s == NULL) return;
   CHECK_CONTAINS(s, "{\"name\":\"ALL_REDUCE_RING\",\"cat\":\"npkit_gpu\",\"ph\":\"X\",\"pid\":4,\"tid\":4950,"
                     "\"ts\":1.000,\"dur\":2.000,\"args\":{\"rank\":3,\"buffer\":0,\"size\":4000,\"rsvd\":7,"
@@ -149,12 +156,7 @@ static void test_many_tracks(void) {
   ev[61].u.npkit_read.trigger = NPKIT_NPK_AFTER_ABORT;
   ev[61].u.npkit_read.flags = NPKIT_NPK_READ_SHARED;
   ev[61].u.npkit_read.read = 1;
-  npkit_lb_events(b, ev, 62);
-  CHECK(npkit_lb_close(b) == 0);
-  char err[256];
-  CHECK(npkit_render_trace(log, json, NULL, err, sizeof err) == 0);
-  char *s = npkit_lb_read_file(json, NULL);
-  CHECK(s != NULL);
+  char *s = render(b, ev, 62, log, json);
   if (s == NULL) return;
   CHECK_CONTAINS(s, "\"tid\":4950,\"args\":{\"name\":\"NPKit rank 3 \xc2\xb7 GPU buf 0\"}}");
   CHECK_CONTAINS(s, "\"tid\":4998,\"args\":{\"name\":\"NPKit rank 5 \xc2\xb7 GPU buf 18\"}}");
