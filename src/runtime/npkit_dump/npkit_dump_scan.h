@@ -7,8 +7,8 @@
  * process (a previous job's), and builds an npkit_dump (npkit_dump.h) of just those files with
  * their ranks' clocks, ready for npkit_dump_convert() (and freed by npkit_dump_close()).  Only the wanted ranks' files are looked at
  * beyond their names, so a folder shared by thousands of ranks costs one listing. */
-#ifndef NPKIT_NPKIT_SOURCE_SCAN_H
-#define NPKIT_NPKIT_SOURCE_SCAN_H
+#ifndef NPKIT_NPKIT_DUMP_SCAN_H
+#define NPKIT_NPKIT_DUMP_SCAN_H
 
 #include <stddef.h>
 #include <stdint.h>
