@@ -364,6 +364,10 @@ static int is_known_type(unsigned type) {
   return (type >= NPKIT_BLOCK_EVENTS && type <= NPKIT_BLOCK_NOTE) || type == NPKIT_BLOCK_END;
 }
 
+/* The buffer holds one block's payload at a time and grows to the exact size asked, not through
+ * NPKIT_GROW: what it held is never needed again, and doubling could hold nearly twice the
+ * largest block read (64 MiB for a STRING block of just over 32 MiB; NPKIT_READER_MAX_META_BLOCK),
+ * where the exact size keeps the reader's memory at the largest block it actually read. */
 static int grow_payload(scan_state *s, size_t n) {
   if (n <= s->payload_cap) return 0;
   size_t cap = n < 4096 ? 4096 : n;

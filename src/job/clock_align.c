@@ -27,6 +27,10 @@ struct npkit_clock_align {
   uint64_t rng;
 };
 
+/* A pair's reservoir grows by doubling from 64 entries (NPKIT_GROW), which lands on its size. */
+_Static_assert(NPKIT_ALIGN_RESERVOIR % 64 == 0 && ((NPKIT_ALIGN_RESERVOIR / 64) & (NPKIT_ALIGN_RESERVOIR / 64 - 1)) == 0,
+               "NPKIT_ALIGN_RESERVOIR: 64 times a power of two");
+
 static uint64_t next_random(uint64_t *s) { /* xorshift64: deterministic, so reports are reproducible */
   uint64_t x = *s;
   x ^= x << 13;
@@ -91,14 +95,9 @@ int npkit_align_add(npkit_clock_align *a, uint32_t host_a, uint32_t host_b, int6
   if (p == NULL) return -1;
   p->seen++;
   if (p->n < NPKIT_ALIGN_RESERVOIR) {
-    if (p->n == p->cap) {
-      uint32_t cap = p->cap ? 2 * p->cap : 64;
-      if (cap > NPKIT_ALIGN_RESERVOIR) cap = NPKIT_ALIGN_RESERVOIR;
-      double *nr = realloc(p->res, cap * sizeof(*nr));
-      if (nr == NULL) return -1;
-      p->res = nr;
-      p->cap = cap;
-    }
+    size_t cap = p->cap; /* doubles from 64 and so stops at the reservoir's size exactly (below) */
+    if (NPKIT_GROW(p->res, cap, p->n + 1, 64) != 0) return -1;
+    p->cap = (uint32_t)cap;
     p->res[p->n++] = d;
   } else {
     /* reservoir sampling: every sample offered so far stays with the same probability */
