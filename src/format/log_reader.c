@@ -842,6 +842,7 @@ int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, si
       if (k < 0) goto changed;
       if (bh.type == NPKIT_BLOCK_EVENTS) {
         if ((uint64_t)bh.count * r->record_size != bh.size) goto changed;
+        r->event_blocks_read++;
         c->block_left = bh.count;
         c->next_record = payload;
       }

@@ -98,6 +98,9 @@ typedef struct npkit_log_reader {
   uint64_t n_events;            /* in complete EVENTS blocks */
   uint64_t n_blocks;            /* complete blocks */
   uint64_t n_event_blocks;
+  uint64_t event_blocks_read;   /* EVENTS blocks the event iterator has entered since the log was
+                                   opened: n_event_blocks per pass over the events (the report's
+                                   tests count its passes with it) */
   uint64_t n_unknown_blocks;    /* skipped: types this build does not know */
   uint64_t recorded, dropped;   /* from the counters (or END, when it says more) */
 

@@ -42,7 +42,8 @@ typedef struct npkit_report_options {
   double threshold_ns;  /* arrival spread that counts as synchronisation delay */
   int align;            /* estimate clock offsets between hosts */
   uint32_t top;         /* instances with the largest spread to list */
-  int timeline;         /* build the timeline strip of the HTML view (a second walk of the events) */
+  int timeline;         /* build the timeline strip of the HTML view (a second walk of the events:
+                           docs/architecture.md, "The report", says why) */
 } npkit_report_options;
 
 /* What the scan found in one log (the log itself: job.logs[] of the same index). */
