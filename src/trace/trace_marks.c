@@ -139,8 +139,7 @@ static void write_recording(npkit_marks_render *m, npkit_json *w, const npkit_ev
   event_head(m, w, rec->recording ? "npkit recording resumed" : "npkit recording paused", "npkit",
              "i", -1, ev->start_ns);
   npkit_json_kv_string(w, "s", "p");
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
+  npkit_trace_args_begin(w);
   npkit_json_kv_string(w, "reason", reason_name(rec));
   npkit_json_kv_uint(w, "collectives", rec->collectives);
   if (rec->reason == NPKIT_REC_SIGNAL) {
@@ -148,8 +147,7 @@ static void write_recording(npkit_marks_render *m, npkit_json *w, const npkit_ev
     signal_name(rec->signal, buf, sizeof buf);
     npkit_json_kv_string(w, "signal", buf);
   }
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_args_end(w);
 }
 
 int npkit_marks_render_event(npkit_marks_render *m, npkit_json *w, const npkit_event *ev) {

@@ -105,7 +105,7 @@ static void on_kernel_ch(npkit_plugin_render *p, npkit_json *w, const npkit_even
   if (k->flags & NPKIT_PKCH_NO_STOP) {
     npkit_json_kv_bool(w, "stop_missing", 1);
   }
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
   if (t == NULL) return;
   if (gpu) {
     if (t->kch_gpu == 0 || ev->start_ns < t->gpu_start) t->gpu_start = ev->start_ns;
@@ -151,7 +151,7 @@ static void on_kernel_phase(npkit_plugin_render *p, npkit_json *w, const npkit_e
   if (k->flags & NPKIT_PKCH_NO_STOP) {
     npkit_json_kv_bool(w, "stop_missing", 1);
   }
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 
 static void task_ref_args(npkit_plugin_render *p, npkit_json *w, uint64_t task) {
@@ -173,7 +173,7 @@ static void on_proxy_op(npkit_plugin_render *p, npkit_json *w, const npkit_event
   if (o->progress_ns >= ev->start_ns && o->progress_ns != 0)
     npkit_plugin_arg_us(w, "wait_us", ev->start_ns, o->progress_ns);
   task_ref_args(p, w, o->task);
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 
 static void on_proxy_step(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
@@ -199,7 +199,7 @@ static void on_proxy_step(npkit_plugin_render *p, npkit_json *w, const npkit_eve
     npkit_plugin_arg_us(w, send ? send_keys[i] : recv_keys[i], from, to);
   }
   task_ref_args(p, w, s->task);
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 
 static void on_proxy_ctrl(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
@@ -209,7 +209,7 @@ static void on_proxy_ctrl(npkit_plugin_render *p, npkit_json *w, const npkit_eve
   npkit_plugin_slice_begin(p, w, name, "nccl_proxy", npkit_plugin_lane_tid(p, c->ctx, TRACK_CTRL, -1, 0), ev->start_ns,
               ev->end_ns);
   npkit_plugin_arg_int(w, "appended", c->appended);
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 
 /* ---- records that came before their task ---- */
@@ -335,21 +335,12 @@ void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_json *w) {
   npkit_plugin_name_tracks(p, w);
   const npkit_ev_plugin_stats *s = &p->stats;
   if (p->has_stats && (s->lost | s->late | s->foreign | s->unknown) != 0) {
-    npkit_json_next_line(w);
-    npkit_json_begin_object(w);
-    npkit_json_kv_string(w, "name", "npkit plugin");
-    npkit_json_kv_string(w, "ph", "C");
-    npkit_json_kv_int(w, "pid", p->fmt->ctx.pid);
-    npkit_json_key(w, "ts");
-    npkit_json_ts(w, npkit_trace_rel(&p->fmt->ctx, p->last_ns));
-    npkit_json_key(w, "args");
-    npkit_json_begin_object(w);
+    npkit_trace_counter_begin(w, p->fmt->ctx.pid, npkit_trace_rel(&p->fmt->ctx, p->last_ns), "npkit plugin");
     npkit_json_kv_uint(w, "lost", s->lost);
     npkit_json_kv_uint(w, "late", s->late);
     npkit_json_kv_uint(w, "foreign", s->foreign);
     npkit_json_kv_uint(w, "ignored", s->unknown);
-    npkit_json_end_object(w);
-    npkit_json_end_object(w);
+    npkit_trace_args_end(w);
   }
 }
 

@@ -58,19 +58,13 @@ static void meta(npkit_plugin_render *p, npkit_json *w, int64_t tid, const char 
   npkit_trace_track_meta(w, p->fmt->ctx.pid, tid, name, sort);
 }
 
-/* Opens {"name":…,"cat":…,"ph":"X",…,"args":{ ; close with slice_end. */
+/* Opens {"name":…,"cat":…,"ph":"X",…,"args":{ ; close with npkit_trace_args_end. */
 void npkit_plugin_slice_begin(npkit_plugin_render *p, npkit_json *w, const char *name, const char *cat,
                         int64_t tid, uint64_t start_ns, uint64_t end_ns) {
   npkit_trace_event_head(w, &p->fmt->ctx, name, cat, "X", tid, start_ns);
   npkit_json_key(w, "dur");
   npkit_json_ts(w, end_ns > start_ns ? (int64_t)(end_ns - start_ns) : 0);
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-}
-
-void npkit_plugin_slice_end(npkit_json *w) {
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_args_begin(w);
 }
 
 void npkit_plugin_arg_str(npkit_json *w, const char *key, const char *v, size_t n) {
@@ -160,8 +154,6 @@ static void gpu_track_meta_begin(npkit_plugin_render *p, npkit_json *w, const ch
   npkit_json_kv_string(w, "comm", npkit_plugin_ctx_label(p, id));
 }
 
-/* How each communicator's GPU clock was mapped onto the host's (gpu_clock_map.h), as a metadata
- * event of its "collectives (GPU)" track: offset, drift and how far the mapped times may be off. */
 /* Which profiler interface NCCL loaded for a communicator, and the events asked of it. */
 static void write_profiler(npkit_plugin_render *p, npkit_json *w, uint32_t id) {
   static const char *const names[16] = {"Group", "Coll", "P2p", "ProxyOp", "ProxyStep", "ProxyCtrl",
@@ -175,10 +167,11 @@ static void write_profiler(npkit_plugin_render *p, npkit_json *w, uint32_t id) {
   for (int b = 0; b < 16; b++)
     if (x->mask & (1u << b)) npkit_json_string(w, names[b]);
   npkit_json_end_array(w);
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_args_end(w);
 }
 
+/* How each communicator's GPU clock was mapped onto the host's (gpu_clock_map.h), as a metadata
+ * event of its "collectives (GPU)" track: offset, drift and how far the mapped times may be off. */
 void npkit_plugin_write_clocks(npkit_plugin_render *p, npkit_json *w) {
   for (uint32_t id = 1; id < p->nctx; id++) {
     if (p->ctx[id].abi != 0) write_profiler(p, w, id);
@@ -195,8 +188,7 @@ void npkit_plugin_write_clocks(npkit_plugin_render *p, npkit_json *w) {
     npkit_json_kv_uint(w, "windows", c->windows);
     npkit_json_kv_uint(w, "one_sided", c->one_sided);
     npkit_json_kv_uint(w, "inconsistent", c->inconsistent);
-    npkit_json_end_object(w);
-    npkit_json_end_object(w);
+    npkit_trace_args_end(w);
   }
 }
 
@@ -274,6 +266,6 @@ void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_json *w, npkit_plugin_
     npkit_json_key(w, "gpu_clock_span_ns"); /* the same span on the GPU's own clock */
     npkit_json_uint(w, t->raw_stop - t->raw_start);
   }
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 

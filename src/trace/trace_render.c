@@ -168,14 +168,12 @@ static void write_note(npkit_json *w, int64_t pid, int64_t ts, uint32_t level, c
   char name[32];
   snprintf(name, sizeof(name), "npkit %s", level_name(level));
   npkit_trace_process_instant(w, pid, ts, name);
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
+  npkit_trace_args_begin(w);
   npkit_json_kv_string(w, "level", level_name(level));
   npkit_json_key(w, "message");
   /* text may hold NULs; the writer stops at the first, which is what a reader would show anyway */
   npkit_json_string_n(w, text, len);
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_args_end(w);
 }
 
 static void write_notes(const npkit_log_reader *r, npkit_json *w, const npkit_api_fmt *f) {
@@ -193,18 +191,9 @@ static void write_notes(const npkit_log_reader *r, npkit_json *w, const npkit_ap
 }
 
 static void write_drop_counter(npkit_json *w, const npkit_api_fmt *f, uint64_t at_ns, uint64_t dropped) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_kv_string(w, "name", "npkit dropped events");
-  npkit_json_kv_string(w, "ph", "C");
-  npkit_json_kv_int(w, "pid", f->ctx.pid);
-  npkit_json_key(w, "ts");
-  npkit_json_ts(w, npkit_trace_rel(&f->ctx, at_ns));
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
+  npkit_trace_counter_begin(w, f->ctx.pid, npkit_trace_rel(&f->ctx, at_ns), "npkit dropped events");
   npkit_json_kv_uint(w, "dropped", dropped);
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_args_end(w);
 }
 
 /* ---- calls and groups ---- */

@@ -19,11 +19,26 @@ void npkit_trace_meta_begin(npkit_json *w, const char *name, int64_t pid, int64_
   if (tid >= 0) {
     npkit_json_kv_int(w, "tid", tid);
   }
+  npkit_trace_args_begin(w);
+}
+
+void npkit_trace_counter_begin(npkit_json *w, int64_t pid, int64_t ts, const char *name) {
+  npkit_json_next_line(w);
+  npkit_json_begin_object(w);
+  npkit_json_kv_string(w, "name", name);
+  npkit_json_kv_string(w, "ph", "C");
+  npkit_json_kv_int(w, "pid", pid);
+  npkit_json_key(w, "ts");
+  npkit_json_ts(w, ts);
+  npkit_trace_args_begin(w);
+}
+
+void npkit_trace_args_begin(npkit_json *w) {
   npkit_json_key(w, "args");
   npkit_json_begin_object(w);
 }
 
-static void meta_end(npkit_json *w) {
+void npkit_trace_args_end(npkit_json *w) {
   npkit_json_end_object(w);
   npkit_json_end_object(w);
 }
@@ -33,7 +48,7 @@ void npkit_trace_meta_string(npkit_json *w, const char *name, int64_t pid, int64
   npkit_trace_meta_begin(w, name, pid, tid);
   npkit_json_key(w, key);
   npkit_json_string(w, value);
-  meta_end(w);
+  npkit_trace_args_end(w);
 }
 
 void npkit_trace_meta_int(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key,
@@ -41,7 +56,7 @@ void npkit_trace_meta_int(npkit_json *w, const char *name, int64_t pid, int64_t 
   npkit_trace_meta_begin(w, name, pid, tid);
   npkit_json_key(w, key);
   npkit_json_int(w, value);
-  meta_end(w);
+  npkit_trace_args_end(w);
 }
 
 void npkit_trace_track_meta(npkit_json *w, int64_t pid, int64_t tid, const char *name, int64_t sort_index) {
