@@ -96,7 +96,7 @@ int npkit_align_add(npkit_clock_align *a, uint32_t host_a, uint32_t host_b, int6
   p->seen++;
   if (p->n < NPKIT_ALIGN_RESERVOIR) {
     size_t cap = p->cap; /* doubles from 64 and so stops at the reservoir's size exactly (below) */
-    if (NPKIT_GROW(p->res, cap, p->n + 1, 64) != 0) return -1;
+    if (p->n == p->cap && NPKIT_GROW(p->res, cap, p->n + 1, 64) != 0) return -1;
     p->cap = (uint32_t)cap;
     p->res[p->n++] = d;
   } else {

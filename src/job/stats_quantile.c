@@ -57,7 +57,8 @@ int npkit_quantile_add(npkit_quantile *q, uint64_t v) {
   int rc = 0;
   if (q->hist == NULL) {
     size_t cap = q->cap_exact; /* doubles from 16 and so stops at NPKIT_QUANT_EXACT_MAX exactly */
-    if (q->n_exact < NPKIT_QUANT_EXACT_MAX && NPKIT_GROW(q->exact, cap, q->n_exact + 1, 16) == 0)
+    if (q->n_exact == q->cap_exact && q->n_exact < NPKIT_QUANT_EXACT_MAX && /* no call per sample */
+        NPKIT_GROW(q->exact, cap, q->n_exact + 1, 16) == 0)
       q->cap_exact = (uint32_t)cap; /* on failure the sample is only counted (rc -1 below) */
     if (q->n_exact < q->cap_exact) {
       q->exact[q->n_exact++] = v;
