@@ -442,18 +442,19 @@ typedef struct npkit_ev_recording {
   uint64_t reserved[10];
 } npkit_ev_recording;    /* 104 bytes */
 
-/* npkit_ev_npkit.type */
-#define NPKIT_NPK_PAIR 0           /* an ENTRY and its EXIT: start_ns..end_ns */
-#define NPKIT_NPK_UNPAIRED_ENTRY 1 /* an ENTRY whose EXIT is not in the dump (start_ns = end_ns) */
-#define NPKIT_NPK_UNPAIRED_EXIT 2  /* an EXIT without an open ENTRY (start_ns = end_ns) */
-#define NPKIT_NPK_POINT 3          /* an event that is neither ENTRY nor EXIT (start_ns = end_ns) */
+/* npkit_ev_npkit.type (the NPKit dump source's slices: NPKIT_DUMP_SLICE_*; the values are those
+ * of every log written so far) */
+#define NPKIT_DUMP_SLICE_PAIR 0           /* an ENTRY and its EXIT: start_ns..end_ns */
+#define NPKIT_DUMP_SLICE_UNPAIRED_ENTRY 1 /* an ENTRY whose EXIT is not in the dump (start_ns = end_ns) */
+#define NPKIT_DUMP_SLICE_UNPAIRED_EXIT 2  /* an EXIT without an open ENTRY (start_ns = end_ns) */
+#define NPKIT_DUMP_SLICE_POINT 3          /* an event that is neither ENTRY nor EXIT (start_ns = end_ns) */
 /* npkit_ev_npkit.source */
-#define NPKIT_NPK_GPU 0            /* gpu_events_rank_<r>_buf_<buffer> */
-#define NPKIT_NPK_CPU 1            /* cpu_events_rank_<r>_channel_<buffer> (network proxy) */
+#define NPKIT_DUMP_SLICE_GPU 0            /* gpu_events_rank_<r>_buf_<buffer> */
+#define NPKIT_DUMP_SLICE_CPU 1            /* cpu_events_rank_<r>_channel_<buffer> (network proxy) */
 /* npkit_ev_npkit.flags */
-#define NPKIT_NPK_UNALIGNED 0x1u   /* the GPU buffer had no TIME_SYNC_CPU event: the times are the
-                                      log's clock_base_ns + ns since the rank's first GPU event,
-                                      not real times */
+#define NPKIT_DUMP_SLICE_UNALIGNED 0x1u   /* the GPU buffer had no TIME_SYNC_CPU event: the times are
+                                             the log's clock_base_ns + ns since the rank's first GPU
+                                             event, not real times */
 
 /* NPKIT_EV_NPKIT_DUMP_SLICE: times are CLOCK_REALTIME ns converted exactly from the dump's clocks
  * (docs/npkit-convert.md); ENTRY/EXIT are paired per GPU buffer and kind, per CPU channel and slot. */
@@ -469,21 +470,21 @@ typedef struct npkit_ev_npkit {
   uint32_t entry_rsvd;  /* PAIR, GPU: rsvd of the ENTRY */
   uint32_t name;        /* string id: the kind ("ALL_REDUCE_RING") of a PAIR, else the event's
                            name ("NET_SEND_EXIT"); 0 when the string table was full */
-  uint8_t source;       /* NPKIT_NPK_GPU / _CPU */
-  uint8_t type;         /* NPKIT_NPK_PAIR ... */
+  uint8_t source;       /* NPKIT_DUMP_SLICE_GPU / _CPU */
+  uint8_t type;         /* NPKIT_DUMP_SLICE_PAIR ... */
   uint8_t id;           /* NPKit event id: of the ENTRY for PAIR and UNPAIRED_ENTRY */
-  uint8_t flags;        /* NPKIT_NPK_* */
+  uint8_t flags;        /* NPKIT_DUMP_SLICE_UNALIGNED */
   uint64_t reserved[7];
 } npkit_ev_npkit;       /* 104 bytes */
 
-/* npkit_ev_npkit_read.trigger */
-#define NPKIT_NPK_AFTER_DESTROY 1 /* ncclCommDestroy returned (NCCL dumps there) */
-#define NPKIT_NPK_AT_EXIT 2       /* the process exits */
-#define NPKIT_NPK_AFTER_ABORT 3   /* ncclCommAbort returned (NCCL dumps there too) */
+/* npkit_ev_npkit_read.trigger (the source's readings: NPKIT_DUMP_READ_*; values unchanged) */
+#define NPKIT_DUMP_READ_AFTER_DESTROY 1 /* ncclCommDestroy returned (NCCL dumps there) */
+#define NPKIT_DUMP_READ_AT_EXIT 2       /* the process exits */
+#define NPKIT_DUMP_READ_AFTER_ABORT 3   /* ncclCommAbort returned (NCCL dumps there too) */
 /* npkit_ev_npkit_read.flags */
-#define NPKIT_NPK_READ_SHARED 0x1u /* the process held more than one communicator at once since
-                                      its NPKit state was last fresh: NPKit keeps one state per
-                                      process, so the dump may mix or lack communicators */
+#define NPKIT_DUMP_READ_SHARED 0x1u     /* the process held more than one communicator at once since
+                                           its NPKit state was last fresh: NPKit keeps one state per
+                                           process, so the dump may mix or lack communicators */
 
 /* NPKIT_EV_NPKIT_DUMP_READ: start_ns..end_ns = the reading (on the thread of the ncclCommDestroy or
  * ncclCommAbort that triggered it, thread 0 at exit).  Written when files were read or something failed.  Counts
@@ -493,8 +494,8 @@ typedef struct npkit_ev_npkit_read {
   uint64_t events;           /* 16-byte records read */
   uint64_t pairs;            /* ENTRY/EXIT pairs stored */
   uint32_t read;             /* number of this reading in the process, from 1 */
-  uint16_t trigger;          /* NPKIT_NPK_AFTER_DESTROY / _AT_EXIT / _AFTER_ABORT */
-  uint16_t flags;            /* NPKIT_NPK_READ_*; earlier writers stored trigger in 32 bits, so
+  uint16_t trigger;          /* NPKIT_DUMP_READ_AFTER_DESTROY / _AT_EXIT / _AFTER_ABORT */
+  uint16_t flags;            /* NPKIT_DUMP_READ_SHARED; earlier writers stored trigger in 32 bits, so
                                 their logs read as 0 here */
   uint32_t comm;             /* the destroyed or aborted communicator (local id), 0 at exit */
   uint32_t files;            /* non-empty event files read */
@@ -506,7 +507,7 @@ typedef struct npkit_ev_npkit_read {
   uint32_t bad_times;        /* records whose time does not fit: not stored */
   uint32_t out_of_order;     /* records earlier than the one before them in their buffer */
   uint32_t time_sync_cpu, time_sync_gpu;
-  uint32_t unaligned_events; /* GPU records without a TIME_SYNC_CPU base (NPKIT_NPK_UNALIGNED) */
+  uint32_t unaligned_events; /* GPU records without a TIME_SYNC_CPU base (NPKIT_DUMP_SLICE_UNALIGNED) */
   uint32_t truncated_files;  /* sizes not a multiple of 16 bytes */
   uint32_t unreadable_files;
   uint32_t skipped_ranks;    /* ranks whose clock files are missing or implausible */

@@ -12,6 +12,8 @@ void npkit_report_log_label(const npkit_report *rep, size_t log, char *buf, size
   npkit_job_log_label(&rep->job, log, buf, len);
 }
 
+void npkit_report_json_us(npkit_json *w, const char *key, double ns) { npkit_json_kv_double(w, key, ns / 1e3); }
+
 void npkit_report_comm_label(const npkit_report *rep, uint32_t comm, char *buf, size_t len) {
   if (comm >= rep->job.n_comms) {
     snprintf(buf, len, "unknown comm");

@@ -18,6 +18,7 @@
 
 #include "duration.h"
 #include "job.h"
+#include "json_writer.h"
 #include "report_callsites.h"
 #include "report_curve.h"
 #include "report_findings.h"
@@ -41,7 +42,8 @@ typedef struct npkit_report_options {
   double threshold_ns;  /* arrival spread that counts as synchronisation delay */
   int align;            /* estimate clock offsets between hosts */
   uint32_t top;         /* instances with the largest spread to list */
-  int timeline;         /* build the timeline strip of the HTML view (a second walk of the events) */
+  int timeline;         /* build the timeline strip of the HTML view (a second walk of the events:
+                           docs/architecture.md, "The report", says why) */
 } npkit_report_options;
 
 /* What the scan found in one log (the log itself: job.logs[] of the same index). */
@@ -98,6 +100,9 @@ void npkit_report_bytes(uint64_t bytes, char *buf, size_t len);
 void npkit_report_duration(double ns, char *buf, size_t len);
 /* "4 logs on 1 host, 18419 events (501 NCCL calls), 3.89 s of activity, 2.26 MiB read" */
 void npkit_report_overview(const npkit_report *rep, char *buf, size_t len);
+/* A duration in the JSON views: nanoseconds written as microseconds (the key ends in _us; NaN,
+ * no data, is written as null). */
+void npkit_report_json_us(npkit_json *w, const char *key, double ns);
 /* Logs recorded with NPKIT_SIMULATED: a report of them describes a simulation, and says so first. */
 size_t npkit_report_simulated_logs(const npkit_report *rep);
 /* The sentence that says so ("" when no log is simulated). */

@@ -225,7 +225,8 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, char *err, size_t errlen)
       break;
     case NPKIT_EV_NPKIT_DUMP_READ:
       s->log->npkit_reads++;
-      if (ev->u.npkit_read.flags & NPKIT_NPK_READ_SHARED) s->log->npkit_shared_reads++;
+      if (ev->u.npkit_read.flags & NPKIT_DUMP_READ_SHARED)
+        s->log->npkit_shared_reads++;
       break;
     default:
       if (npkit_ev_is_plugin(ev->kind)) rc = plugin_event(s, ev, err, errlen);

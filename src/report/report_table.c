@@ -10,7 +10,6 @@
 
 void npkit_table_init(npkit_table *t) {
   memset(t, 0, sizeof(*t));
-  t->last = SIZE_MAX;
   t->last_algo = SIZE_MAX;
 }
 
@@ -20,7 +19,7 @@ void npkit_table_free(npkit_table *t) {
     npkit_quantile_free(&t->rows[i].gpu);
   }
   free(t->rows);
-  free(t->slots);
+  npkit_slots_free(&t->index);
   free(t->algos);
   npkit_table_init(t);
 }
@@ -30,53 +29,33 @@ static int key_eq(const npkit_table_key *a, const npkit_table_key *b) {
          a->datatype == b->datatype && a->redop == b->redop && a->root == b->root && a->tag == b->tag;
 }
 
-static size_t key_hash(const npkit_table_key *k, size_t n_slots) {
+static uint64_t key_hash(const void *key) {
+  const npkit_table_key *k = key;
   uint64_t h = k->bytes * 0x9e3779b97f4a7c15ull;
   h ^= ((uint64_t)k->fn << 40 | (uint64_t)k->comm) * 0xc2b2ae3d27d4eb4full;
   h ^= (uint64_t)(uint32_t)k->datatype << 48 ^ (uint64_t)(uint32_t)k->redop << 24 ^ (uint64_t)(uint32_t)k->root;
   h ^= k->count * 0x165667b19e3779f9ull;
   h ^= k->tag * 0xff51afd7ed558ccdull;
   h ^= h >> 31;
-  return (size_t)(h * 0x9e3779b97f4a7c15ull >> 17) & (n_slots - 1);
+  return h;
 }
 
-static int rehash(npkit_table *t, size_t n_slots) {
-  uint32_t *s = calloc(n_slots, sizeof(*s));
-  if (s == NULL) return -1;
-  for (size_t i = 0; i < t->n; i++) {
-    size_t k = key_hash(&t->rows[i].key, n_slots);
-    while (s[k] != 0) k = (k + 1) & (n_slots - 1);
-    s[k] = (uint32_t)(i + 1);
-  }
-  free(t->slots);
-  t->slots = s;
-  t->n_slots = n_slots;
-  return 0;
-}
+static uint64_t row_hash(const void *t, size_t i) { return key_hash(&((const npkit_table *)t)->rows[i].key); }
+static int is_row(const void *t, size_t i, const void *key) { return key_eq(&((const npkit_table *)t)->rows[i].key, key); }
 
 npkit_table_row *npkit_table_row_for(npkit_table *t, const npkit_table_key *k, int32_t nranks) {
-  /* consecutive calls usually repeat the same row */
-  if (t->last < t->n && key_eq(&t->rows[t->last].key, k)) return &t->rows[t->last];
-  if (t->n_slots > 0) {
-    for (size_t s = key_hash(k, t->n_slots); t->slots[s] != 0; s = (s + 1) & (t->n_slots - 1)) {
-      if (key_eq(&t->rows[t->slots[s] - 1].key, k)) {
-        t->last = t->slots[s] - 1;
-        return &t->rows[t->last];
-      }
-    }
-  }
-  if (NPKIT_GROW(t->rows, t->cap, t->n + 1, 32) != 0) return NULL;
-  if (2 * (t->n + 1) > t->n_slots && rehash(t, t->n_slots ? 2 * t->n_slots : 64) != 0) return NULL;
+  /* consecutive calls usually repeat the same row: the index tries the row found last first */
+  size_t i = npkit_slots_find(&t->index, t, k, is_row, key_hash);
+  if (i != SIZE_MAX) return &t->rows[i];
+  if (NPKIT_GROW(t->rows, t->cap, t->n + 1, 32) != 0 || npkit_slots_reserve(&t->index, t->n, 64, row_hash, t) != 0)
+    return NULL;
   npkit_table_row *row = &t->rows[t->n];
   memset(row, 0, sizeof(*row));
   row->key = *k;
   row->nranks = nranks;
   npkit_quantile_init(&row->cpu);
   npkit_quantile_init(&row->gpu);
-  size_t s = key_hash(k, t->n_slots);
-  while (t->slots[s] != 0) s = (s + 1) & (t->n_slots - 1);
-  t->slots[s] = (uint32_t)(t->n + 1);
-  t->last = t->n++;
+  npkit_slots_put(&t->index, key_hash(k), t->n++);
   return row;
 }
 
@@ -161,10 +140,7 @@ void npkit_table_finish(npkit_table *t) {
     }
   }
   if (t->n > 1) qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows); /* rows is NULL when empty */
-  free(t->slots); /* the order changed: lookups are over */
-  t->slots = NULL;
-  t->n_slots = 0;
-  t->last = SIZE_MAX;
+  npkit_slots_free(&t->index); /* the order changed: lookups are over */
 }
 
 const char *npkit_time_source_name(npkit_time_source s) {

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "job_instances.h"
+#include "slots.h"
 #include "stats_quantile.h"
 
 #define NPKIT_TABLE_NO_COMM UINT32_MAX
@@ -58,9 +59,7 @@ typedef struct npkit_table_algo {
 typedef struct npkit_table {
   npkit_table_row *rows;
   size_t n, cap;
-  uint32_t *slots;      /* open addressing: index + 1 */
-  size_t n_slots;
-  size_t last;
+  npkit_slots index;    /* of rows, by key_hash */
   npkit_table_algo *algos;
   size_t n_algos, cap_algos, last_algo;
 } npkit_table;
