@@ -85,11 +85,11 @@ class GpuClock(unittest.TestCase):
         self.check(self.run_with(-3000, -50), -3000)
 
     def test_queued_kernels_line_up_with_cupti(self):
-        # Kernels that wait 8 ms on their stream after the launch (an H200 with NCCL 2.28.9 started
-        # them 2-44 ms after the launch): the launch bounds the offset from below by 8 ms, the
+        # Kernels that wait 6 ms on their stream after the launch (an H200 with NCCL 2.28.9 started
+        # them 2-44 ms after the launch): the launch bounds the offset from below by 6 ms, the
         # proxy's reports from above by microseconds.  The middle of the two put every channel
-        # 4 ms before its kernel; the map must put it where CUPTI saw the kernel start.
-        traces = self.run_with(7000, 50, {"FAKE_NCCL_QUEUE_US": "8000",
+        # 3 ms before its kernel; the map must put it where CUPTI saw the kernel start.
+        traces = self.run_with(7000, 50, {"FAKE_NCCL_QUEUE_US": "6000",
                                           "NPKIT_CUPTI_LIBRARY": lib.need_env("NPKIT_FAKE_CUPTI")})
         self.check(traces, 7000)
         for rank, t in traces.items():
