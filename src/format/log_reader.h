@@ -99,6 +99,7 @@ typedef struct npkit_log_reader {
   uint64_t n_blocks;            /* complete blocks */
   uint64_t n_event_blocks;
   uint64_t n_unknown_blocks;    /* skipped: types this build does not know */
+  uint64_t n_machine_blocks;    /* MACHINE blocks (version 3): read by machine_info.h */
   uint64_t recorded, dropped;   /* from the counters (or END, when it says more) */
 
   int truncated;                /* the log ends with an incomplete or corrupt block */
