@@ -69,6 +69,13 @@ void npkit_mtext_end(npkit_mtext *t) {
   t->open = 0;
 }
 
+void npkit_mtext_append(npkit_mtext *t, npkit_mtext *lines) {
+  npkit_mtext_end(t);
+  npkit_mtext_end(lines);
+  if (lines->failed) t->failed = 1;
+  if (lines->len > 0) put(t, lines->buf, lines->len);
+}
+
 void npkit_mtext_free(npkit_mtext *t) {
   free(t->buf);
   memset(t, 0, sizeof *t);

@@ -27,6 +27,8 @@ void npkit_mtext_strn(npkit_mtext *t, const char *key, const char *value, size_t
 void npkit_mtext_u64(npkit_mtext *t, const char *key, uint64_t value);
 void npkit_mtext_i64(npkit_mtext *t, const char *key, int64_t value);
 void npkit_mtext_bool(npkit_mtext *t, const char *key, int value); /* yes / no */
+/* Appends the complete lines of another text (its open line is ended first). */
+void npkit_mtext_append(npkit_mtext *t, npkit_mtext *lines);
 /* Ends the open line; the text is then complete lines. */
 void npkit_mtext_end(npkit_mtext *t);
 void npkit_mtext_free(npkit_mtext *t);
