@@ -401,3 +401,8 @@ const npkit_mach_setting *npkit_machine_effective(const npkit_machine *m, const 
   }
   return conf;
 }
+
+double npkit_counter_rate(uint64_t v0, uint64_t t0, uint64_t v1, uint64_t t1) {
+  if (t1 <= t0 || v1 < v0) return -1.0;
+  return (double)(v1 - v0) * 1e9 / (double)(t1 - t0);
+}

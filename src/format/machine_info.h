@@ -111,6 +111,10 @@ double npkit_mach_gpu_nvlink_gbs(const npkit_mach_gpu *g);
 /* The setting NCCL uses for name: the environment's, else an applied configuration file's; NULL. */
 const npkit_mach_setting *npkit_machine_effective(const npkit_machine *m, const char *name);
 
+/* Rate of a cumulative counter between two readings (value, CLOCK_REALTIME ns), per second; -1
+ * when there is none: no time between them, or the counter went back (a port or driver reset). */
+double npkit_counter_rate(uint64_t v0, uint64_t t0, uint64_t v1, uint64_t t1);
+
 /* ---- the /sys text ---- */
 
 /* "200 Gb/sec (4X HDR)" (/sys/class/infiniband/DEV/ports/N/rate): Mb/s and lanes (0 if not said).
