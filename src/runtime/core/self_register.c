@@ -43,12 +43,6 @@ int npkit_self_register_may_set(const char *var) {
   return 0;
 }
 
-int npkit_self_register_did_set(const char *var) {
-  for (int i = 0; i < N_VARS; i++)
-    if (strcmp(vars[i], var) == 0) return granted[i];
-  return 0;
-}
-
 /* 1 when `value` names the file of this library: its path, or (as dlopen finds an already
  * loaded library by its name) its file name. */
 static int names_this_library(const char *value) {
@@ -62,6 +56,17 @@ static int names_this_library(const char *value) {
     return strcmp(base != NULL ? base + 1 : mine, value) == 0;
   }
   return realpath(value, theirs) != NULL && strcmp(mine, theirs) == 0;
+}
+
+int npkit_self_register_did_set(const char *var) {
+  /* also when an earlier process of the job (a shell or wrapper the library was preloaded into)
+   * set it and this one inherited it: the value names this library either way */
+  for (int i = 0; i < N_VARS; i++)
+    if (strcmp(vars[i], var) == 0) {
+      const char *v = getenv(var);
+      return granted[i] || (v != NULL && names_this_library(v));
+    }
+  return 0;
 }
 
 int npkit_self_register_note(int i, char *buf, size_t len) {
