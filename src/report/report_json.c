@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "json_writer.h"
+#include "machine_json.h"
 #include "nccl_names.h"
 #include "report_extras.h"
 #include "report_render.h"
@@ -102,6 +103,10 @@ static void ranks(npkit_report *rep, npkit_json *w) {
       npkit_json_end_object(w);
     }
     npkit_json_end_array(w);
+    if (l->machine.snap.present) { /* the rank's machine snapshot, as in its trace's otherData */
+      npkit_json_key(w, "machine");
+      npkit_machine_json(w, &l->machine.snap);
+    }
     npkit_json_end_object(w);
   }
   npkit_json_end_array(w);
@@ -202,6 +207,30 @@ static void table(npkit_report *rep, npkit_json *w) {
     npkit_json_key(w, "protocol");
     if (r->proto[0]) npkit_json_string(w, r->proto);
     else npkit_json_null(w);
+    npkit_json_key(w, "channels");
+    if (r->channels_max > 0) {
+      npkit_json_begin_object(w);
+      kv_int(w, "min", r->channels_min);
+      kv_int(w, "max", r->channels_max);
+      npkit_json_end_object(w);
+    } else {
+      npkit_json_null(w);
+    }
+    npkit_json_key(w, "link_throughput"); /* measured by the sampled counters while the calls ran */
+    if (!isnan(r->links.net_tx_gbps) || !isnan(r->links.nvlink_tx_gbs)) {
+      npkit_json_begin_object(w);
+      if (!isnan(r->links.net_tx_gbps)) {
+        kv_dbl(w, "net_tx_gbps", r->links.net_tx_gbps);
+        kv_dbl(w, "net_rx_gbps", r->links.net_rx_gbps);
+      }
+      if (!isnan(r->links.nvlink_tx_gbs)) {
+        kv_dbl(w, "nvlink_tx_gbs", r->links.nvlink_tx_gbs);
+        kv_dbl(w, "nvlink_rx_gbs", r->links.nvlink_rx_gbs);
+      }
+      npkit_json_end_object(w);
+    } else {
+      npkit_json_null(w);
+    }
     npkit_json_key(w, "user_tag");
     if (r->key.tag != 0) {
       char tag[24];
@@ -428,6 +457,7 @@ static void findings(npkit_report *rep, npkit_json *w) {
     kv_uint(w, "position", i + 1);
     kv_str(w, "kind", npkit_finding_kind_name(f->kind));
     kv_us(w, "time_at_stake_us", f->at_stake_ns);
+    kv_bool(w, "advice", npkit_finding_is_advice(f->kind));
     kv_str(w, "title", f->title);
     kv_str(w, "evidence", f->evidence);
     kv_str(w, "next_step", f->next_step);

@@ -155,7 +155,7 @@ def write_nvml_config(path, gpus, driver="550.54.15"):
 # --- jobs -----------------------------------------------------------------------------------------
 
 WRAPPER = """#!/bin/sh
-# the variables of this rank, then the program
+# the variables (and the open-file limit) of this rank, then the program
 f="%s/rank$OMPI_COMM_WORLD_RANK.env"
 if [ -f "$f" ]; then set -a; . "$f"; set +a; fi
 exec "$@"
@@ -164,13 +164,17 @@ exec "$@"
 
 def run_job(tmp, np, args, settings=None, per_rank=None, preload_first=(), timeout=150):
     """Runs args on np ranks under mpirun with the library preloaded (after the host shim and
-    preload_first), `settings` for every rank and per_rank[r] (a dict) for rank r."""
+    preload_first), `settings` for every rank and per_rank[r] (a dict) for rank r, whose key
+    "ulimit_n" sets the rank's soft open-file limit."""
     env_dir = os.path.join(tmp, "rank_env")
     os.makedirs(env_dir, exist_ok=True)
     for r in range(np):
         with open(os.path.join(env_dir, "rank%d.env" % r), "w") as f:
             for k, v in sorted(((per_rank or {}).get(r) or {}).items()):
-                f.write("%s=%s\n" % (k, shlex.quote(str(v))))
+                if k == "ulimit_n":  # not a variable: the rank's soft open-file limit
+                    f.write("ulimit -S -n %d\n" % int(v))
+                else:
+                    f.write("%s=%s\n" % (k, shlex.quote(str(v))))
     wrapper = os.path.join(tmp, "rank_env.sh")
     with open(wrapper, "w") as f:
         f.write(WRAPPER % env_dir)
