@@ -62,7 +62,7 @@ static void print_gpus(const npkit_machine *m) {
     printf(", driver ");
     put_safe(m->driver);
   }
-  if (m->nvml_gpus >= 0) printf(", %" PRId32 " GPUs", m->nvml_gpus);
+  if (m->nvml_gpus >= 0) printf(", %" PRId32 " GPU%s", m->nvml_gpus, m->nvml_gpus == 1 ? "" : "s");
   if (m->nvml_error[0]) {
     printf(": ");
     put_safe(m->nvml_error);
