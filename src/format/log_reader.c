@@ -52,6 +52,10 @@ static int read_at(int fd, void *buf, size_t n, uint64_t off) {
   return 0;
 }
 
+int npkit_reader_pread(const npkit_log_reader *r, void *buf, size_t n, uint64_t off) {
+  return read_at(r->fd, buf, n, off);
+}
+
 /* ---- latest record per key ----
  * Records arrive in file order and a later one replaces an earlier one with the same key (a
  * communicator learns its device, counters grow).  Entries are appended and the table is compacted

@@ -144,6 +144,10 @@ int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, si
  * is undisturbed. */
 int npkit_reader_next_block(const npkit_log_reader *r, uint64_t *pos, npkit_block_header *bh, uint64_t *payload);
 
+/* Reads exactly n bytes of the log at offset off (a payload npkit_reader_next_block found), with
+ * pread only: 0, or -1 with errno (EIO for a short read). */
+int npkit_reader_pread(const npkit_log_reader *r, void *buf, size_t n, uint64_t off);
+
 /* One sentence on what is wrong with the log, for messages and trace metadata: skipped blocks,
  * then truncation ("2 corrupt blocks (4160 bytes) skipped, the first at offset 448: corrupt EVENTS
  * block: bad checksum; truncated at offset 9000: incomplete EVENTS block: 100 of 131072 payload

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "grow.h"
 #include "machine_text.h"
@@ -336,19 +335,6 @@ int npkit_machine_parse(npkit_machine *m, const char *text, size_t len) {
   return rc;
 }
 
-static int read_at(int fd, void *buf, size_t n, uint64_t off) {
-  unsigned char *p = buf;
-  while (n > 0) {
-    ssize_t k = pread(fd, p, n, (off_t)off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    p += k;
-    n -= (size_t)k;
-    off += (uint64_t)k;
-  }
-  return 0;
-}
-
 int npkit_machine_load(const npkit_log_reader *r, npkit_machine *m, char *err, size_t errlen) {
   npkit_machine_init(m);
   if (r->n_machine_blocks == 0) return 0;
@@ -362,7 +348,7 @@ int npkit_machine_load(const npkit_log_reader *r, npkit_machine *m, char *err, s
     if (npkit_grow(&buf, &cap, bh.size, 1, 4096) != 0) {
       snprintf(err, errlen, "%s: out of memory while reading the machine snapshot", r->path);
       rc = -1;
-    } else if (read_at(r->fd, buf, bh.size, payload) != 0) {
+    } else if (npkit_reader_pread(r, buf, bh.size, payload) != 0) {
       snprintf(err, errlen, "%s: read error: %s", r->path, strerror(errno ? errno : EIO));
       rc = -1;
     } else if (npkit_machine_parse(m, buf, bh.size) != 0) {

@@ -10,20 +10,6 @@
 
 static const char unknown_frame[] = "??";
 
-/* Reads exactly n bytes at off; -1 on error or a short read. */
-static int read_at(int fd, void *buf, size_t n, uint64_t off) {
-  unsigned char *p = buf;
-  while (n > 0) {
-    ssize_t k = pread(fd, p, n, (off_t)off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    p += k;
-    n -= (size_t)k;
-    off += (uint64_t)k;
-  }
-  return 0;
-}
-
 typedef struct raw_stack {
   uint32_t id, depth;
   size_t first; /* index of its first frame id in the id list */
@@ -87,7 +73,7 @@ int npkit_stack_table_load(const npkit_log_reader *r, npkit_stack_table *t, char
   while ((k = npkit_reader_next_block(r, &pos, &bh, &payload)) == 1) {
     if (bh.type == NPKIT_BLOCK_STACK && bh.size > 0 && bh.size <= NPKIT_READER_MAX_META_BLOCK) {
       if (npkit_grow(&buf, &buf_cap, bh.size, 1, 16) != 0) goto oom;
-      if (read_at(r->fd, buf, bh.size, payload) != 0) goto io_error;
+      if (npkit_reader_pread(r, buf, bh.size, payload) != 0) goto io_error;
       if (parse_stacks(&l, buf, bh.size, bh.count) != 0) goto oom;
     }
   }

@@ -327,6 +327,16 @@ static int nvlinks(npkit_report *rep) {
 
 /* ---- settings, host names, open files ---- */
 
+/* The one finding of a kind that gathers every host or setting concerned: made at the first. */
+static npkit_finding *gathering(npkit_report *rep, npkit_finding **f, npkit_finding_kind kind, const char *title,
+                                const char *next_step) {
+  if (*f != NULL) return *f;
+  if ((*f = npkit_findings_add(&rep->findings, kind, NAN)) == NULL) return NULL;
+  SET((*f)->title, "%s", title);
+  SET((*f)->next_step, "%s", next_step);
+  return *f;
+}
+
 /* The value NCCL uses for name on log l, "(unset)" when none. */
 static const char *setting_of(const npkit_report *rep, size_t l, const char *name) {
   const npkit_mach_setting *s = npkit_machine_effective(&rep->logs[l].machine.snap, name);
@@ -359,15 +369,12 @@ static int settings(npkit_report *rep) {
         else if (strcmp(v, v0) != 0) differ = 1;
       }
       if (!differ) continue;
-      if (f == NULL) {
-        ADD(NPKIT_FIND_SETTINGS, NAN);
-        SET(f->title, "NCCL settings differ between ranks:");
-        snprintf(f->next_step, sizeof f->next_step,
-                 "Give every rank the same NCCL settings: export them in the job script and pass them to every rank "
-                 "(mpirun -x NAME, srun --export), and check NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf on each "
-                 "node. Ranks that disagree on algorithms, protocols, transports or interfaces can fail or hang at "
-                 "the first collective, or run slower than any of them alone.");
-      }
+      if (gathering(rep, &f, NPKIT_FIND_SETTINGS, "NCCL settings differ between ranks:",
+                    "Give every rank the same NCCL settings: export them in the job script and pass them to every rank "
+                    "(mpirun -x NAME, srun --export), and check NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf on each "
+                    "node. Ranks that disagree on algorithms, protocols, transports or interfaces can fail or hang at "
+                    "the first collective, or run slower than any of them alone.") == NULL)
+        return -1;
       npkit_appendf(f->title, sizeof f->title, " %s", name);
       npkit_appendf(f->evidence, sizeof f->evidence, "%s%s:", f->evidence[0] ? " " : "", name);
       for (size_t l2 = 0; l2 < rep->job.n_logs; l2++) { /* each distinct value once, with its ranks */
@@ -399,14 +406,11 @@ static int host_names(npkit_report *rep) {
     if (m == NULL || m->resolves != 0) continue;
     char host[160];
     host_label(rep, h, host, sizeof host);
-    if (f == NULL) {
-      ADD(NPKIT_FIND_HOST_NAME, NAN);
-      SET(f->title, "Host names that do not resolve:");
-      snprintf(f->next_step, sizeof f->next_step,
-               "Every node needs the names of all nodes of the job (in /etc/hosts on every node, or in DNS): NCCL's "
-               "bootstrap, MPI and other launchers look them up, and a cross-node run fails or falls back when one "
-               "does not resolve.");
-    }
+    if (gathering(rep, &f, NPKIT_FIND_HOST_NAME, "Host names that do not resolve:",
+                  "Every node needs the names of all nodes of the job (in /etc/hosts on every node, or in DNS): NCCL's "
+                  "bootstrap, MPI and other launchers look them up, and a cross-node run fails or falls back when one "
+                  "does not resolve.") == NULL)
+      return -1;
     npkit_appendf(f->title, sizeof f->title, " %s", m->host);
     npkit_appendf(f->evidence, sizeof f->evidence, "%sgetaddrinfo(\"%s\") on %s: %s.", f->evidence[0] ? " " : "", m->host,
                   host, m->resolve_error[0] ? m->resolve_error : "no address");
@@ -421,14 +425,12 @@ static int file_limits(npkit_report *rep) {
     if (m == NULL || m->nofile_soft == 0 || m->nofile_soft == NPKIT_MACH_UNLIMITED || m->nofile_soft >= LOW_NOFILE) continue;
     char host[160];
     host_label(rep, h, host, sizeof host);
-    if (f == NULL) {
-      ADD(NPKIT_FIND_FILE_LIMIT, NAN);
-      SET(f->title, "Low open-file limit (RLIMIT_NOFILE) on");
-      snprintf(f->next_step, sizeof f->next_step,
-               "Raise the soft limit to the hard one for the job (ulimit -n \"$(ulimit -Hn)\" in the job script; "
-               "scripts/npkit_launcher.sh does it), or the hard limit in /etc/security/limits.conf: NCCL opens sockets "
-               "and files per peer and channel, and jobs fail with \"Too many open files\" as they grow.");
-    }
+    if (gathering(rep, &f, NPKIT_FIND_FILE_LIMIT, "Low open-file limit (RLIMIT_NOFILE) on",
+                  "Raise the soft limit to the hard one for the job (ulimit -n \"$(ulimit -Hn)\" in the job script; "
+                  "scripts/npkit_launcher.sh does it), or the hard limit in /etc/security/limits.conf: NCCL opens "
+                  "sockets and files per peer and channel, and jobs fail with \"Too many open files\" as they grow.") ==
+        NULL)
+      return -1;
     npkit_appendf(f->title, sizeof f->title, "%s %s", f->evidence[0] ? "," : "", host_name(rep, h));
     npkit_appendf(f->evidence, sizeof f->evidence, "%s%s: soft limit %" PRIu64 ", hard limit ", f->evidence[0] ? " " : "", host,
                   m->nofile_soft);

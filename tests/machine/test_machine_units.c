@@ -267,9 +267,9 @@ static void test_sysfs_reader(void) {
   CHECK(npkit_machine_port_bytes(ports.port[2].rx, 0, &bytes) == EINVAL);
   CHECK(npkit_machine_port_bytes(ports.port[0].tx, 1, &bytes) == ENOENT);
   char buf[64];
-  CHECK(npkit_sysfs_read(work, "sys/class/net/eth0/mtu", buf, sizeof buf) == 0);
+  CHECK(npkit_machine_sysfs_read(work, "sys/class/net/eth0/mtu", buf, sizeof buf) == 0);
   CHECK_STR(buf, "9000");
-  CHECK(npkit_sysfs_read(work, "sys/class/net/eth0", buf, sizeof buf) == EISDIR);
+  CHECK(npkit_machine_sysfs_read(work, "sys/class/net/eth0", buf, sizeof buf) == EISDIR);
   npkit_mtext_free(&t);
   /* a root without /sys: no ports, no failure */
   npkit_mtext t2 = {0};
@@ -287,7 +287,7 @@ static void test_bind(void) {
   CHECK(npkit_machine_parse_bus_id("3b:00.0", &d, &b, &v, &f) == 0 && d == 0 && b == 0x3b);
   CHECK(npkit_machine_parse_bus_id("3b:00", &d, &b, &v, &f) == -1);
   CHECK(npkit_machine_parse_bus_id("", &d, &b, &v, &f) == -1);
-  npkit_nvml_gpu_id ids[3] = {{0, "GPU-aaaa1111-2222", "00000000:18:00.0"},
+  npkit_machine_gpu_id ids[3] = {{0, "GPU-aaaa1111-2222", "00000000:18:00.0"},
                               {1, "GPU-bbbb1111-2222", "00000000:28:00.0"},
                               {2, "GPU-cccc1111-2222", "00000000:38:00.0"}};
   npkit_machine_binding bb;

@@ -61,7 +61,7 @@ static int list_entry(const char *list, int dev, char *out, size_t len) {
   return 0;
 }
 
-static int by_visible(const char *visible, int dev, const npkit_nvml_gpu_id *ids, size_t n, npkit_machine_binding *out) {
+static int by_visible(const char *visible, int dev, const npkit_machine_gpu_id *ids, size_t n, npkit_machine_binding *out) {
   char entry[128];
   if (list_entry(visible, dev, entry, sizeof entry) != 0) {
     snprintf(out->error, sizeof out->error, "CUDA_VISIBLE_DEVICES=%.60s has no entry %d", visible, dev);
@@ -86,7 +86,7 @@ static int by_visible(const char *visible, int dev, const npkit_nvml_gpu_id *ids
   return -1;
 }
 
-void npkit_machine_bind(int cuda_device, const npkit_nvml_gpu_id *ids, size_t n, const char *visible,
+void npkit_machine_bind(int cuda_device, const npkit_machine_gpu_id *ids, size_t n, const char *visible,
                         npkit_machine_binding *out) {
   memset(out, 0, sizeof *out);
   out->gpu = -1;

@@ -22,7 +22,7 @@ typedef struct npkit_machine_binding {
 } npkit_machine_binding;
 
 /* `visible` is CUDA_VISIBLE_DEVICES as the process started (NULL when unset). */
-void npkit_machine_bind(int cuda_device, const npkit_nvml_gpu_id *ids, size_t n, const char *visible,
+void npkit_machine_bind(int cuda_device, const npkit_machine_gpu_id *ids, size_t n, const char *visible,
                         npkit_machine_binding *out);
 
 /* "0000:3B:00.0", "00000000:3b:00.0" or "3b:00.0" as numbers; 0, or -1 when it is none of them. */

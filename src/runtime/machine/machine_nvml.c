@@ -10,7 +10,7 @@
 
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 
-struct npkit_nvml {
+struct npkit_machine_nvml {
   char library[256];
   nvmlShutdown_fn shutdown;
   nvmlErrorString_fn error_string;
@@ -30,7 +30,7 @@ struct npkit_nvml {
   nvmlDeviceGetFieldValues_fn fields;
 };
 
-static const char *err_text(const npkit_nvml *n, nvmlReturn_t r, char *buf, size_t len) {
+static const char *err_text(const npkit_machine_nvml *n, nvmlReturn_t r, char *buf, size_t len) {
   const char *s = n->error_string != NULL ? n->error_string(r) : NULL;
   if (s != NULL)
     snprintf(buf, len, "%s (%d)", s, r);
@@ -39,7 +39,7 @@ static const char *err_text(const npkit_nvml *n, nvmlReturn_t r, char *buf, size
   return buf;
 }
 
-npkit_nvml *npkit_nvml_open(const char *library, int *absent, char *why, size_t len) {
+npkit_machine_nvml *npkit_machine_nvml_open(const char *library, int *absent, char *why, size_t len) {
   const char *lib = library != NULL && library[0] != '\0' ? library : DEFAULT_LIBRARY;
   *absent = 0;
   /* RTLD_LOCAL: NVML's symbols stay out of the process's global scope, as if we were not here */
@@ -50,7 +50,7 @@ npkit_nvml *npkit_nvml_open(const char *library, int *absent, char *why, size_t 
     *absent = 1;
     return NULL;
   }
-  npkit_nvml *n = calloc(1, sizeof *n);
+  npkit_machine_nvml *n = calloc(1, sizeof *n);
   if (n == NULL) {
     snprintf(why, len, "out of memory");
     return NULL;
@@ -90,13 +90,13 @@ npkit_nvml *npkit_nvml_open(const char *library, int *absent, char *why, size_t 
   return n;
 }
 
-void npkit_nvml_close(npkit_nvml *n) {
+void npkit_machine_nvml_close(npkit_machine_nvml *n) {
   if (n == NULL) return;
   n->shutdown();
   free(n);
 }
 
-const char *npkit_nvml_library(const npkit_nvml *n) { return n->library; }
+const char *npkit_machine_nvml_library(const npkit_machine_nvml *n) { return n->library; }
 
 /* The NVLinks of one GPU: NOT_SUPPORTED on link 0 means no NVLink; links are asked in turn until
  * NVML refuses one (INVALID_ARGUMENT past the last link).  Returns the count. */
@@ -105,7 +105,7 @@ typedef struct link_info {
   unsigned version; /* 0: unknown */
 } link_info;
 
-static int nvlinks(npkit_nvml *n, nvmlDevice_t dev, link_info *links) {
+static int nvlinks(npkit_machine_nvml *n, nvmlDevice_t dev, link_info *links) {
   if (n->link_state == NULL) return 0;
   int count = 0;
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; link++) {
@@ -121,12 +121,12 @@ static int nvlinks(npkit_nvml *n, nvmlDevice_t dev, link_info *links) {
 }
 
 /* A query that failed is named once in the gpu record's error=. */
-static void note_error(const npkit_nvml *n, char *error, size_t len, const char *what, nvmlReturn_t r) {
+static void note_error(const npkit_machine_nvml *n, char *error, size_t len, const char *what, nvmlReturn_t r) {
   char e[96];
   if (error[0] == '\0') snprintf(error, len, "%s: %s", what, err_text(n, r, e, sizeof e));
 }
 
-static void one_gpu(npkit_nvml *n, unsigned i, npkit_mtext *t, npkit_nvml_gpu_id *id) {
+static void one_gpu(npkit_machine_nvml *n, unsigned i, npkit_mtext *t, npkit_machine_gpu_id *id) {
   nvmlDevice_t dev;
   char error[160] = "", e[96];
   memset(id, 0, sizeof *id);
@@ -170,7 +170,7 @@ static void one_gpu(npkit_nvml *n, unsigned i, npkit_mtext *t, npkit_nvml_gpu_id
   }
 }
 
-size_t npkit_nvml_snapshot(npkit_nvml *n, npkit_mtext *t, npkit_nvml_gpu_id *ids, size_t max) {
+size_t npkit_machine_nvml_snapshot(npkit_machine_nvml *n, npkit_mtext *t, npkit_machine_gpu_id *ids, size_t max) {
   char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = "", e[96];
   unsigned int count = 0;
   nvmlReturn_t r = n->count(&count);
@@ -202,7 +202,7 @@ static unsigned long long field_u64(const nvmlFieldValue_t *f) {
   }
 }
 
-int npkit_nvml_sample(npkit_nvml *n, unsigned index, int pcie, npkit_ev_machine_gpu *out) {
+int npkit_machine_nvml_sample(npkit_machine_nvml *n, unsigned index, int pcie, npkit_ev_machine_gpu *out) {
   nvmlDevice_t dev;
   memset(out, 0, sizeof *out);
   out->gpu = index;

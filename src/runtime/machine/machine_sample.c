@@ -26,7 +26,7 @@ void npkit_machine_sample_devices(npkit_machine_sampler *s) {
   if (s->nvml != NULL && s->gpu >= 0) {
     uint64_t t0 = npkit_now_ns();
     npkit_ev_machine_gpu g;
-    if (npkit_nvml_sample(s->nvml, (unsigned)s->gpu, s->pcie, &g) == 0) {
+    if (npkit_machine_nvml_sample(s->nvml, (unsigned)s->gpu, s->pcie, &g) == 0) {
       npkit_event_init(&ev, NPKIT_EV_MACHINE_GPU, t0, npkit_now_ns());
       ev.u.machine_gpu = g;
       add(s, &ev);

@@ -16,7 +16,7 @@
 #define NPKIT_MACHINE_PCIE_MIN_US 100000u
 
 typedef struct npkit_machine_sampler {
-  npkit_nvml *nvml;            /* NULL: no GPU samples */
+  npkit_machine_nvml *nvml;            /* NULL: no GPU samples */
   int gpu;                     /* NVML index of the process's GPU, -1 while unknown */
   int pcie;                    /* read PCIe throughput */
   const npkit_machine_ports *ports;

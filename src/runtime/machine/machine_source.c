@@ -47,8 +47,8 @@ static _Atomic int wants_comm;
 
 /* The thread's own; read by others only after it was joined. */
 static struct {
-  npkit_nvml *nvml;
-  npkit_nvml_gpu_id ids[MAX_GPUS];
+  npkit_machine_nvml *nvml;
+  npkit_machine_gpu_id ids[MAX_GPUS];
   size_t n_ids;
   npkit_machine_ports ports;
   npkit_machine_sampler sampler;
@@ -67,9 +67,9 @@ static void snapshot_gpus(npkit_mtext *text) {
   char why[512];
   int absent;
   atomic_store(&phase, PH_NVML);
-  t.nvml = npkit_nvml_open(m.nvml_library, &absent, why, sizeof why);
+  t.nvml = npkit_machine_nvml_open(m.nvml_library, &absent, why, sizeof why);
   if (t.nvml != NULL) {
-    t.n_ids = npkit_nvml_snapshot(t.nvml, text, t.ids, MAX_GPUS);
+    t.n_ids = npkit_machine_nvml_snapshot(t.nvml, text, t.ids, MAX_GPUS);
     return;
   }
   npkit_mtext_record(text, "nvml");
@@ -142,7 +142,7 @@ static void *machine_main(void *arg) {
   int sampling = m.gpu_us > 0 || m.cpu_ns > 0;
   uint64_t gpu_ns = m.gpu_us * 1000u, cpu_ns = m.cpu_ns > 0 ? m.cpu_ns : gpu_ns;
   if (!sampling && t.nvml != NULL) {
-    npkit_nvml_close(t.nvml); /* the snapshot keeps what binding needs */
+    npkit_machine_nvml_close(t.nvml); /* the snapshot keeps what binding needs */
     t.nvml = NULL;
   }
   npkit_machine_sampler_init(&t.sampler, m.log, m.flush_ms);
@@ -182,7 +182,7 @@ static void *machine_main(void *arg) {
     npkit_machine_sampler_flush(&t.sampler, 0);
   }
   npkit_machine_sampler_flush(&t.sampler, 1);
-  npkit_nvml_close(t.nvml);
+  npkit_machine_nvml_close(t.nvml);
   t.nvml = NULL;
   atomic_store(&phase, PH_DONE);
   return NULL;

@@ -36,7 +36,7 @@ static int read_path(const char *path, char *buf, size_t len) {
   return 0;
 }
 
-int npkit_sysfs_read(const char *root, const char *rel, char *buf, size_t len) {
+int npkit_machine_sysfs_read(const char *root, const char *rel, char *buf, size_t len) {
   char path[1024];
   join(path, sizeof path, root, rel);
   return read_path(path, buf, len);
@@ -74,7 +74,7 @@ static void free_list(char **names, size_t n) {
 /* One attribute into the record: its text, or KEY_error=errno. */
 static void attr(npkit_mtext *t, const char *root, const char *rel, const char *key) {
   char buf[256];
-  int e = npkit_sysfs_read(root, rel, buf, sizeof buf);
+  int e = npkit_machine_sysfs_read(root, rel, buf, sizeof buf);
   if (e == 0) {
     npkit_mtext_str(t, key, buf);
   } else {
@@ -130,7 +130,7 @@ static void net_ports(const char *root, npkit_mtext *t, npkit_machine_ports *por
   size_t nd = list_dirs(root, "sys/class/net", devs, 128);
   for (size_t i = 0; i < nd; i++) {
     snprintf(rel, sizeof rel, "sys/class/net/%s/type", devs[i]);
-    int type = npkit_sysfs_read(root, rel, buf, sizeof buf) == 0 ? atoi(buf) : -1;
+    int type = npkit_machine_sysfs_read(root, rel, buf, sizeof buf) == 0 ? atoi(buf) : -1;
     if (type == ARPHRD_LOOPBACK_TYPE || strcmp(devs[i], "lo") == 0) continue;
     npkit_mtext_record(t, "port");
     npkit_mtext_str(t, "type", "eth");

@@ -32,7 +32,7 @@ typedef struct npkit_machine_ports {
 } npkit_machine_ports;
 
 /* The first line of ROOT/rel without its newline: 0, or the errno of opening or reading it. */
-int npkit_sysfs_read(const char *root, const char *rel, char *buf, size_t len);
+int npkit_machine_sysfs_read(const char *root, const char *rel, char *buf, size_t len);
 
 /* Writes a `port` record per port (IB first, then interfaces, each in name order) and fills
  * *ports with the first NPKIT_MACHINE_MAX_PORTS, each with the position of its record (the
