@@ -240,8 +240,17 @@ class MachineReport(lib.TempDirTestCase):
         self.assertEqual(findings(rep, "host_name_unresolved"), [])
 
     def test_advice_small_collectives(self):
-        self.job(2, ["a", "a"], ["-b", "1K", "-e", "4K", "-f", "2", "-n", "80", "-w", "1"], {}, {"a": ([], [ml.gpu(0)], {})})
+        """Two ranks on one host, each on an NVLink 4.0 GPU (one with a link down): many small
+        collectives; and the link use against NVLink, set by the slower GPU (17 links)."""
+        self.job(2, ["a", "a"], ["-b", "1K", "-e", "4K", "-f", "2", "-n", "80", "-w", "1"], {},
+                 {"a": ([], [ml.gpu(0), ml.gpu(1, down=(5,))], {})})
         rep, _ = report(self.trace_dir)
+        lu = findings(rep, "link_use")
+        self.assertEqual(len(lu), 1, rep["findings"])
+        top = max((r for r in rep["collectives"] if r["op"] == "AllReduce"), key=lambda r: r["bytes"])
+        self.assertEqual(lu[0]["title"], "AllReduce 4 KiB on 2 GPUs of one host reaches %.0f %% of what NVLink allows"
+                         % (100 * top["busbw_gbs"] / 425.0))
+        self.assertIn("Capacity per rank and direction: 425 GB/s (NVLink 4.0: 17 links x 25 GB/s).", lu[0]["evidence"])
         sm = findings(rep, "advice_small_collectives")
         self.assertEqual(len(sm), 1, rep["findings"])
         rows = [r for r in rep["collectives"] if r["time_mean_us"] is not None]
