@@ -26,7 +26,8 @@ class Sampling(lib.TempDirTestCase):
             ml.make_sysfs(root, ports)
             feeders.append(ml.CounterFeeder(root, [(p, PORT_RATES[p["dev"]]) for p in ports]))
             conf = self.path("nvml%d.conf" % r)
-            ml.write_nvml_config(conf, [ml.gpu(0, nvlink_tx_kibs=NVLINK_TX, nvlink_rx_kibs=NVLINK_RX,
+            # rank 1's GPU has no NVLink, like the single H200 of a VM: its NVLink fields are NOT_SUPPORTED
+            ml.write_nvml_config(conf, [ml.gpu(0, nvlink_tx_kibs=NVLINK_TX, nvlink_rx_kibs=NVLINK_RX, nvlinks=18 - 18 * r,
                                                pcie_tx_kbs=1200 + r, pcie_rx_kbs=3400 + r, sm_mhz=1900 + r),
                                         ml.gpu(1, nvlink_tx_kibs=1, nvlink_rx_kibs=1)])
             per_rank[r] = {"NPKIT_SYSFS_ROOT": root, "FAKE_NVML_CONFIG": conf}
@@ -57,12 +58,17 @@ class Sampling(lib.TempDirTestCase):
             self.assertTrue(all(e["thread"] == 0 for e in evs))
             # the process's GPU: CUDA device 0 is NVML's 0 (no driver, no CUDA_VISIBLE_DEVICES)
             self.assertGreater(len(gpus), 3, log)
-            want_valid = ml.MGPU["clocks"] | ml.MGPU["util"] | ml.MGPU["power"] | ml.MGPU["temp"] | ml.MGPU["nvlink"]
+            want_valid = ml.MGPU["clocks"] | ml.MGPU["util"] | ml.MGPU["power"] | ml.MGPU["temp"]
+            if rank == 0:
+                want_valid |= ml.MGPU["nvlink"]
             for g in gpus:
                 self.assertEqual((g["gpu"], g["valid"], g["sm_mhz"], g["mem_mhz"], g["util_gpu"], g["util_mem"],
                                   g["power_mw"], g["temp_c"]), (0, want_valid, 1900 + rank, 2619, 87, 45, 350123, 61))
-            self.check_rate([(g["end"], g["nvlink_tx_kib"]) for g in gpus], NVLINK_TX, 0.15, "NVLink tx")
-            self.check_rate([(g["end"], g["nvlink_rx_kib"]) for g in gpus], NVLINK_RX, 0.15, "NVLink rx")
+            if rank == 0:
+                self.check_rate([(g["end"], g["nvlink_tx_kib"]) for g in gpus], NVLINK_TX, 0.15, "NVLink tx")
+                self.check_rate([(g["end"], g["nvlink_rx_kib"]) for g in gpus], NVLINK_RX, 0.15, "NVLink rx")
+            else:
+                self.assertEqual({(g["nvlink_tx_kib"], g["nvlink_rx_kib"]) for g in gpus}, {(0, 0)})
             # every port, every period, in the snapshot's order
             by_port = {}
             for e in (e for e in evs if e["kind"] == "port"):
@@ -80,7 +86,10 @@ class Sampling(lib.TempDirTestCase):
                 self.check_rate([(s["end"], s["tx"]) for s in samples], PORT_RATES[dev][0], 0.25, name + " tx")
                 self.check_rate([(s["end"], s["rx"]) for s in samples], PORT_RATES[dev][1], 0.25, name + " rx")
                 self.check_track(traces[rank], "port %s (Gb/s)" % name, samples, "tx", "rx", 8.0 / 1e9)
-            self.check_track(traces[rank], "GPU 0 NVLink (GB/s)", gpus, "nvlink_tx_kib", "nvlink_rx_kib", 1024.0 / 1e9)
+            if rank == 0:
+                self.check_track(traces[rank], "GPU 0 NVLink (GB/s)", gpus, "nvlink_tx_kib", "nvlink_rx_kib", 1024.0 / 1e9)
+            else:
+                self.assertEqual([e for e in traces[rank].events if e.get("name") == "GPU 0 NVLink (GB/s)"], [])
             clocks = [e for e in traces[rank].events if e.get("ph") == "C" and e["name"] == "GPU 0 clocks (MHz)"]
             self.assertEqual(len(clocks), len(gpus))
             self.assertTrue(all(e["args"] == {"sm": 1900 + rank, "memory": 2619} for e in clocks))
