@@ -12,7 +12,8 @@
  *  - With NPKIT_GPU_SAMPLE_RATE: the counters of that GPU, of every port and of the process's CPU
  *    time, sampled on the same thread (machine_sample.h).
  *
- * NPKIT_MACHINE=0 turns all of it off.  No NVML (a machine without a driver) gives one line and a
+ * The thread runs at the lowest priority (nice 19): where the job keeps the cores busy, its threads
+ * go first.  NPKIT_MACHINE=0 turns all of it off.  No NVML (a machine without a driver) gives one line and a
  * snapshot without GPUs, never a failure.  At the finish the thread is given 2 s to end (a host
  * name lookup can hang on a broken resolver); if it does not, a note says so and the log goes on
  * without what it still held. */
