@@ -582,6 +582,8 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
     if (bh->type == NPKIT_BLOCK_EVENTS) {
       r->n_events += bh->count;
       r->n_event_blocks++;
+    } else if (bh->type == NPKIT_BLOCK_MACHINE) {
+      r->n_machine_blocks++;
     } else if (!is_known_type(bh->type) && !(r->checksums && bh->type == NPKIT_BLOCK_CHECK)) {
       r->n_unknown_blocks++;
     }
@@ -936,6 +938,7 @@ const char *npkit_block_type_name(unsigned type) {
   case NPKIT_BLOCK_STRING: return "STRING";
   case NPKIT_BLOCK_NOTE: return "NOTE";
   case NPKIT_BLOCK_END: return "END";
+  case NPKIT_BLOCK_MACHINE: return "MACHINE";
   default: return "unknown";
   }
 }

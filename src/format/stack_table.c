@@ -11,8 +11,6 @@
 
 static const char unknown_frame[] = "??";
 
-/* Reads exactly n bytes at off; -1 on error or a short read. */
-
 typedef struct raw_stack {
   uint32_t id, depth;
   size_t first; /* index of its first frame id in the id list */

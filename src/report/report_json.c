@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "json_writer.h"
+#include "machine_json.h"
 #include "nccl_names.h"
 #include "report_extras.h"
 #include "report_render.h"
@@ -100,6 +101,10 @@ static void ranks(npkit_report *rep, npkit_json *w) {
       npkit_json_end_object(w);
     }
     npkit_json_end_array(w);
+    if (l->machine.snap.present) { /* the rank's machine snapshot, as in its trace's otherData */
+      npkit_json_key(w, "machine");
+      npkit_machine_json(w, &l->machine.snap);
+    }
     npkit_json_end_object(w);
   }
   npkit_json_end_array(w);
@@ -190,6 +195,30 @@ static void table(npkit_report *rep, npkit_json *w) {
     npkit_json_kv_double(w, "busbw_factor", npkit_busbw_factor(r->key.fn, r->nranks));
     kv_opt_string(w, "algorithm", r->algo);
     kv_opt_string(w, "protocol", r->proto);
+    npkit_json_key(w, "channels");
+    if (r->channels_max > 0) {
+      npkit_json_begin_object(w);
+      npkit_json_kv_int(w, "min", r->channels_min);
+      npkit_json_kv_int(w, "max", r->channels_max);
+      npkit_json_end_object(w);
+    } else {
+      npkit_json_null(w);
+    }
+    npkit_json_key(w, "link_throughput"); /* measured by the sampled counters while the calls ran */
+    if (!isnan(r->links.net_tx_gbps) || !isnan(r->links.nvlink_tx_gbs)) {
+      npkit_json_begin_object(w);
+      if (!isnan(r->links.net_tx_gbps)) {
+        npkit_json_kv_double(w, "net_tx_gbps", r->links.net_tx_gbps);
+        npkit_json_kv_double(w, "net_rx_gbps", r->links.net_rx_gbps);
+      }
+      if (!isnan(r->links.nvlink_tx_gbs)) {
+        npkit_json_kv_double(w, "nvlink_tx_gbs", r->links.nvlink_tx_gbs);
+        npkit_json_kv_double(w, "nvlink_rx_gbs", r->links.nvlink_rx_gbs);
+      }
+      npkit_json_end_object(w);
+    } else {
+      npkit_json_null(w);
+    }
     kv_tag(w, r->key.tag);
     npkit_json_end_object(w);
   }
@@ -398,6 +427,7 @@ static void findings(npkit_report *rep, npkit_json *w) {
     npkit_json_kv_uint(w, "position", i + 1);
     npkit_json_kv_string(w, "kind", npkit_finding_kind_name(f->kind));
     npkit_report_json_us(w, "time_at_stake_us", f->at_stake_ns);
+    npkit_json_kv_bool(w, "advice", npkit_finding_is_advice(f->kind));
     npkit_json_kv_string(w, "title", f->title);
     npkit_json_kv_string(w, "evidence", f->evidence);
     npkit_json_kv_string(w, "next_step", f->next_step);

@@ -24,6 +24,7 @@
 #include "report_findings.h"
 #include "report_gpu.h"
 #include "job_instances.h"
+#include "report_machine.h"
 #include "report_marks.h"
 #include "report_straggler.h"
 #include "report_table.h"
@@ -59,6 +60,7 @@ typedef struct npkit_rep_log {
   int has_gpu;
   npkit_gpu_rank gpu;           /* valid when has_gpu */
   npkit_mark_overlap overlap;   /* communication against marked computation (report_marks.h) */
+  npkit_rep_machine machine;    /* its snapshot and sampled counters (report_machine.h) */
 } npkit_rep_log;
 
 typedef struct npkit_report {
@@ -91,6 +93,8 @@ void npkit_report_free(npkit_report *rep);
 /* Helpers for the renderers. */
 /* "rank 3" or "host:pid" */
 void npkit_report_log_label(const npkit_report *rep, size_t log, char *buf, size_t len);
+/* The ranks of a host as ranges, "0-3,8"; "?" when none is known. */
+void npkit_report_host_ranks(const npkit_report *rep, uint32_t host, char *buf, size_t len);
 /* "comm 1f2e3d4c (8 ranks)" or with the communicator's name */
 void npkit_report_comm_label(const npkit_report *rep, uint32_t comm, char *buf, size_t len);
 /* "4 B", "1 KiB", "8 MiB" when a binary unit divides the size, else the exact byte count below

@@ -74,8 +74,14 @@ void npkit_table_note_algo(npkit_table_row *row, const char *algo, const char *p
   note(row->proto, sizeof(row->proto), proto);
 }
 
+static void note_channels(int *lo, int *hi, int ch_lo, int ch_hi) {
+  if (ch_lo <= 0) return;
+  if (*lo == 0 || ch_lo < *lo) *lo = ch_lo;
+  if (ch_hi > *hi) *hi = ch_hi;
+}
+
 int npkit_table_note_task(npkit_table *t, uint32_t fn, int32_t nranks, uint64_t bytes, const char *algo,
-                          const char *proto) {
+                          const char *proto, int channels) {
   npkit_table_algo *a = NULL;
   /* few distinct keys, and tasks come in runs of the same one */
   if (t->last_algo < t->n_algos) {
@@ -98,6 +104,7 @@ int npkit_table_note_task(npkit_table *t, uint32_t fn, int32_t nranks, uint64_t 
   }
   note(a->algo, sizeof(a->algo), algo);
   note(a->proto, sizeof(a->proto), proto);
+  note_channels(&a->ch_min, &a->ch_max, channels, channels);
   return 0;
 }
 
@@ -119,9 +126,16 @@ void npkit_table_finish(npkit_table *t) {
     npkit_table_row *r = &t->rows[i];
     for (size_t k = 0; k < t->n_algos; k++) {
       const npkit_table_algo *a = &t->algos[k];
-      if (a->fn == r->key.fn && a->nranks == r->nranks && a->bytes == r->key.bytes)
+      if (a->fn == r->key.fn && a->nranks == r->nranks && a->bytes == r->key.bytes) {
         npkit_table_note_algo(r, a->algo, a->proto);
+        note_channels(&r->channels_min, &r->channels_max, a->ch_min, a->ch_max);
+      }
     }
+    npkit_row_links *l = &r->links;
+    l->net_tx_gbps = l->net_w > 0 ? l->net_tx / l->net_w : NAN;
+    l->net_rx_gbps = l->net_w > 0 ? l->net_rx / l->net_w : NAN;
+    l->nvlink_tx_gbs = l->nvl_w > 0 ? l->nvl_tx / l->nvl_w : NAN;
+    l->nvlink_rx_gbs = l->nvl_w > 0 ? l->nvl_rx / l->nvl_w : NAN;
     npkit_quantile *q = r->gpu.n > 0 ? &r->gpu : r->cpu.n > 0 ? &r->cpu : NULL;
     r->source = r->gpu.n > 0 ? NPKIT_TIME_GPU : r->cpu.n > 0 ? NPKIT_TIME_CPU : NPKIT_TIME_NONE;
     r->mean_ns = r->p50_ns = r->p99_ns = r->algbw_gbs = r->busbw_gbs = NAN;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "machine_json.h"
 #include "nccl_names.h"
 #include "out_file.h"
 #include "trace_api.h"
@@ -27,6 +28,7 @@ static const struct {
     {&npkit_marks_trace_source, offsetof(npkit_render_stats, marks)},
     {&npkit_dump_trace_source, offsetof(npkit_render_stats, npkit)},
     {&npkit_cupti_trace_source, offsetof(npkit_render_stats, gpu)},
+    {&npkit_machine_trace_source, offsetof(npkit_render_stats, machine)},
 };
 #define N_SOURCES (sizeof(sources) / sizeof(sources[0]))
 
@@ -45,6 +47,22 @@ static int32_t process_device(const npkit_log_reader *r) {
 }
 
 /* ---- otherData ---- */
+
+/* The machine snapshot (version 3 logs), when the log has one. */
+static void write_machine(const npkit_log_reader *r, npkit_json *w) {
+  npkit_machine m;
+  char err[300];
+  if (npkit_machine_load(r, &m, err, sizeof(err)) != 0) {
+    npkit_json_key(w, "machine_error");
+    npkit_json_string(w, err);
+    return;
+  }
+  if (m.present) {
+    npkit_json_key(w, "machine");
+    npkit_machine_json(w, &m);
+  }
+  npkit_machine_free(&m);
+}
 
 void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t base_ns) {
   char buf[160];
@@ -111,6 +129,7 @@ void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t bas
     npkit_json_end_object(w);
   }
   npkit_json_end_array(w);
+  write_machine(r, w);
   npkit_json_end_object(w);
 }
 
