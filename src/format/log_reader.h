@@ -102,7 +102,12 @@ typedef struct npkit_log_reader {
   uint64_t n_events;            /* in complete EVENTS and EVENTS_PACKED blocks */
   uint64_t n_blocks;            /* complete blocks */
   uint64_t n_event_blocks;      /* EVENTS and EVENTS_PACKED */
+  uint64_t n_packed_blocks;     /* EVENTS_PACKED (version 4) */
+  uint64_t event_blocks_read;   /* event blocks (EVENTS and EVENTS_PACKED) the event iterator has
+                                   entered since the log was opened: n_event_blocks per pass over
+                                   the events (the report's tests count its passes with it) */
   uint64_t n_unknown_blocks;    /* skipped: types this build does not know */
+  uint64_t n_machine_blocks;    /* MACHINE blocks (version 3): read by machine_info.h */
   uint64_t recorded, dropped;   /* from the counters (or END, when it says more) */
 
   int truncated;                /* the log ends with an incomplete or corrupt block */
@@ -164,6 +169,18 @@ size_t npkit_reader_comm_pos(const npkit_log_reader *r, uint32_t local_id, size_
 const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id);
 const npkit_thread_rec *npkit_reader_thread(const npkit_log_reader *r, uint32_t index);
 const npkit_log_string *npkit_reader_string(const npkit_log_reader *r, uint32_t id);
+
+/* Reads exactly n bytes at off with pread (EINTR retried): 0, or -1 with errno (EIO for a short
+ * read, the file having ended).  The one read of every reader of the log's files: the reader
+ * itself, the stack table, the merge's spill files. */
+int npkit_read_at(int fd, void *buf, size_t n, uint64_t off);
+
+/* Whether a block of this type holds packed events: EVENTS_PACKED in a log of version 4 or later.
+ * Version 3 of the format was taken by the machine snapshot before events were packed, so in an
+ * earlier log the type is one the reader does not know, skipped by size. */
+static inline int npkit_reader_is_packed(const npkit_log_reader *r, unsigned type) {
+  return type == NPKIT_BLOCK_EVENTS_PACKED && r->header.version >= 4;
+}
 
 /* "EVENTS", "COMM", ..., "unknown". */
 const char *npkit_block_type_name(unsigned type);

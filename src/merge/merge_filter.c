@@ -209,20 +209,6 @@ static int keep(const npkit_merge_filter *f, const npkit_event *ev, int64_t offs
   return 1;
 }
 
-/* pread all of n bytes at off. */
-static int read_at(int fd, void *p, size_t n, uint64_t off) {
-  unsigned char *b = p;
-  while (n > 0) {
-    ssize_t k = pread(fd, b, n, (off_t)off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    b += k;
-    n -= (size_t)k;
-    off += (uint64_t)k;
-  }
-  return 0;
-}
-
 /* The events kept so far, written as EVENTS blocks of whole records of the writer's size. */
 typedef struct kept_events {
   unsigned char *buf; /* COPY_BLOCK_EVENTS records */
@@ -257,7 +243,7 @@ static int copy_events(const npkit_log_reader *r, out_file *o, const npkit_block
   uint32_t left = bh->count;
   while (left > 0) {
     size_t n = left < per ? left : per;
-    if (read_at(r->fd, in, n * rs, at) != 0) return -1;
+    if (npkit_read_at(r->fd, in, n * rs, at) != 0) return -1;
     at += (uint64_t)(n * rs);
     left -= (uint32_t)n;
     for (size_t i = 0; i < n; i++) keep_record(o, k, in + i * rs, rs, f, offset_ns, base_ns);
@@ -274,7 +260,7 @@ static int copy_packed(const npkit_log_reader *r, out_file *o, const npkit_block
   unsigned char *payload = malloc(bh->size > 0 ? bh->size : 1);
   uint64_t *lanes = malloc(NPKIT_PACK_LANES * words * sizeof(uint64_t)), *rec = malloc(words * sizeof(uint64_t));
   int rc = payload == NULL || lanes == NULL || rec == NULL ? -2 : 0;
-  if (rc == 0 && read_at(r->fd, payload, bh->size, at) != 0) rc = -1;
+  if (rc == 0 && npkit_read_at(r->fd, payload, bh->size, at) != 0) rc = -1;
   if (rc == 0) {
     npkit_unpacker u;
     npkit_unpack_begin(&u, payload, bh->size, bh->count, (uint32_t)words, lanes);
@@ -308,7 +294,7 @@ int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, 
   unsigned char raw[4096];
   while (at < r->header_size) {
     size_t k = r->header_size - at < sizeof(raw) ? (size_t)(r->header_size - at) : sizeof(raw);
-    if (read_at(r->fd, raw, k, at) != 0) goto changed;
+    if (npkit_read_at(r->fd, raw, k, at) != 0) goto changed;
     out_put(&o, raw, k);
     at += k;
   }
@@ -323,7 +309,7 @@ int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, 
         goto changed;
       continue;
     }
-    if (bh.type == NPKIT_BLOCK_EVENTS_PACKED) {
+    if (npkit_reader_is_packed(r, bh.type)) {
       int e = copy_packed(r, &o, &bh, payload, &ke, f, offset_ns, base_ns);
       if (e == -2) {
         snprintf(err, errlen, "out of memory");
@@ -336,7 +322,7 @@ int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, 
     out_block(&o, bh.type, bh.count, bh.size);
     for (uint64_t done = 0; done < bh.size;) {
       size_t n = bh.size - done < sizeof(raw) ? (size_t)(bh.size - done) : sizeof(raw);
-      if (read_at(r->fd, raw, n, payload + done) != 0) goto changed;
+      if (npkit_read_at(r->fd, raw, n, payload + done) != 0) goto changed;
       out_payload(&o, raw, n);
       done += n;
     }

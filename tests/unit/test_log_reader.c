@@ -1,5 +1,6 @@
 /* Log reader: every part of a complete log read back exactly, in the current format (events
- * packed, or as EVENTS blocks), in the format before packing (version 2) and in the format of
+ * packed, or as EVENTS blocks), in the formats before packing (version 3: the machine snapshot;
+ * version 2) and in the format of
  * npkit-preload 0.1/0.2 (version 1, no checksums); later writers' longer headers and
  * records; unknown blocks skipped; a cut at every byte offset; corrupt headers; corrupt blocks
  * skipped and the rest read (bad headers, bad checksums, garbage, hostile counts and sizes). */
@@ -32,6 +33,16 @@ static int open_bytes(const void *data, size_t n, npkit_log_reader **r, char *er
   if (rc == 0) (*r)->own_fd = 1; /* let close() release it */
   else close(fd);
   return rc;
+}
+
+/* A log builder for WORK/name with the default options but the format version (0: the current
+ * one); path gets the file's path. */
+static npkit_lb *new_log(const char *name, uint32_t version, char *path, size_t len) {
+  npkit_lb_options o;
+  npkit_lb_defaults(&o);
+  if (version != 0) o.version = version;
+  path_of(path, len, name);
+  return npkit_lb_create(path, &o);
 }
 
 /* ---- the reference log ---- */
@@ -164,7 +175,7 @@ static void test_reference(void) {
     npkit_reader_close(r);
   }
 
-  /* events packed (EVENTS_PACKED, version 3): the same content */
+  /* events packed (EVENTS_PACKED, version 4): the same content */
   o.packed = 1;
   path_of(path, sizeof(path), "packed.npkit");
   npkit_lb_close(write_reference(path, &o));
@@ -178,7 +189,39 @@ static void test_reference(void) {
       plain += bh.type == NPKIT_BLOCK_EVENTS;
     }
     CHECK(packed == 4 && plain == 0);
+    CHECK_EQ_U64(r->n_packed_blocks, 4);
+    CHECK_EQ_U64(r->n_event_blocks, 4);
     check_reference(r, "log with packed events");
+    npkit_reader_close(r);
+  }
+  o.packed = 0;
+
+  /* the format before packing, with the machine snapshot: version 3, EVENTS blocks */
+  uint64_t unknown_v3 = 0;
+  o.version = 3;
+  path_of(path, sizeof(path), "version3.npkit");
+  npkit_lb_close(write_reference(path, &o));
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r) {
+    CHECK(r->checksums && !r->newer_version);
+    check_reference(r, "log of version 3");
+    unknown_v3 = r->n_unknown_blocks;
+    npkit_reader_close(r);
+  }
+  /* ... where packed blocks did not exist yet: a block of their type is one the reader does not
+   * know, skipped by its size, and its events are not decoded */
+  o.packed = 1;
+  path_of(path, sizeof(path), "version3_packed.npkit");
+  npkit_lb_close(write_reference(path, &o));
+  CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+  if (r) {
+    CHECK_EQ_U64(r->n_events, 0);
+    CHECK_EQ_U64(r->n_event_blocks, 0);
+    CHECK_EQ_U64(r->n_unknown_blocks, unknown_v3 + 4);
+    CHECK_EQ_U64(r->n_packed_blocks, 0);
+    CHECK(!r->truncated && r->skipped_blocks == 0);
+    const npkit_event *ev;
+    CHECK(npkit_reader_next(r, &ev, err, sizeof(err)) == 0);
     npkit_reader_close(r);
   }
   o.packed = 0;
@@ -380,15 +423,14 @@ static npkit_log_reader *open_checked(const char *path, uint64_t n, size_t gap_f
   return r;
 }
 
-/* 5 events, a bad block, then events_after events: the bad block is skipped, the rest read. */
-static void block_case(const char *what, writer_fn bad_block, const char *want, int events_after) {
+/* 5 events, a bad block, then events_after events: the bad block is skipped, the rest read.  In
+ * logs before `since`, the version that introduced the block's type, the block is one of a type
+ * the reader does not know: passed over by its size, not judged, and the rest read. */
+static void block_case_since(uint32_t since, const char *what, writer_fn bad_block, const char *want,
+                             int events_after) {
   for (uint32_t version = 1; version <= NPKIT_LOG_VERSION; version++) {
     char path[600];
-    npkit_lb_options o;
-    npkit_lb_defaults(&o);
-    o.version = version;
-    path_of(path, sizeof(path), "corrupt.npkit");
-    npkit_lb *b = npkit_lb_create(path, &o);
+    npkit_lb *b = new_log("corrupt.npkit", version, path, sizeof(path));
     npkit_lb_events(b, events, 5);
     uint64_t bad_at = npkit_lb_offset(b);
     bad_block(b);
@@ -399,12 +441,22 @@ static void block_case(const char *what, writer_fn bad_block, const char *want, 
     if (r == NULL) return;
     fprintf(stderr, "  %s (version %u): %s at %" PRIu64 "\n", what, version, r->skip_reason, r->first_skip_at);
     CHECK(!r->truncated);
+    if (version < since) {
+      CHECK_EQ_U64(r->skipped_blocks, 0);
+      CHECK_EQ_U64(r->n_unknown_blocks, 1);
+      npkit_reader_close(r);
+      continue;
+    }
     CHECK_EQ_U64(r->skipped_blocks, 1);
     CHECK_EQ_U64(r->first_skip_at, bad_at);
     CHECK_EQ_U64(r->skipped_bytes, good_at - bad_at);
     CHECK_CONTAINS(r->skip_reason, want);
     npkit_reader_close(r);
   }
+}
+
+static void block_case(const char *what, writer_fn bad_block, const char *want, int events_after) {
+  block_case_since(1, what, bad_block, want, events_after);
 }
 
 static void b_size_odd(npkit_lb *b) { npkit_lb_raw_block(b, 99, 0, NULL, 12); }
@@ -467,23 +519,19 @@ static void test_bad_blocks(void) {
   block_case("STRING text past its block", b_string_long, "STRING text beyond", 2);
   block_case("STRING count too large", b_string_count, "more strings", 2);
   block_case("END too short", b_end_short, "END block shorter", 2);
-  block_case("EVENTS_PACKED count past its size", b_packed_count, "100 events cannot fit in 8 bytes", 2);
-  block_case("EVENTS_PACKED event cut short", b_packed_cut, "an event does not decode", 2);
-  block_case("EVENTS_PACKED kind that disagrees", b_packed_kind, "an event does not decode", 2);
-  block_case("EVENTS_PACKED varint of 11 bytes", b_packed_overflow, "an event does not decode", 2);
-  block_case("EVENTS_PACKED bytes after the last event", b_packed_trailing, "bytes after the last event", 2);
-  block_case("EVENTS_PACKED padding not zero", b_packed_garbage, "bytes after the last event", 2);
+  block_case_since(4, "EVENTS_PACKED count past its size", b_packed_count, "100 events cannot fit in 8 bytes", 2);
+  block_case_since(4, "EVENTS_PACKED event cut short", b_packed_cut, "an event does not decode", 2);
+  block_case_since(4, "EVENTS_PACKED kind that disagrees", b_packed_kind, "an event does not decode", 2);
+  block_case_since(4, "EVENTS_PACKED varint of 11 bytes", b_packed_overflow, "an event does not decode", 2);
+  block_case_since(4, "EVENTS_PACKED bytes after the last event", b_packed_trailing, "bytes after the last event", 2);
+  block_case_since(4, "EVENTS_PACKED padding not zero", b_packed_garbage, "bytes after the last event", 2);
   char want[120];
 
   /* bad block magic, and a block running past the end of the file: patched bytes; nothing intact
    * follows, so the log ends there */
   for (uint32_t version = 1; version <= NPKIT_LOG_VERSION; version++) {
     char path[600], err[256];
-    npkit_lb_options o;
-    npkit_lb_defaults(&o);
-    o.version = version;
-    path_of(path, sizeof(path), "magic.npkit");
-    npkit_lb *b = npkit_lb_create(path, &o);
+    npkit_lb *b = new_log("magic.npkit", version, path, sizeof(path));
     npkit_lb_events(b, events, 3);
     uint64_t at = npkit_lb_offset(b);
     npkit_lb_events(b, events + 3, 3);
@@ -655,10 +703,7 @@ static void test_skip_damage(void) {
  * the file. */
 static void test_resync_budget(void) {
   char path[600];
-  npkit_lb_options o;
-  npkit_lb_defaults(&o);
-  path_of(path, sizeof(path), "fakes.npkit");
-  npkit_lb *b = npkit_lb_create(path, &o);
+  npkit_lb *b = new_log("fakes.npkit", 0, path, sizeof(path));
   npkit_lb_events(b, events, 2);
   uint64_t start = npkit_lb_offset(b);
   npkit_lb_close(b);
@@ -703,10 +748,7 @@ static void test_resync_budget(void) {
  * values win. */
 static void test_snapshots(void) {
   char path[600], err[256];
-  npkit_lb_options o;
-  npkit_lb_defaults(&o);
-  path_of(path, sizeof(path), "snapshots.npkit");
-  npkit_lb *b = npkit_lb_create(path, &o);
+  npkit_lb *b = new_log("snapshots.npkit", 0, path, sizeof(path));
   for (uint64_t s = 1; s <= 20000; s++) {
     npkit_counter_rec c[4];
     for (uint32_t t = 0; t < 4; t++) c[t] = (npkit_counter_rec){t, NPKIT_SRC_API, s * (t + 1), s / 100};
@@ -744,10 +786,7 @@ static void test_snapshots(void) {
  * limit, instead of growing memory with the file; the events after it are read. */
 static void test_key_limit(void) {
   char path[600], err[256];
-  npkit_lb_options o;
-  npkit_lb_defaults(&o);
-  path_of(path, sizeof(path), "many_threads.npkit");
-  npkit_lb *b = npkit_lb_create(path, &o);
+  npkit_lb *b = new_log("many_threads.npkit", 0, path, sizeof(path));
   static npkit_thread_rec t[4096];
   uint64_t limit_block = 0;
   for (uint32_t blk = 0; blk <= NPKIT_READER_MAX_KEYS / 4096; blk++) {
@@ -819,6 +858,7 @@ int main(int argc, char **argv) {
   test_reference();
   test_every_cut(1, 0);
   test_every_cut(2, 0);
+  test_every_cut(3, 0);
   test_every_cut(NPKIT_LOG_VERSION, 0);
   test_every_cut(NPKIT_LOG_VERSION, 1);
   test_bad_headers();

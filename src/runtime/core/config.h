@@ -44,6 +44,13 @@ typedef struct npkit_config {
   char npkit_dump_dir[512];    /* NPKIT_DUMP_DIR (NCCL's own setting): NPKit dumps to merge, "" */
   char npkit_dump_header[512]; /* NPKIT_DUMP_HEADER: npkit_event.h of an NPKit fork, "" = built in */
   uint64_t npkit_dump_max_mb;  /* NPKIT_DUMP_MAX_MB: dump MB read per process at most, 0 = none */
+  int machine;                 /* NPKIT_MACHINE: the machine snapshot (and its sampling) */
+  uint64_t gpu_sample_us;      /* NPKIT_GPU_SAMPLE_RATE: µs between samples of the GPU and the
+                                  network ports, 0 = no sampling */
+  uint64_t cpu_sample_ns;      /* NPKIT_CPU_SAMPLE_INTERVAL: ns between samples of the process's
+                                  CPU time, 0 = every GPU sample */
+  char sysfs_root[512];        /* NPKIT_SYSFS_ROOT: where /sys is read from ("/") */
+  char nvml_library[512];      /* NPKIT_NVML_LIBRARY: NVML to load, "" = libnvidia-ml.so.1 */
 } npkit_config;
 
 /* NPKIT_CUPTI: 0, 1 (also next to PyTorch's profiler), auto (the default: not where PyTorch is
@@ -72,6 +79,10 @@ typedef struct npkit_config {
 #define NPKIT_DEFAULT_CUPTI_BUFFERS 32
 #define NPKIT_DEFAULT_PLUGIN_EVENTS "coll,p2p,kernel,proxy,step"
 #define NPKIT_DEFAULT_DUMP_MAX_MB 256
+#define NPKIT_MIN_GPU_SAMPLE_US 1000ull            /* NPKIT_GPU_SAMPLE_RATE: 1 ms ... */
+#define NPKIT_MAX_GPU_SAMPLE_US 3600000000ull      /* ... to 1 h */
+#define NPKIT_MIN_CPU_SAMPLE_NS 1000000ull         /* NPKIT_CPU_SAMPLE_INTERVAL: 1 ms ... */
+#define NPKIT_MAX_CPU_SAMPLE_NS 3600000000000ull   /* ... to 1 h */
 
 /* Reads the environment through `getenv_fn` (getenv in the library, a table in tests) and emits
  * warnings for bad values through npkit_diag. */

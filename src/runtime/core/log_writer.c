@@ -107,7 +107,7 @@ npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *head
   pthread_mutex_init(&w->pack_lock, NULL);
   w->fd = fd;
   w->checksums = header->version >= 2;
-  if (header->version >= 3 && header->record_size == sizeof(npkit_event)) {
+  if (header->version >= 4 && header->record_size == sizeof(npkit_event)) {
     /* Without the memory, events go out as EVENTS blocks, which every version reads. */
     w->packer = malloc(sizeof *w->packer);
     w->pack_buf = malloc((size_t)PACK_BLOCK_EVENTS * NPKIT_PACK_EVENT_MAX);

@@ -22,7 +22,7 @@ npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *head
 /* One block: header + `size` bytes of payload (padded to 8 here).  0 or -1. */
 int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count,
                       const void *payload, size_t size);
-/* Events: n of them in as many blocks as it takes, packed from version 3 on (EVENTS_PACKED,
+/* Events: n of them in as many blocks as it takes, packed from version 4 on (EVENTS_PACKED,
  * src/format/event_pack.h: about a tenth of the bytes), else as EVENTS blocks.  0 or -1. */
 int npkit_logw_events(npkit_log_writer *w, const npkit_event *ev, size_t n);
 /* The first error, as errno, or 0. */
