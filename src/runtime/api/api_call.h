@@ -69,6 +69,17 @@ static inline int npkit_call_begin(npkit_call *c, unsigned fn) {
   return 1;
 }
 
+/* The next number of a communicator's counter.  A load and a store, not an atomic increment: NCCL
+ * forbids using one communicator from two threads at once ("multiple threads should use separate
+ * communicator objects", NCCL's documentation on thread safety), so calls on one communicator
+ * follow each other, and a locked increment cost 5 ns a call: it waits until the previous
+ * event's stores into the chunk have left the store buffer (perf, bench/RESULTS.md). */
+static inline uint64_t npkit_call_next(_Atomic uint64_t *counter) {
+  uint64_t v = atomic_load_explicit(counter, memory_order_relaxed);
+  atomic_store_explicit(counter, v + 1, memory_order_relaxed);
+  return v;
+}
+
 /* Sequence numbers advance only for calls NCCL accepted, so that a call rejected on one rank
  * (bad argument) does not shift the numbering against the other ranks. */
 static inline void npkit_call_sequence(npkit_call *c) {
@@ -76,11 +87,11 @@ static inline void npkit_call_sequence(npkit_call *c) {
   if (c->comm == NULL || (a->result != 0 && a->result != 7 /* ncclInProgress */)) return;
   npkit_fn_class cls = npkit_fn_class_of(c->ev.func);
   if (cls == NPKIT_CLASS_coll) {
-    a->seq = atomic_fetch_add_explicit(&c->comm->coll_seq, 1, memory_order_relaxed);
+    a->seq = npkit_call_next(&c->comm->coll_seq);
   } else if (cls == NPKIT_CLASS_p2p && (a->flags & (NPKIT_API_P2P_SEND | NPKIT_API_P2P_RECV)) &&
              a->peer >= 0 && a->peer < c->comm->nranks && c->comm->send_seq != NULL) {
     _Atomic uint64_t *s = (a->flags & NPKIT_API_P2P_SEND) ? c->comm->send_seq : c->comm->recv_seq;
-    a->seq = atomic_fetch_add_explicit(&s[a->peer], 1, memory_order_relaxed);
+    a->seq = npkit_call_next(&s[a->peer]);
   }
 }
 
