@@ -23,6 +23,25 @@ def kernel_clocksource():
         return ""
 
 
+def invariant_counter():
+    """Whether the CPU's time-stamp counter is invariant (CPUID 0x80000007 EDX bit 8, which Linux
+    shows as the flags constant_tsc and nonstop_tsc)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        return False
+    return "constant_tsc" in flags and "nonstop_tsc" in flags
+
+
+def library_uses_counter(clocksource):
+    """Whether the library maps the counter for this clocksource: tsc, or a KVM guest's kvm-clock
+    (the counter scaled by the host) where the counter is invariant."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    return clocksource == "tsc" or (clocksource == "kvm-clock" and invariant_counter())
+
+
 class BracketsCase(lib.TempDirTestCase):
     """A nccl_clock run's results: its trace and brackets, and how far the calls lie outside them."""
 
@@ -77,7 +96,7 @@ class Clock(BracketsCase):
 
     def test_default_clock_within_reported_error(self):
         trace, brackets, calls, trace_dir, _ = self.run_brackets({})
-        use_tsc = platform.machine() in ("x86_64", "AMD64") and kernel_clocksource() == "tsc"
+        use_tsc = library_uses_counter(kernel_clocksource())
         self.assertEqual(trace.other["clock_source"], "tsc" if use_tsc else "clock_gettime")
         worst = self.worst_outside(trace, brackets, calls)
         if not use_tsc:
@@ -134,6 +153,8 @@ class KernelClocksource(BracketsCase):
 
     def test_other_clocksource_means_realtime(self):
         for content in ("hpet", "kvm-clock", None):  # None: the file cannot be read
+            if library_uses_counter(content):
+                continue  # kvm-clock with an invariant counter: test_kvm_clock
             with self.subTest(clocksource=content):
                 trace, brackets, calls, warnings = self.finish(*self.start(content))
                 self.assertEqual(trace.other["clock_source"], "clock_gettime")
@@ -141,6 +162,17 @@ class KernelClocksource(BracketsCase):
                 self.assertLessEqual(self.worst_outside(trace, brackets, calls), 0)
                 os.makedirs(self.path("old"), exist_ok=True)
                 os.rename(self.path("trace"), self.path("old", str(content)))
+
+    @unittest.skipUnless(library_uses_counter("kvm-clock"), "an x86-64 CPU with an invariant counter")
+    def test_kvm_clock(self):
+        """A KVM guest's kvm-clock is the counter scaled by the host: where the counter is invariant
+        the library maps the counter, and every call lies in its bracket up to the reported error."""
+        trace, brackets, calls, warnings = self.finish(*self.start("kvm-clock"))
+        self.assertEqual(trace.other["clock_source"], "tsc")
+        self.assertEqual(warnings, [])
+        max_err = trace.other["clock_max_error_ns"]
+        self.assertLess(max_err, 1000000)
+        self.assertLessEqual(self.worst_outside(trace, brackets, calls), max_err + 1000)
 
     @unittest.skipUnless(platform.machine() in ("x86_64", "AMD64"), "the counter is read on x86-64 only")
     def test_kernel_giving_up_the_counter(self):
