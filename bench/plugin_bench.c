@@ -1,17 +1,23 @@
 /* plugin_bench: what the profiler-plugin path costs the thread NCCL reports on.
  *
- * Loads the library as NCCL loads its profiler plugin (dlopen, dlsym of ncclProfiler_v5 or _v4)
- * and drives its table with the events NCCL 2.28.9 emits for one collective (v2.28.9-1
- * src/plugin/profiler.cc; order of src/enqueue.cc and src/group.cc):
- *   v5: GroupApi (+GroupStartApiStop, GroupEndApiStart), CollApi, KernelLaunch, Group, Coll, and
+ * Loads the library as NCCL loads its profiler plugin (dlopen, dlsym of ncclProfiler_v<ABI>) and
+ * drives its table with the events NCCL emits for one collective (v2.28.9-1 src/plugin/profiler.cc;
+ * order of src/enqueue.cc and src/group.cc; proxy events as src/transport/net.cc's
+ * sendProxyProgress and recvProxyProgress report them):
+ *   v5 (2.28), v6 (2.29, v5's layout), v7 (2.31.2, the tag and the kernel variant appended):
+ *       GroupApi (+GroupStartApiStop, GroupEndApiStart), CollApi, KernelLaunch, Group, Coll, and
  *       per channel a KernelCh with its GPU start, KernelChStop and stop;
- *   v4 (NCCL 2.27): Group, Coll and the KernelCh events, no API-level event.
+ *   v4 (2.27): Group, Coll and the KernelCh events, no API-level event;
+ *   with --steps S > 0, per channel a send and a receive ProxyOp (InProgress), each with S
+ *       ProxyStep events carrying NCCL's step states and transSize (send: GPU wait, peer wait,
+ *       network wait; receive: posted, flushing, GPU wait), as the fake NCCL's run_net_op does.
  * An event is one start..stop (the states in between included).  All on one thread: NCCL spreads
- * them over the user's, the launching and the proxy thread, each of which pays its share.
- *   plugin_bench LIBRARY [--abi 4|5] [--collectives N] [--channels C] [--repeats R]
- * Prints on stdout: abi=A channels=C events_per_collective=E ns_per_collective=X ns_per_event=Y
- * (CPU time of the calling thread, medians over the repeats) other_cpu_ns_per_event=Z (the
- * library's writer thread). */
+ * them over the user's, the launching and the proxy (2.31: profiler) thread, each of which pays
+ * its share.
+ *   plugin_bench LIBRARY [--abi 4|5|6|7] [--collectives N] [--channels C] [--steps S] [--repeats R]
+ * Prints on stdout: abi=A channels=C steps=S events_per_collective=E ns_per_collective=X
+ * ns_per_event=Y (CPU time of the calling thread, medians over the repeats)
+ * other_cpu_ns_per_event=Z (the library's writer thread). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -19,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "plugin_abi.h"
 
@@ -33,10 +40,97 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The table of v5, v6 and v7 alike: the same functions; v7's descriptor only appends fields to
+ * v5's members, so one v7 descriptor serves all three (v5 and v6 never read past their layout). */
+typedef struct table {
+  int (*init)(void **ctx, uint64_t comm_id, int *mask, const char *comm_name, int nnodes, int nranks, int rank,
+              npkit_nccl_logger log);
+  int (*start_event)(void *ctx, void **handle, void *descr);
+  int (*stop_event)(void *handle);
+  int (*record_event_state)(void *handle, int state, npkit_abi_v4_state_args *args);
+  int (*finalize)(void *ctx);
+} table;
+
+static table table_of(void *sym, long abi) {
+  table t;
+  if (abi == 4) {
+    npkit_abi_table_v4 *v = sym;
+    t.init = NULL;
+    t.start_event = (int (*)(void *, void **, void *))v->start_event;
+    t.stop_event = v->stop_event;
+    t.record_event_state = v->record_event_state;
+    t.finalize = v->finalize;
+  } else {
+    npkit_abi_table_v7 *v = sym; /* v5 and v6 tables have the same members */
+    t.init = v->init;
+    t.start_event = (int (*)(void *, void **, void *))v->start_event;
+    t.stop_event = v->stop_event;
+    t.record_event_state = v->record_event_state;
+    t.finalize = v->finalize;
+  }
+  return t;
+}
+
+static int32_t self_pid; /* NCCL keeps the op's pid with the op; no system call per event */
+
+/* One ProxyOp of `steps` steps on channel c, as the proxy thread reports a network transfer. */
+static void proxy_op(const table *t, void *ctx, long abi, void *parent, long c, int is_send, long steps) {
+  npkit_abi_v7_descr d7;
+  npkit_abi_v4_descr d4;
+  void *d = abi == 4 ? (void *)&d4 : (void *)&d7;
+  memset(&d7, 0, sizeof d7);
+  memset(&d4, 0, sizeof d4);
+  npkit_abi_proxy_op op = {self_pid, (uint8_t)c, (int)(c % 7) + 1, (int)steps, 65536, is_send};
+  if (abi == 4) {
+    d4.type = NPKIT_NCCL_EV_PROXY_OP;
+    d4.parent = parent;
+    d4.u.proxy_op = op;
+  } else {
+    d7.type = NPKIT_NCCL_EV_PROXY_OP;
+    d7.parent = parent;
+    d7.u.proxy_op = op;
+  }
+  void *h = NULL;
+  t->start_event(ctx, &h, d);
+  t->record_event_state(h, NPKIT_NCCL_ST_OP_IN_PROGRESS, NULL);
+  npkit_abi_v4_state_args a;
+  memset(&a, 0, sizeof a);
+  for (long s = 0; s < steps; s++) {
+    void *st = NULL;
+    if (abi == 4) {
+      memset(&d4, 0, sizeof d4);
+      d4.type = NPKIT_NCCL_EV_PROXY_STEP;
+      d4.parent = h;
+      d4.u.proxy_step.step = (int)s;
+    } else {
+      memset(&d7, 0, sizeof d7);
+      d7.type = NPKIT_NCCL_EV_PROXY_STEP;
+      d7.parent = h;
+      d7.u.proxy_step.step = (int)s;
+    }
+    t->start_event(ctx, &st, d);
+    a.proxy_step.trans_size = s > 0 ? 65536 : 0; /* the previous step's, as NCCL passes it */
+    if (is_send) {
+      t->record_event_state(st, NPKIT_NCCL_ST_STEP_SEND_GPU_WAIT, &a);
+      t->record_event_state(st, NPKIT_NCCL_ST_STEP_SEND_PEER_WAIT, &a);
+      a.proxy_step.trans_size = 65536;
+      t->record_event_state(st, NPKIT_NCCL_ST_STEP_SEND_WAIT, &a);
+    } else {
+      t->record_event_state(st, NPKIT_NCCL_ST_STEP_RECV_WAIT, &a);
+      a.proxy_step.trans_size = 65536;
+      t->record_event_state(st, NPKIT_NCCL_ST_STEP_RECV_FLUSH_WAIT, &a);
+      t->record_event_state(st, NPKIT_NCCL_ST_STEP_RECV_GPU_WAIT, &a);
+    }
+    t->stop_event(st);
+  }
+  t->stop_event(h);
+}
+
 int main(int argc, char **argv) {
-  long n = 200000, reps = 5, abi = 5, nch = 16;
+  long n = 200000, reps = 5, abi = 5, nch = 16, steps = 0;
   if (argc < 2 || argv[1][0] == '-') {
-    fprintf(stderr, "usage: plugin_bench LIBRARY [--abi 4|5] [--collectives N] [--channels C] [--repeats R]\n");
+    fprintf(stderr, "usage: plugin_bench LIBRARY [--abi 4|5|6|7] [--collectives N] [--channels C] [--steps S] "
+                    "[--repeats R]\n");
     return 2;
   }
   for (int i = 2; i + 1 < argc; i += 2) {
@@ -44,111 +138,115 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--abi")) abi = v;
     else if (!strcmp(argv[i], "--collectives")) n = v;
     else if (!strcmp(argv[i], "--channels")) nch = v;
+    else if (!strcmp(argv[i], "--steps")) steps = v;
     else if (!strcmp(argv[i], "--repeats")) reps = v;
     else return 2;
   }
-  if ((abi != 4 && abi != 5) || n < 1 || nch < 1 || nch > 64 || reps < 1 || reps > 64) return 2;
+  if (abi < 4 || abi > 7 || n < 1 || nch < 1 || nch > 64 || steps < 0 || steps > 1024 || reps < 1 || reps > 64)
+    return 2;
+  self_pid = (int32_t)getpid();
   void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
     fprintf(stderr, "plugin_bench: %s\n", dlerror());
     return 1;
   }
-  npkit_abi_table_v5 *t5 = abi == 5 ? dlsym(lib, "ncclProfiler_v5") : NULL;
-  npkit_abi_table_v4 *t4 = abi == 4 ? dlsym(lib, "ncclProfiler_v4") : NULL;
-  if (t5 == NULL && t4 == NULL) {
-    fprintf(stderr, "plugin_bench: no ncclProfiler_v%ld in %s\n", abi, argv[1]);
+  char name[32];
+  snprintf(name, sizeof name, "ncclProfiler_v%ld", abi);
+  void *sym = dlsym(lib, name);
+  if (sym == NULL) {
+    fprintf(stderr, "plugin_bench: no %s in %s\n", name, argv[1]);
     return 1;
   }
+  table t = table_of(sym, abi);
   int mask = 0;
   void *ctx = NULL;
-  if (t5 != NULL) t5->init(&ctx, 0x1234, &mask, "bench", 1, 8, 0, NULL);
-  else t4->init(&ctx, &mask, "bench", 0x1234, 1, 8, 0, NULL);
+  if (abi == 4) ((npkit_abi_table_v4 *)sym)->init(&ctx, &mask, "bench", 0x1234, 1, 8, 0, NULL);
+  else t.init(&ctx, 0x1234, &mask, "bench", 1, 8, 0, NULL);
   if (ctx == NULL) {
     fprintf(stderr, "plugin_bench: the plugin did not initialise (NPKIT_DISABLE or NPKIT_PLUGIN=0?)\n");
     return 1;
   }
   double per_coll[64];
   uint64_t gpu = 1700000000000000000ull;
-  long events = abi == 5 ? 5 + nch : 2 + nch;
+  long events = (abi >= 5 ? 5 : 2) + nch + (steps > 0 ? 2 * nch * (1 + steps) : 0);
   double other0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - clock_ns(CLOCK_THREAD_CPUTIME_ID);
   for (long r = 0; r < reps; r++) {
     double t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID); /* the thread's own CPU: other load stays out */
     for (long i = 0; i < n; i++) {
       void *gapi = NULL, *capi = NULL, *kl = NULL, *grp = NULL, *coll = NULL;
-      npkit_abi_v5_descr d5;
+      npkit_abi_v7_descr d7;
       npkit_abi_v4_descr d4;
       npkit_abi_v4_state_args a;
       memset(&a, 0, sizeof a);
-      if (t5 != NULL) {
-        memset(&d5, 0, sizeof d5);
-        d5.type = NPKIT_NCCL_EV_GROUP_API;
-        d5.u.group_api.group_depth = 1;
-        t5->start_event(ctx, &gapi, &d5);
-        t5->record_event_state(gapi, NPKIT_NCCL_ST_GROUP_START_API_STOP, NULL);
-        memset(&d5, 0, sizeof d5);
-        d5.type = NPKIT_NCCL_EV_COLL_API;
-        d5.parent = gapi;
-        d5.u.coll_api.func = "AllReduce";
-        d5.u.coll_api.count = 262144;
-        d5.u.coll_api.datatype = "ncclFloat32";
-        t5->start_event(ctx, &capi, &d5);
-        t5->stop_event(capi);
-        t5->record_event_state(gapi, NPKIT_NCCL_ST_GROUP_END_API_START, NULL);
-        memset(&d5, 0, sizeof d5);
-        d5.type = NPKIT_NCCL_EV_KERNEL_LAUNCH;
-        d5.parent = gapi;
-        t5->start_event(ctx, &kl, &d5);
-        t5->stop_event(kl);
-        memset(&d5, 0, sizeof d5);
-        d5.type = NPKIT_NCCL_EV_GROUP;
-        t5->start_event(ctx, &grp, &d5);
-        memset(&d5, 0, sizeof d5);
-        d5.type = NPKIT_NCCL_EV_COLL;
-        d5.parent = capi;
-        d5.u.coll.v4 = (npkit_abi_v4_coll){(uint64_t)i, "AllReduce", NULL, NULL, 262144, 0,
-                                           "ncclFloat32", (uint8_t)nch, 16, "RING", "SIMPLE"};
-        d5.u.coll.parent_group = grp;
-        t5->start_event(ctx, &coll, &d5);
-        t5->stop_event(coll);
-        t5->stop_event(grp);
-        t5->stop_event(gapi);
+      npkit_abi_v4_coll c4 = {(uint64_t)i, "AllReduce", NULL, NULL, 262144, 0, "ncclFloat32", (uint8_t)nch, 16,
+                              "RING", "SIMPLE"};
+      if (abi >= 5) {
+        memset(&d7, 0, sizeof d7);
+        d7.type = NPKIT_NCCL_EV_GROUP_API;
+        d7.u.group_api.group_depth = 1;
+        t.start_event(ctx, &gapi, &d7);
+        t.record_event_state(gapi, NPKIT_NCCL_ST_GROUP_START_API_STOP, NULL);
+        memset(&d7, 0, sizeof d7);
+        d7.type = NPKIT_NCCL_EV_COLL_API;
+        d7.parent = gapi;
+        d7.u.coll_api.v5.func = "AllReduce";
+        d7.u.coll_api.v5.count = 262144;
+        d7.u.coll_api.v5.datatype = "ncclFloat32";
+        t.start_event(ctx, &capi, &d7);
+        t.stop_event(capi);
+        t.record_event_state(gapi, NPKIT_NCCL_ST_GROUP_END_API_START, NULL);
+        memset(&d7, 0, sizeof d7);
+        d7.type = NPKIT_NCCL_EV_KERNEL_LAUNCH;
+        d7.parent = gapi;
+        t.start_event(ctx, &kl, &d7);
+        t.stop_event(kl);
+        memset(&d7, 0, sizeof d7);
+        d7.type = NPKIT_NCCL_EV_GROUP;
+        t.start_event(ctx, &grp, &d7);
+        memset(&d7, 0, sizeof d7);
+        d7.type = NPKIT_NCCL_EV_COLL;
+        d7.parent = capi;
+        d7.u.coll.v5.v4 = c4;
+        d7.u.coll.v5.parent_group = grp;
+        t.start_event(ctx, &coll, &d7);
+        t.stop_event(coll);
+        t.stop_event(grp);
+        t.stop_event(gapi);
       } else {
         memset(&d4, 0, sizeof d4);
         d4.type = NPKIT_NCCL_EV_GROUP;
-        t4->start_event(ctx, &grp, &d4);
+        t.start_event(ctx, &grp, &d4);
         memset(&d4, 0, sizeof d4);
         d4.type = NPKIT_NCCL_EV_COLL;
         d4.parent = grp;
-        d4.u.coll = (npkit_abi_v4_coll){(uint64_t)i, "AllReduce", NULL, NULL, 262144, 0,
-                                        "ncclFloat32", (uint8_t)nch, 16, "RING", "SIMPLE"};
-        t4->start_event(ctx, &coll, &d4);
-        t4->stop_event(coll);
-        t4->stop_event(grp);
+        d4.u.coll = c4;
+        t.start_event(ctx, &coll, &d4);
+        t.stop_event(coll);
+        t.stop_event(grp);
       }
-      for (long c = 0; c < nch; c++) { /* the proxy thread's part */
+      for (long c = 0; c < nch; c++) { /* the proxy (2.31: profiler) thread's part */
         void *h = NULL;
-        if (t5 != NULL) {
-          memset(&d5, 0, sizeof d5);
-          d5.type = NPKIT_NCCL_EV_KERNEL_CH;
-          d5.parent = coll;
-          d5.u.kernel_ch.channel = (uint8_t)c;
-          d5.u.kernel_ch.ptimer = gpu + 1000;
-          t5->start_event(ctx, &h, &d5);
+        if (abi >= 5) {
+          memset(&d7, 0, sizeof d7);
+          d7.type = NPKIT_NCCL_EV_KERNEL_CH;
+          d7.parent = coll;
+          d7.u.kernel_ch.channel = (uint8_t)c;
+          d7.u.kernel_ch.ptimer = gpu + 1000;
+          t.start_event(ctx, &h, &d7);
         } else {
           memset(&d4, 0, sizeof d4);
           d4.type = NPKIT_NCCL_EV_KERNEL_CH;
           d4.parent = coll;
           d4.u.kernel_ch.channel = (uint8_t)c;
           d4.u.kernel_ch.ptimer = gpu + 1000;
-          t4->start_event(ctx, &h, &d4);
+          t.start_event(ctx, &h, &d4);
         }
         a.kernel_ch.ptimer = gpu + 50000;
-        if (t5 != NULL) {
-          t5->record_event_state(h, NPKIT_NCCL_ST_KERNEL_CH_STOP, &a);
-          t5->stop_event(h);
-        } else {
-          t4->record_event_state(h, NPKIT_NCCL_ST_KERNEL_CH_STOP, &a);
-          t4->stop_event(h);
+        t.record_event_state(h, NPKIT_NCCL_ST_KERNEL_CH_STOP, &a);
+        t.stop_event(h);
+        if (steps > 0) {
+          proxy_op(&t, ctx, abi, coll, c, 1, steps);
+          proxy_op(&t, ctx, abi, coll, c, 0, steps);
         }
       }
       gpu += 100000;
@@ -160,10 +258,9 @@ int main(int argc, char **argv) {
   double other = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - clock_ns(CLOCK_THREAD_CPUTIME_ID) - other0;
   qsort(per_coll, (size_t)reps, sizeof per_coll[0], cmp);
   double med = per_coll[reps / 2];
-  printf("abi=%ld channels=%ld events_per_collective=%ld ns_per_collective=%.1f ns_per_event=%.1f "
+  printf("abi=%ld channels=%ld steps=%ld events_per_collective=%ld ns_per_collective=%.1f ns_per_event=%.1f "
          "other_cpu_ns_per_event=%.1f\n",
-         abi, nch, events, med, med / (double)events, other / (double)(n * reps * events));
-  if (t5 != NULL) t5->finalize(ctx);
-  else t4->finalize(ctx);
+         abi, nch, steps, events, med, med / (double)events, other / (double)(n * reps * events));
+  t.finalize(ctx);
   return 0;
 }
