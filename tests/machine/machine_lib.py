@@ -256,11 +256,17 @@ def records_of(recs, kind):
 def machine_events(path, record_size=128):
     """The sampled events: [{'kind', 'start', 'end', ...fields}] in file order."""
     evs = []
+    with open(path, "rb") as f:
+        version = lib.LOG_HEADER.unpack_from(f.read(lib.LOG_HEADER.size), 0)[1]
     for btype, count, payload in blocks(path):
-        if btype != lib.BLOCK_EVENTS:
+        if btype == lib.BLOCK_EVENTS:
+            records = [payload[i * record_size:(i + 1) * record_size] for i in range(count)]
+        elif btype == lib.BLOCK_EVENTS_PACKED and version >= 4:  # the library's events from version 4
+            records = lib.unpack_events(payload, 0, len(payload), count, record_size)
+        else:
             continue
-        for i in range(count):
-            o = i * record_size
+        for rec in records:
+            payload, o = rec, 0
             start, end, kind, _func, thread = lib.EVENT_HEAD.unpack_from(payload, o)
             body = o + lib.EVENT_HEAD.size
             if kind == KIND_GPU:
