@@ -22,6 +22,7 @@ typedef enum npkit_finding_kind {
   NPKIT_FIND_CLOCK,          /* clock alignment failed or is uncertain */
   NPKIT_FIND_NO_GPU,         /* overlap and idle need GPU activity */
   NPKIT_FIND_NPKIT_SHARED,   /* NPKit dumps of processes that held several communicators at once */
+  NPKIT_FIND_HANG,           /* a collective some rank did not complete (report_hang.h): ranked first */
 } npkit_finding_kind;
 
 typedef struct npkit_finding {
@@ -42,7 +43,8 @@ typedef struct npkit_findings {
 
 /* Appends a finding (title, evidence and next step are copied); returns it, or NULL (memory). */
 npkit_finding *npkit_findings_add(npkit_findings *fs, npkit_finding_kind kind, double at_stake_ns);
-/* Timed findings by decreasing time at stake, then the others in the order they were added. */
+/* Hangs first (the job makes no progress: nothing else matters until they are gone), then timed
+ * findings by decreasing time at stake, then the others in the order they were added. */
 void npkit_findings_sort(npkit_findings *fs);
 void npkit_findings_free(npkit_findings *fs);
 const char *npkit_finding_kind_name(npkit_finding_kind k);
