@@ -26,6 +26,7 @@ static const struct {
     {&npkit_marks_trace_source, offsetof(npkit_render_stats, marks)},
     {&npkit_dump_trace_source, offsetof(npkit_render_stats, npkit)},
     {&npkit_cupti_trace_source, offsetof(npkit_render_stats, gpu)},
+    {&npkit_flight_trace_source, offsetof(npkit_render_stats, flight)},
 };
 #define N_SOURCES (sizeof(sources) / sizeof(sources[0]))
 

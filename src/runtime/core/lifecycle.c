@@ -202,9 +202,7 @@ void npkit_identity_from_comm(int rank, int nranks, int device) {
  * so that it is closed cleanly as early as possible, then the Chrome trace rendered from it. */
 static void finish_trace(void) {
   if (log_writer == NULL || getpid() != owner_pid) return;
-  /* What was still in flight, first: the sources' finish may end it (CUPTI's last flush). */
   npkit_watchdog_stop();
-  npkit_flight_finish(npkit_signals_held());
   /* The sources, while the log and the string table still take what they hold (CUPTI's last
    * buffers, NPKit's last dump, the plugin's statistics). */
   npkit_source_totals own = {0, 0};
@@ -212,6 +210,9 @@ static void finish_trace(void) {
   int was_on = atomic_exchange(&npkit_state, NPKIT_STATE_OFF) == NPKIT_STATE_ON;
   npkit_end_rec end;
   npkit_recorder_stop(&end);
+  /* What was still in flight, and why the log was written, once every event recorded is in the
+   * log: the FLIGHT event's counts of a ring are then exact. */
+  npkit_flight_finish(npkit_signals_held());
   uint64_t pool_dropped = end.events_dropped;
   npkit_window_finish(log_writer);
   EACH_SOURCE(detach, log_writer);

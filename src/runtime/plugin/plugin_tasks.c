@@ -93,7 +93,7 @@ void npkit_plugin_tasks_queued(npkit_inflight_sink *sink) {
     f->ctx = t.ctx;
     f->rank = t.rank;
     f->nranks = t.nranks;
-    f->peer = t.peer;
+    if (t.flags & NPKIT_PTASK_P2P) f->peer = t.peer;
     f->nsteps = t.nchannels;
   }
 }
