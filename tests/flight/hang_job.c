@@ -6,6 +6,8 @@
  *   mismatch  the rank passes twice the count (a desync at that sequence number)
  *   kill      the rank kills itself with SIGKILL (a dead node)
  *   segv      the rank crashes with a segmentation fault
+ *   pause     the rank stops for --pause-ms before collective --at and again before --at2, then
+ *             goes on (the others wait in each, then make progress)
  * A GPU-side stall comes from the fake NCCL (FAKE_NCCL_STALL); after its loop every rank then
  * "synchronizes its stream" (npkitFakeNcclStreamSynchronize, when the fake has it), which a rank
  * with stalled GPU work never gets through.  --ready-dir D: after --ready-after calls each rank
@@ -43,21 +45,24 @@ static void forever(void) {
 
 int main(int argc, char **argv) {
   const char *mode = "none", *ready_dir = NULL;
-  long at = -1, calls = 20, ready_after = 1, sleep_us = 0;
+  long at = -1, at2 = -1, calls = 20, ready_after = 1, sleep_us = 0, pause_ms = 0;
   int bad_rank = -1, hold = 0, rank, nranks;
   npkit_job_start(&argc, &argv, &rank, &nranks);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--mode") && i + 1 < argc) mode = argv[++i];
     else if (!strcmp(argv[i], "--rank") && i + 1 < argc) bad_rank = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--at") && i + 1 < argc) at = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--at2") && i + 1 < argc) at2 = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--pause-ms") && i + 1 < argc) pause_ms = atol(argv[++i]);
     else if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atol(argv[++i]);
     else if (!strcmp(argv[i], "--ready-dir") && i + 1 < argc) ready_dir = argv[++i];
     else if (!strcmp(argv[i], "--ready-after") && i + 1 < argc) ready_after = atol(argv[++i]);
     else if (!strcmp(argv[i], "--sleep-us") && i + 1 < argc) sleep_us = atol(argv[++i]);
     else if (!strcmp(argv[i], "--hold")) hold = 1;
     else {
-      fprintf(stderr, "usage: hang_job [--mode none|skip|mismatch|kill|segv] [--rank R] [--at N] "
-                      "[--calls N] [--ready-dir D] [--ready-after N] [--sleep-us U] [--hold]\n");
+      fprintf(stderr, "usage: hang_job [--mode none|skip|mismatch|kill|segv|pause] [--rank R] [--at N] "
+                      "[--at2 N] [--pause-ms P] [--calls N] [--ready-dir D] [--ready-after N] [--sleep-us U] "
+                      "[--hold]\n");
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
@@ -68,6 +73,8 @@ int main(int argc, char **argv) {
   for (long i = 0; i < calls; i++) {
     if (i == ready_after) ready(ready_dir, rank);
     int n = count;
+    if (rank == bad_rank && (i == at || i == at2) && !strcmp(mode, "pause"))
+      nanosleep(&(struct timespec){pause_ms / 1000, pause_ms % 1000 * 1000000}, NULL);
     if (rank == bad_rank && i == at) {
       if (!strcmp(mode, "skip")) {
         ready(ready_dir, rank);

@@ -17,7 +17,7 @@ int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused) {
   return paused;
 }
 
-int npkit_call_job_error(int result) { return result == 1 || result == 2 || result == 3 || result == 6; }
+int npkit_call_job_error(int result) { return result == 1 || result == 2 || result == 3 || result == 5 || result == 6; }
 
 void npkit_call_failed(npkit_call *c) {
   npkit_ev_api *a = &c->ev.u.api;
@@ -25,7 +25,7 @@ void npkit_call_failed(npkit_call *c) {
     a->aux = atomic_load_explicit(&c->comm->coll_seq, memory_order_relaxed);
     a->flags |= NPKIT_API_SEQ_AT;
   }
-  if (!npkit_call_job_error(a->result)) return;
+  if (!npkit_call_job_error(a->result) || (a->flags & NPKIT_API_MISSING)) return;
   char reason[48];
   if (c->comm != NULL)
     snprintf(reason, sizeof reason, "%s of comm %08llx: %s", npkit_fn_short_name(c->ev.func),

@@ -72,8 +72,9 @@ static inline int npkit_call_begin(npkit_call *c, unsigned fn) {
 /* A call NCCL did not accept: a collective says which sequence number it was made at
  * (NPKIT_API_SEQ_AT), and an error of the job (not of the arguments) asks for a dump. */
 void npkit_call_failed(npkit_call *c);
-/* ncclUnhandledCudaError, ncclSystemError, ncclInternalError, ncclRemoteError: the job is broken
- * (the caller's bad arguments are not). */
+/* ncclUnhandledCudaError, ncclSystemError, ncclInternalError, ncclInvalidUsage, ncclRemoteError:
+ * the job is broken (a call the caller got wrong, ncclInvalidArgument, is not; nor a function the
+ * loaded NCCL lacks). */
 int npkit_call_job_error(int result);
 
 /* Sequence numbers advance only for calls NCCL accepted, so that a call rejected on one rank

@@ -49,19 +49,27 @@ static const char *trigger_name(uint32_t trigger) {
 uint32_t npkit_flight_dumps(void) { return atomic_load(&dumps); }
 
 /* The snapshot and the FLIGHT event, appended to the log; with `to_disk`, a ring is written as the
- * log.  Returns the dump's number, with what the ring lost in *st (zero without a ring) and the
- * error of its writing in *err. */
+ * log.  Returns the dump's number (0: none was needed), with what the ring lost in *st (zero
+ * without a ring) and the error of its writing in *err.  A streamed log that ends normally with
+ * nothing in flight and no dump before gets nothing: it holds everything already (after an earlier
+ * dump, the last one says that nothing is in flight any more). */
 static uint32_t dump(uint32_t trigger, int signal, int result, const char *reason, uint64_t key, int to_disk,
                      npkit_ring_stats *st, int *err) {
   pthread_mutex_lock(&dump_lock);
-  uint32_t n = atomic_fetch_add(&dumps, 1) + 1;
   npkit_inflight_sink sink = {snapshot, SNAPSHOT_ITEMS, 0, 0, npkit_now_ns()};
   if (flight_collect != NULL) flight_collect(&sink);
+  *err = 0;
+  memset(st, 0, sizeof *st);
+  if (trigger == NPKIT_FLIGHT_EXIT && signal == 0 && flight_ring == NULL && sink.n == 0 && sink.omitted == 0 &&
+      atomic_load(&dumps) == 0) {
+    pthread_mutex_unlock(&dump_lock);
+    return 0;
+  }
+  uint32_t n = atomic_fetch_add(&dumps, 1) + 1;
   for (size_t i = 0; i < sink.n; i++) {
     snapshot[i].u.inflight.dump = n;
     if (key != 0 && npkit_inflight_key(&snapshot[i]) == key) snapshot[i].u.inflight.flags |= NPKIT_INFL_F_HANG;
   }
-  memset(st, 0, sizeof *st);
   if (flight_ring != NULL) npkit_ring_get_stats(flight_ring, st);
   if (sink.n > 0) npkit_logw_append(flight_log, NPKIT_BLOCK_EVENTS, (uint32_t)sink.n, snapshot, sink.n * sizeof *snapshot);
   npkit_event ev;
