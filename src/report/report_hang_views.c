@@ -71,21 +71,6 @@ int npkit_report_hangs_text(npkit_report *rep, FILE *o) {
 
 /* ---- JSON ---- */
 
-static void key_uint(npkit_json *w, const char *k, uint64_t v) {
-  npkit_json_key(w, k);
-  npkit_json_uint(w, v);
-}
-
-static void key_int(npkit_json *w, const char *k, int64_t v) {
-  npkit_json_key(w, k);
-  npkit_json_int(w, v);
-}
-
-static void key_str(npkit_json *w, const char *k, const char *v) {
-  npkit_json_key(w, k);
-  npkit_json_string(w, v);
-}
-
 /* A sequence number, or null for none. */
 static void key_seq(npkit_json *w, const char *k, int64_t s) {
   npkit_json_key(w, k);
@@ -110,37 +95,35 @@ static void comm_keys(npkit_report *rep, npkit_json *w, uint32_t comm) {
   npkit_json_key(w, "comm_id");
   npkit_json_hex(w, rep->job.comms[comm].comm_id, 16);
   npkit_report_comm_label(rep, comm, lab, sizeof lab);
-  key_str(w, "comm", lab);
-  key_int(w, "nranks", rep->job.comms[comm].nranks);
+  npkit_json_kv_str(w, "comm", lab);
+  npkit_json_kv_int(w, "nranks", rep->job.comms[comm].nranks);
 }
 
 static void rank_json(npkit_report *rep, npkit_json *w, const npkit_hang_rank *r) {
   npkit_json_next_line(w);
   npkit_json_begin_object(w);
-  key_int(w, "rank", r->rank);
+  npkit_json_kv_int(w, "rank", r->rank);
   npkit_json_key(w, "global_rank");
   if (r->log >= 0 && rep->job.logs[r->log].rank >= 0) npkit_json_int(w, rep->job.logs[r->log].rank);
   else npkit_json_null(w);
-  key_str(w, "status", status_name(r->status));
-  npkit_json_key(w, "mismatched");
-  npkit_json_bool(w, r->mismatched);
-  npkit_json_key(w, "stuck");
-  npkit_json_bool(w, r->stuck);
+  npkit_json_kv_str(w, "status", status_name(r->status));
+  npkit_json_kv_bool(w, "mismatched", r->mismatched);
+  npkit_json_kv_bool(w, "stuck", r->stuck);
   key_seq(w, "last_entered", r->last_entered);
   key_seq(w, "last_completed", r->last_completed);
-  key_uint(w, "since_ns", r->since_ns);
-  key_uint(w, "waited_ns", r->waited_ns);
+  npkit_json_kv_uint(w, "since_ns", r->since_ns);
+  npkit_json_kv_uint(w, "waited_ns", r->waited_ns);
   npkit_json_key(w, "call");
   if (r->has_call) {
     npkit_json_begin_object(w);
-    key_str(w, "op", npkit_fn_short_name((unsigned)r->call.fn));
-    key_uint(w, "count", r->call.count);
-    key_str(w, "datatype", npkit_datatype_name(r->call.datatype));
+    npkit_json_kv_str(w, "op", npkit_fn_short_name((unsigned)r->call.fn));
+    npkit_json_kv_uint(w, "count", r->call.count);
+    npkit_json_kv_str(w, "datatype", npkit_datatype_name(r->call.datatype));
     npkit_json_key(w, "redop");
     if (r->call.redop >= 0) npkit_json_string(w, npkit_redop_name(r->call.redop));
     else npkit_json_null(w);
-    key_int(w, "root", npkit_fn_has_root((unsigned)r->call.fn) ? r->call.root : -1);
-    key_str(w, "result", npkit_result_name(r->call.result));
+    npkit_json_kv_int(w, "root", npkit_fn_has_root((unsigned)r->call.fn) ? r->call.root : -1);
+    npkit_json_kv_str(w, "result", npkit_result_name(r->call.result));
     npkit_json_end_object(w);
   } else {
     npkit_json_null(w);
@@ -160,17 +143,17 @@ void npkit_report_hangs_json(npkit_report *rep, npkit_json *w) {
     npkit_json_next_line(w);
     npkit_json_begin_object(w);
     comm_keys(rep, w, h->comm);
-    key_str(w, "op", h->fn != 0 ? npkit_fn_short_name(h->fn) : "?");
-    key_uint(w, "seq", h->seq);
+    npkit_json_kv_str(w, "op", h->fn != 0 ? npkit_fn_short_name(h->fn) : "?");
+    npkit_json_kv_uint(w, "seq", h->seq);
     rank_array(w, "missing_ranks", h, NPKIT_HANG_MISSING);
     rank_array(w, "no_log_ranks", h, NPKIT_HANG_NO_LOG);
     rank_array(w, "waiting_ranks", h, NPKIT_HANG_WAITING);
     rank_array(w, "failed_ranks", h, NPKIT_HANG_FAILED);
     rank_array(w, "mismatched_ranks", h, -1);
     rank_array(w, "stuck_ranks", h, -2);
-    key_uint(w, "since_ns", h->since_ns);
-    key_uint(w, "stuck_ns", h->stuck_ns);
-    key_str(w, "title", h->title);
+    npkit_json_kv_uint(w, "since_ns", h->since_ns);
+    npkit_json_kv_uint(w, "stuck_ns", h->stuck_ns);
+    npkit_json_kv_str(w, "title", h->title);
     npkit_json_key(w, "ranks");
     npkit_json_begin_array(w);
     for (size_t k = 0; k < h->n_ranks; k++) rank_json(rep, w, &h->ranks[k]);
@@ -189,9 +172,8 @@ void npkit_report_hangs_json(npkit_report *rep, npkit_json *w) {
     npkit_json_begin_array(w);
     for (size_t r = 0; r < p->n_ranks; r++) {
       npkit_json_begin_object(w);
-      key_int(w, "rank", (int64_t)r);
-      npkit_json_key(w, "log");
-      npkit_json_bool(w, p->log[r] >= 0);
+      npkit_json_kv_int(w, "rank", (int64_t)r);
+      npkit_json_kv_bool(w, "log", p->log[r] >= 0);
       key_seq(w, "last_entered", p->entered[r]);
       key_seq(w, "last_completed", p->completed[r]);
       npkit_json_end_object(w);

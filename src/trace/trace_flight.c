@@ -23,16 +23,6 @@ static const char *trigger_name(unsigned trigger) {
   return trigger < sizeof names / sizeof names[0] ? names[trigger] : "?";
 }
 
-static void key_int(npkit_json *w, const char *k, int64_t v) {
-  npkit_json_key(w, k);
-  npkit_json_int(w, v);
-}
-
-static void key_str(npkit_json *w, const char *k, const char *v) {
-  npkit_json_key(w, k);
-  npkit_json_string(w, v);
-}
-
 static void inflight(flight_render *f, npkit_json *w, const npkit_event *ev) {
   const npkit_ev_inflight *in = &ev->u.inflight;
   char name[96], buf[200];
@@ -46,23 +36,22 @@ static void inflight(flight_render *f, npkit_json *w, const npkit_event *ev) {
   npkit_json_ts(w, ev->end_ns > ev->start_ns ? (int64_t)(ev->end_ns - ev->start_ns) : 0);
   npkit_json_key(w, "args");
   npkit_json_begin_object(w);
-  key_str(w, "what", what_name(in->what));
-  key_str(w, "where", npkit_inflight_where(ev, buf, sizeof buf));
-  if (in->seq != NPKIT_NO_SEQ) key_int(w, "seq", (int64_t)in->seq);
+  npkit_json_kv_str(w, "what", what_name(in->what));
+  npkit_json_kv_str(w, "where", npkit_inflight_where(ev, buf, sizeof buf));
+  if (in->seq != NPKIT_NO_SEQ) npkit_json_kv_int(w, "seq", (int64_t)in->seq);
   if (in->comm_id != 0) {
     npkit_json_key(w, "comm");
     npkit_json_hex(w, in->comm_id, 16);
   }
-  if (in->rank >= 0) key_int(w, "rank", in->rank);
-  if (in->nranks > 0) key_int(w, "nranks", in->nranks);
-  if (in->channel >= 0) key_int(w, "channel", in->channel);
-  if (in->peer >= 0) key_int(w, "peer", in->peer);
-  if (in->step >= 0) key_int(w, "step", in->step);
-  if (in->nsteps >= 0) key_int(w, "nsteps", in->nsteps);
-  if (in->task != 0) key_int(w, "task", (int64_t)in->task);
-  key_int(w, "dump", in->dump);
-  npkit_json_key(w, "hang");
-  npkit_json_bool(w, (in->flags & NPKIT_INFL_F_HANG) != 0);
+  if (in->rank >= 0) npkit_json_kv_int(w, "rank", in->rank);
+  if (in->nranks > 0) npkit_json_kv_int(w, "nranks", in->nranks);
+  if (in->channel >= 0) npkit_json_kv_int(w, "channel", in->channel);
+  if (in->peer >= 0) npkit_json_kv_int(w, "peer", in->peer);
+  if (in->step >= 0) npkit_json_kv_int(w, "step", in->step);
+  if (in->nsteps >= 0) npkit_json_kv_int(w, "nsteps", in->nsteps);
+  if (in->task != 0) npkit_json_kv_int(w, "task", (int64_t)in->task);
+  npkit_json_kv_int(w, "dump", in->dump);
+  npkit_json_kv_bool(w, "hang", (in->flags & NPKIT_INFL_F_HANG) != 0);
   npkit_json_end_object(w);
   npkit_json_end_object(w);
 }
@@ -74,20 +63,20 @@ static void dump(flight_render *f, npkit_json *w, const npkit_event *ev) {
   snprintf(name, sizeof name, "npkit dump %" PRIu32 " (%s)", d->dump, trigger_name(d->trigger));
   int64_t tid = npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0);
   npkit_trace_event_head(w, &f->ctx, name, "npkit_flight", "i", tid, ev->start_ns);
-  key_str(w, "s", "t");
+  npkit_json_kv_str(w, "s", "t");
   npkit_json_key(w, "args");
   npkit_json_begin_object(w);
-  key_str(w, "trigger", trigger_name(d->trigger));
-  if (reason[0] != '\0') key_str(w, "reason", reason);
-  if (d->signal != 0) key_int(w, "signal", d->signal);
-  if (d->result != 0) key_str(w, "result", npkit_result_name(d->result));
-  key_int(w, "dump", d->dump);
-  key_int(w, "in_flight", d->inflight);
-  if (d->inflight_omitted > 0) key_int(w, "in_flight_omitted", d->inflight_omitted);
+  npkit_json_kv_str(w, "trigger", trigger_name(d->trigger));
+  if (reason[0] != '\0') npkit_json_kv_str(w, "reason", reason);
+  if (d->signal != 0) npkit_json_kv_int(w, "signal", d->signal);
+  if (d->result != 0) npkit_json_kv_str(w, "result", npkit_result_name(d->result));
+  npkit_json_kv_int(w, "dump", d->dump);
+  npkit_json_kv_int(w, "in_flight", d->inflight);
+  if (d->inflight_omitted > 0) npkit_json_kv_int(w, "in_flight_omitted", d->inflight_omitted);
   if (d->ring_bytes > 0) {
-    key_int(w, "ring_bytes", (int64_t)d->ring_bytes);
-    key_int(w, "events_kept", (int64_t)d->events_kept);
-    key_int(w, "events_overwritten", (int64_t)d->events_overwritten);
+    npkit_json_kv_int(w, "ring_bytes", (int64_t)d->ring_bytes);
+    npkit_json_kv_int(w, "events_kept", (int64_t)d->events_kept);
+    npkit_json_kv_int(w, "events_overwritten", (int64_t)d->events_overwritten);
   }
   npkit_json_end_object(w);
   npkit_json_end_object(w);

@@ -80,10 +80,7 @@ static void inflight(npkit_inflight_sink *sink) {
     const npkit_comm *c = npkit_comm_by_id((uint32_t)(what >> 16));
     if (c == NULL) continue;
     npkit_ev_inflight *f = &ev->u.inflight;
-    f->comm = c->local_id;
-    f->comm_id = c->comm_id;
-    f->rank = c->rank;
-    f->nranks = c->nranks;
+    npkit_inflight_set_comm(f, c->local_id, c->comm_id, c->rank, c->nranks);
     if (npkit_fn_class_of(ev->func) == NPKIT_CLASS_coll)
       f->seq = atomic_load_explicit(&c->coll_seq, memory_order_relaxed);
   }

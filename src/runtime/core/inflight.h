@@ -27,6 +27,15 @@ typedef struct npkit_inflight_sink {
  * when the sink is full (counted). */
 npkit_event *npkit_inflight_add(npkit_inflight_sink *s, uint8_t what, uint16_t fn, uint64_t since_ns);
 
+/* Names the item's communicator. */
+static inline void npkit_inflight_set_comm(npkit_ev_inflight *f, uint32_t local_id, uint64_t comm_id, int32_t rank,
+                                           int32_t nranks) {
+  f->comm = local_id;
+  f->comm_id = comm_id;
+  f->rank = rank;
+  f->nranks = nranks;
+}
+
 /* When the item last moved: its start, or its last progress when later. */
 static inline uint64_t npkit_inflight_since(const npkit_event *ev) {
   return ev->u.inflight.progress_ns > ev->start_ns ? ev->u.inflight.progress_ns : ev->start_ns;

@@ -222,14 +222,7 @@ static void inflight_slot(void *ctx, const npkit_plugin_watched *w) {
     if (what == NPKIT_INFL_PROXY_OP) f->nsteps = w->step_or_nsteps;
     if (what == NPKIT_INFL_PROXY_STEP) f->phase = w->phase;
   }
-  if (!known) return;
-  f->comm_id = t.comm_id;
-  f->seq = t.seq;
-  f->nccl_seq = t.nccl_seq;
-  f->count = t.count;
-  f->comm = t.comm;
-  f->rank = t.rank;
-  f->nranks = t.nranks;
+  if (known) npkit_plugin_task_name_item(&t, f);
 }
 
 static void inflight(npkit_inflight_sink *sink) {

@@ -72,6 +72,13 @@ void npkit_plugin_task_channel(uint64_t id, uint32_t ctx, int started) {
   atomic_fetch_add_explicit(started ? &e->started : &e->stopped, 1, memory_order_relaxed);
 }
 
+void npkit_plugin_task_name_item(const npkit_plugin_task_info *t, npkit_ev_inflight *f) {
+  npkit_inflight_set_comm(f, t->comm, t->comm_id, t->rank, t->nranks);
+  f->seq = t->seq;
+  f->nccl_seq = t->nccl_seq;
+  f->count = t->count;
+}
+
 void npkit_plugin_tasks_queued(npkit_inflight_sink *sink) {
   for (uint32_t i = 0; i < TASK_RING; i++) {
     npkit_plugin_task_info t;
@@ -84,15 +91,9 @@ void npkit_plugin_tasks_queued(npkit_inflight_sink *sink) {
     npkit_event *ev = npkit_inflight_add(sink, NPKIT_INFL_QUEUED, t.fn, t.start_ns);
     if (ev == NULL) return;
     npkit_ev_inflight *f = &ev->u.inflight;
-    f->comm_id = t.comm_id;
-    f->seq = t.seq;
-    f->nccl_seq = t.nccl_seq;
+    npkit_plugin_task_name_item(&t, f);
     f->task = t.id;
-    f->count = t.count;
-    f->comm = t.comm;
     f->ctx = t.ctx;
-    f->rank = t.rank;
-    f->nranks = t.nranks;
     if (t.flags & NPKIT_PTASK_P2P) f->peer = t.peer;
     f->nsteps = t.nchannels;
   }

@@ -36,6 +36,9 @@ void npkit_plugin_task_channel(uint64_t id, uint32_t ctx, int started);
 /* A copy of its entry; 0 when it is no longer in the ring. */
 int npkit_plugin_task_get(uint64_t id, npkit_plugin_task_info *out);
 
+/* Names an in-flight item after the task's collective: communicator, sequence numbers, count. */
+void npkit_plugin_task_name_item(const npkit_plugin_task_info *t, npkit_ev_inflight *f);
+
 /* Tasks whose kernel has started on none of their channels, as NPKIT_INFL_QUEUED items: only
  * tasks with kernel-channel events (not symmetric kernels), of communicators whose kernels NCCL
  * did report, and later than the latest task it reported a start of (a communicator's kernels run
