@@ -35,6 +35,7 @@ static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
 static char pending_reason[TRIGGERS][48];
 static uint64_t pending_key[TRIGGERS];
 static _Atomic int error_taken, abort_taken;
+static _Atomic int fatal_taken; /* a fatal signal's dump was written, or may no longer be */
 
 /* One dump at a time: the writer's and the finish's share the snapshot buffer. */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -138,6 +139,9 @@ void npkit_flight_request(uint32_t trigger, int signal, int result, const char *
 
 void npkit_flight_finish(int signal) {
   if (!atomic_exchange(&flight_on, 0) || flight_log == NULL) return;
+  /* From here the log's close writes the last dump; a fatal signal must not replace it by a raw
+   * one without its END. */
+  atomic_store(&fatal_taken, 1);
   npkit_ring_stats st;
   int err;
   /* A ring is written by the log's close, with the END block. */
@@ -160,7 +164,7 @@ static void on_dump_signal(int sig, siginfo_t *info, void *uc) {
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT};
 #define N_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 static struct sigaction fatal_previous[N_FATAL];
-static _Atomic int fatal_taken;
+static pid_t owner; /* a child of fork() has a copy of the ring, not the log */
 static char fatal_line[1200]; /* "npkit: ... <path>\n", made at the start: no snprintf in a handler */
 static size_t fatal_line_len;
 
@@ -196,7 +200,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uc) {
   size_t i = 0;
   while (i < N_FATAL && fatal_signals[i] != sig) i++;
   if (i == N_FATAL) return;
-  if (!atomic_exchange(&fatal_taken, 1) && flight_ring != NULL) fatal_dump(sig);
+  if (!atomic_exchange(&fatal_taken, 1) && flight_ring != NULL && getpid() == owner) fatal_dump(sig);
   /* The signal's own effect: the handler the application had (called here once), or the default
    * action, delivered when this handler returns (a fault recurs at once anyway). */
   sigaction(sig, &fatal_previous[i], NULL);
@@ -225,6 +229,7 @@ void npkit_flight_start(const npkit_config *cfg, npkit_log_writer *log, const ch
   flight_ring = npkit_logw_ring(log);
   flight_collect = collect;
   snprintf(flight_path, sizeof flight_path, "%s", path);
+  owner = getpid();
   npkit_recorder_set_task(take_pending);
   atomic_store(&flight_on, 1);
   if (cfg->dump_signal > 0) install(cfg->dump_signal, on_dump_signal, &dump_previous, "NPKIT_DUMP_SIGNAL");
