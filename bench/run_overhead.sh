@@ -20,19 +20,10 @@ bench_require "$bin" "$lib"
 bench_noop_nccl
 bench_scratch
 
-field() { sed -n "s/.*$1=\([0-9.,-]*\).*/\1/p"; }
-run() { # threads, preload?
-  if [ "$2" = yes ]; then
-    NPKIT_TRACE_DIR="$out" NPKIT_JSON=0 NPKIT_QUIET=1 NPKIT_EVENT_BUF_SIZE=1024 NPKIT_FLUSH_MS="$flush_ms" \
-      LD_PRELOAD="$(realpath "$lib")" "$bin" --calls "$calls" --repeats 7 --threads "$1" --pause-ms 1500
-  else
-    "$bin" --calls "$calls" --repeats 7 --threads "$1" --pause-ms 1500
-  fi
-}
 printf '%-8s %14s %14s %14s %10s %16s\n' threads base_ns/call npkit_ns/call added_ns dropped writer_cpu_ns/call
 for threads in 1 2; do
-  base=$(run "$threads" no | median)
-  line=$(run "$threads" yes)
+  base=$(bench_overhead "$threads" no | median)
+  line=$(bench_overhead "$threads" yes)
   with=$(echo "$line" | median)
   writer=$(echo "$line" | field other_cpu_ns_per_call)
   echo "threads=$threads with the library, repeats sorted (ns/call): $(echo "$line" | field sorted_ns_per_call)" >&2
