@@ -260,6 +260,13 @@ class Hangs(FlightCase):
         self.assertEqual([(p["last_entered"], p["last_completed"]) for p in prog["ranks"]], [(5, 4), (4, 4), (5, 4)])
         self.assertIn("rank 1 never entered AllReduce #5 of comm %s (3 ranks); ranks 0 and 2 wait in it since" % lines[0]["comm"],
                       text)
+        html = self.path("report.html")
+        p = subprocess.run([tl.tool(), "report", self.trace, "--html", html], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = open(html).read()
+        self.assertIn('<section id="hangs">', page)
+        self.assertIn("rank 1 never entered AllReduce #5 of comm %s" % lines[0]["comm"], page)
+        self.assertEqual(page.count('<table class="hang-ranks" data-seq="5">'), 1)
         # the trace of a waiting rank shows its work in flight
         trace = tl.load_traces(self.trace, expect=3)[0]
         names = [e["name"] for e in trace.events if e.get("cat") == "npkit_flight"]

@@ -128,7 +128,7 @@ static int read_watch(const npkit_plugin_slot *s, npkit_plugin_watched *out) {
     return 0;
   out->since = since;
   out->ctx = (uint32_t)where;
-  out->channel = (int32_t)(uint8_t)(where >> 32);
+  out->channel = (uint8_t)(where >> 32) == 0xff ? -1 : (int32_t)(uint8_t)(where >> 32); /* 0xff: unknown */
   out->is_send = (uint8_t)(where >> 40 & 1);
   out->phase = (uint8_t)(where >> 48);
   out->peer = (int32_t)(uint32_t)steps;
