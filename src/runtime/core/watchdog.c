@@ -27,30 +27,45 @@ static _Atomic int running;
  * NPKIT_INFL_* numbers). */
 static int rank_of(const npkit_event *ev) { return ev->u.inflight.what <= NPKIT_INFL_PROXY_STEP ? ev->u.inflight.what : 0; }
 
+static int stuck(const npkit_event *ev, uint64_t now_ns) {
+  uint64_t since = npkit_inflight_since(ev);
+  return since != 0 && since <= now_ns && now_ns - since >= timeout;
+}
+
 uint64_t npkit_watchdog_check(uint64_t now_ns) {
   npkit_inflight_sink sink = {items, ITEMS, 0, 0, now_ns};
   collect(&sink);
   const npkit_event *oldest = NULL;
-  for (size_t i = 0; i < sink.n; i++) {
-    uint64_t since = npkit_inflight_since(&items[i]);
-    if (since == 0 || since > now_ns || now_ns - since < timeout) continue;
-    if (oldest == NULL || since < npkit_inflight_since(oldest)) oldest = &items[i];
-  }
+  for (size_t i = 0; i < sink.n; i++)
+    if (stuck(&items[i], now_ns) && (oldest == NULL || npkit_inflight_since(&items[i]) < npkit_inflight_since(oldest)))
+      oldest = &items[i];
   if (oldest == NULL) {
     named_key = 0; /* everything moves: a later stall is named again */
     return 0;
   }
-  uint64_t key = npkit_inflight_key(oldest);
+  /* A communicator's collectives complete in order: the stuck one is its earliest stuck collective,
+   * even when a later one (launched and queued behind it) has been waiting longer than the channel
+   * of the earlier one was reported started. */
+  const npkit_event *first = oldest;
+  for (size_t i = 0; i < sink.n && oldest->u.inflight.comm_id != 0 && oldest->u.inflight.seq != NPKIT_NO_SEQ; i++) {
+    const npkit_ev_inflight *f = &items[i].u.inflight;
+    if (stuck(&items[i], now_ns) && f->comm_id == oldest->u.inflight.comm_id && f->seq < first->u.inflight.seq)
+      first = &items[i];
+  }
+  uint64_t key = npkit_inflight_key(first);
   if (key == named_key) return 0;
   named_key = key;
-  const npkit_event *where = oldest;
-  for (size_t i = 0; i < sink.n; i++)
-    if (rank_of(&items[i]) > rank_of(where) && npkit_inflight_key(&items[i]) == key) where = &items[i];
+  const npkit_event *where = first;
+  uint64_t since = npkit_inflight_since(first);
+  for (size_t i = 0; i < sink.n; i++) {
+    if (npkit_inflight_key(&items[i]) != key) continue;
+    if (rank_of(&items[i]) > rank_of(where)) where = &items[i];
+    if (npkit_inflight_since(&items[i]) < since) since = npkit_inflight_since(&items[i]);
+  }
   char what[160], at[200], reason[48];
   npkit_inflight_what(where, what, sizeof what);
   npkit_inflight_where(where, at, sizeof at);
-  npkit_diag_as(NPKIT_LEVEL_WARN, "hang: %s has not completed for %.1f s: %s", what,
-                (double)(now_ns - npkit_inflight_since(oldest)) / 1e9, at);
+  npkit_diag_as(NPKIT_LEVEL_WARN, "hang: %s has not completed for %.1f s: %s", what, (double)(now_ns - since) / 1e9, at);
   npkit_inflight_what(where, reason, sizeof reason);
   npkit_flight_request(NPKIT_FLIGHT_HANG, 0, 0, reason, key);
   return key;

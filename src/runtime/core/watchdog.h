@@ -4,6 +4,8 @@
  * been stuck ("npkit: hang: AllReduce #14 of comm 3f2a0b1c (rank 0 of 3) has not completed for
  * 3.0 s: ..."), and a dump is asked for (flight.h) whose snapshot flags the stuck operation's items.
  *
+ * What it names is the earliest stuck collective of the communicator whose work waited longest: a
+ * communicator's collectives complete in order, so later ones queued behind it are not the cause.
  * Once per stuck operation (npkit_inflight_key): the same one is named again only after it moved
  * (or nothing was stuck in between), another one as soon as it is stuck.  It reads only what the
  * sources publish with atomics, so it sees a thread blocked inside NCCL as well as a GPU that stopped
