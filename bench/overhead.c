@@ -6,9 +6,10 @@
  * Between repeats the threads sleep P ms (not timed), so that the library's writer thread can
  * stream the previous repeat to disk instead of competing with the measured loop for the cores.
  * prints one line: threads=T calls=N repeats=R median_ns_per_call=X min_ns_per_call=Y
- * sorted_ns_per_call=... other_cpu_ns_per_call=Z, where Z is the CPU time of the process's other
- * threads (the library's writer thread) per call made, measured after a final pause that lets
- * them finish the last repeat. */
+ * sorted_ns_per_call=... other_cpu_ns_per_call=Z machine_cpu_ns=M, where Z is the CPU time of the
+ * process's other threads (the library's writer thread) per call made, measured after a final
+ * pause that lets them finish the last repeat, and M the CPU time of the library's machine thread
+ * ("npkit-machine", NPKIT_GPU_SAMPLE_RATE), 0 without one (bench/sampling_bench.sh). */
 #define _GNU_SOURCE
 #include <nccl.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 
 static long calls = 1000000, repeats = 7;
 static int nthreads = 1;
@@ -56,6 +58,35 @@ static void *worker(void *arg) {
   }
   worker_cpu_ns[id] = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
   return NULL;
+}
+
+/* CPU ns of the threads of this process named `name` (/proc/self/task/T/comm), from their
+ * schedstat (ns on the CPU, exact where the tick-based utime is not). */
+static double named_threads_cpu_ns(const char *name) {
+  DIR *d = opendir("/proc/self/task");
+  if (d == NULL) return 0;
+  double total = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char path[300], comm[64] = "";
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) continue;
+    if (fgets(comm, sizeof comm, f) == NULL) comm[0] = '\0';
+    fclose(f);
+    comm[strcspn(comm, "\n")] = '\0';
+    if (strcmp(comm, name) != 0) continue;
+    snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+    unsigned long long run = 0;
+    if ((f = fopen(path, "r")) != NULL) {
+      if (fscanf(f, "%llu", &run) != 1) run = 0;
+      fclose(f);
+    }
+    total += (double)run;
+  }
+  closedir(d);
+  return total;
 }
 
 static int cmp(const void *a, const void *b) {
@@ -104,7 +135,8 @@ int main(int argc, char **argv) {
          calls, repeats, worst[repeats / 2], worst[0]);
   printf(" sorted_ns_per_call=");
   for (long r = 0; r < repeats; r++) printf("%s%.1f", r ? "," : "", worst[r]);
-  printf(" other_cpu_ns_per_call=%.2f\n", others / ((double)calls * (double)repeats * nthreads));
+  printf(" other_cpu_ns_per_call=%.2f machine_cpu_ns=%.0f\n", others / ((double)calls * (double)repeats * nthreads),
+         named_threads_cpu_ns("npkit-machine"));
   for (int t = 0; t < nthreads; t++) ncclCommDestroy(comms[t]);
   return 0;
 }

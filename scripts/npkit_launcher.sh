@@ -25,6 +25,9 @@ Recording:
   --ops LIST             NCCL functions to record: names, classes (coll, p2p, group, comm, mem,
                          query, misc) or all; '-' removes (NPKIT_OPS; default all,-query)
   --stack-depth N        call stack of every recorded call, N frames, 0-64 (NPKIT_STACK_DEPTH)
+  --gpu-profiling-depth N
+                         the same: the call-stack depth recorded with each NCCL call, 0-64
+                         (NPKIT_STACK_DEPTH)
   --stack-lines          file:line in the stacks, through addr2line at exit (NPKIT_STACK_LINES=1)
   --window [A]:[B]       record from A to B: a number of collectives or a time since the first
                          NCCL call (30s, 500ms); either side may be empty (NPKIT_START_AFTER=A,
@@ -38,6 +41,21 @@ Recording:
   --log-level LEVEL      error, warn, info or debug (NPKIT_LOG_LEVEL)
   --nccl-library PATH    the real libnccl when the dynamic linker does not find it
                          (NPKIT_NCCL_LIBRARY)
+
+The machine (a snapshot of host, GPUs, NVLinks, network ports and NCCL settings is always taken):
+  --gpu-sample-rate US   sample every US microseconds the GPU (clocks, utilisation, power,
+                         temperature, PCIe, NVLink), the network ports' byte counters and the
+                         process's CPU time, 1000-3600000000, 0 = off (NPKIT_GPU_SAMPLE_RATE;
+                         500000 is a good start on a DGX A100)
+  --cpu-profiling-interval NS
+                         sample the CPU time every NS nanoseconds instead, 1000000-3600000000000
+                         (NPKIT_CPU_SAMPLE_INTERVAL)
+  --sysfs-root DIR       read /sys under DIR (NPKIT_SYSFS_ROOT)
+  --nvml-library PATH    NVML to load instead of libnvidia-ml.so.1 (NPKIT_NVML_LIBRARY)
+  --no-machine           no snapshot, no sampling (NPKIT_MACHINE=0)
+
+The open-file limit: the soft limit (ulimit -n) is raised to the hard one for the job, as NCCL
+opens many sockets and files ("Too many open files"); the launcher says when it does.
   --env NAME=VALUE       any other variable for every rank (NCCL_PROTO=LL...); repeatable
 
 Tools:
@@ -97,9 +115,23 @@ while [ $# -gt 0 ]; do
       need_value "$opt" $#; [ -n "$2" ] || die_usage "--ops needs a list"
       [[ $2 =~ ^[A-Za-z0-9_,\ -]+$ ]] || die_usage "--ops takes names and classes separated by commas, not '$2'"
       add_setting NPKIT_OPS "$2"; shift 2 ;;
-    --stack-depth)
+    --stack-depth|--gpu-profiling-depth)
       need_value "$opt" $#; check_range "$opt" "$2" 0 64
       add_setting NPKIT_STACK_DEPTH "$2"; shift 2 ;;
+    --gpu-sample-rate)
+      need_value "$opt" $#; check_range "$opt" "$2" 0 3600000000
+      [ "$2" -eq 0 ] || [ "$2" -ge 1000 ] || die_usage "$opt takes 0 (off) or a number of microseconds from 1000 to 3600000000, not '$2'"
+      add_setting NPKIT_GPU_SAMPLE_RATE "$2"; shift 2 ;;
+    --cpu-profiling-interval)
+      need_value "$opt" $#; check_range "$opt" "$2" 1000000 3600000000000
+      add_setting NPKIT_CPU_SAMPLE_INTERVAL "$2"; shift 2 ;;
+    --sysfs-root)
+      need_value "$opt" $#; [ -d "$2" ] || die_usage "--sysfs-root: no such folder '$2'"
+      add_setting NPKIT_SYSFS_ROOT "$2"; shift 2 ;;
+    --nvml-library)
+      need_value "$opt" $#; [ -n "$2" ] || die_usage "--nvml-library needs a path"
+      add_setting NPKIT_NVML_LIBRARY "$2"; shift 2 ;;
+    --no-machine) add_setting NPKIT_MACHINE 0; shift ;;
     --stack-lines) add_setting NPKIT_STACK_LINES 1; shift ;;
     --window)
       need_value "$opt" $#
@@ -209,8 +241,17 @@ case $kind in
     if [ $exported -eq 1 ]; then cmd=("$1" "${rest[@]}"); else cmd=("$1" --export=ALL "${@:2}"); fi ;;
 esac
 
+# ---- the open-file limit: NCCL opens sockets and files per peer and channel ---------------------------
+nofile_soft=$(ulimit -S -n) nofile_hard=$(ulimit -H -n)
+nofile_raise=0
+if [ "$nofile_soft" != unlimited ] && { [ "$nofile_hard" = unlimited ] || [ "$nofile_soft" -lt "$nofile_hard" ]; }; then
+  nofile_raise=1
+fi
+
 if [ $dry_run -eq 1 ]; then
   echo "launcher: $kind"
+  if [ $nofile_raise -eq 1 ]; then echo "open files: the soft limit $nofile_soft would be raised to $nofile_hard"
+  else echo "open files: the soft limit $nofile_soft is the hard limit already"; fi
   [ "$kind" = ompi ] || [ "$kind" = hydra ] || echo "environment: LD_PRELOAD=$preload ${vars[*]}"
   printf 'command:'; printf ' %q' "${cmd[@]}"; echo
   exit 0
@@ -219,6 +260,13 @@ fi
 # ---- run ---------------------------------------------------------------------------------------
 mkdir -p "$trace_dir" || { echo "$me: cannot create $trace_dir" >&2; exit 1; }
 stamp=$(mktemp "$trace_dir/.npkit_launch.XXXXXX")
+if [ $nofile_raise -eq 1 ]; then
+  if ulimit -S -n "$nofile_hard" 2>/dev/null; then
+    echo "$me: raised the open-file limit (ulimit -n) from $nofile_soft to $nofile_hard for this job" >&2
+  else
+    echo "$me: warning: could not raise the open-file limit (ulimit -n) from $nofile_soft to $nofile_hard" >&2
+  fi
+fi
 trap 'rm -f "$stamp"' EXIT
 set +e
 if [ "$kind" = ompi ] || [ "$kind" = hydra ]; then

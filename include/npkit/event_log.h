@@ -18,6 +18,16 @@
  *     payload), so that a reader finds a corrupt block, skips to the next valid one and goes on;
  *     the header flag NPKIT_LOG_F_JSON_AT_EXIT.  Readers of version 1 skip CHECK blocks as a
  *     type they do not know.
+ *  3  the machine the process ran on: MACHINE blocks (a text snapshot of the host, its GPUs, its
+ *     network ports and the NCCL settings, taken once at the start, and the GPU the process uses,
+ *     once its first communicator names it) and the counters sampled every NPKIT_GPU_SAMPLE_RATE
+ *     (NPKIT_EV_MACHINE_* events, COUNTERS of source NPKIT_SRC_MACHINE).  Readers of version 2
+ *     skip both, as a block type and event kinds they do not know.
+ *  4  the flight recorder and the hang watchdog: the work in flight at a dump and the dump itself
+ *     (NPKIT_EV_INFLIGHT, NPKIT_EV_FLIGHT), the header flag NPKIT_LOG_F_RING (a log written whole
+ *     from the in-memory ring), and a collective NCCL did not accept says the sequence number it
+ *     was made at (NPKIT_API_SEQ_AT, in aux).  Readers of version 3 skip the event kinds and
+ *     ignore the flags.
  */
 #ifndef NPKIT_EVENT_LOG_H
 #define NPKIT_EVENT_LOG_H
@@ -29,7 +39,7 @@ extern "C" {
 #endif
 
 #define NPKIT_LOG_MAGIC "NPKITLOG" /* 8 bytes, no terminating NUL in the file */
-#define NPKIT_LOG_VERSION 2u
+#define NPKIT_LOG_VERSION 4u
 #define NPKIT_LOG_ENDIAN_TAG 0x01020304u
 #define NPKIT_BLOCK_MAGIC 0x424b504eu /* "NPKB" read as little endian */
 #define NPKIT_LOG_SUFFIX ".npkit"
@@ -82,6 +92,8 @@ typedef enum npkit_block_type {
   NPKIT_BLOCK_NOTE = 7,     /* payload: 1 × npkit_note_rec + text: warnings worth keeping in the trace */
   NPKIT_BLOCK_STACK = 8,    /* payload: count × (npkit_stack_rec + depth × uint32 frame string ids,
                                padded to 8): the call sites of NPKIT_STACK_DEPTH, written at exit */
+  NPKIT_BLOCK_MACHINE = 9,  /* since version 3: count 0, payload: text (the machine snapshot, see
+                               "The MACHINE block" below), padded with NULs to 8 bytes */
   NPKIT_BLOCK_CHECK = 14,   /* since version 2: payload 1 × npkit_check_rec, right after every
                                other block: its checksum */
   NPKIT_BLOCK_END = 15,     /* payload: 1 × npkit_end_rec; written last on a clean close */
@@ -141,6 +153,13 @@ typedef enum npkit_event_kind {
    * ncclCommDestroy and at exit (src/runtime/npkit_source.h). */
   NPKIT_EV_NPKIT_DUMP_SLICE = 48,       /* one NPKit event or ENTRY/EXIT pair (u.npkit), thread 0 */
   NPKIT_EV_NPKIT_DUMP_READ = 49,        /* one reading of the dump folder: what it gave (u.npkit_read) */
+  /* Since version 3: counters of the machine, sampled every NPKIT_GPU_SAMPLE_RATE µs (the process's
+   * CPU time every NPKIT_CPU_SAMPLE_INTERVAL ns) on a thread of the library's own
+   * (src/runtime/machine); thread 0, start_ns..end_ns = the reading. */
+  NPKIT_EV_MACHINE_GPU = 64,     /* one GPU through NVML (u.machine_gpu) */
+  NPKIT_EV_MACHINE_PORT = 65,    /* the byte counters of one network port (u.machine_port) */
+  NPKIT_EV_MACHINE_CPU = 66,     /* the process's CPU time (u.machine_cpu) */
+  NPKIT_EV_MACHINE_LAST = 66,
 } npkit_event_kind;
 
 /* npkit_ev_api.flags */
@@ -295,9 +314,10 @@ typedef struct npkit_ev_kernel_ch {
   uint16_t reserved0;
   uint64_t gpu_start;    /* the GPU's %globaltimer at the start and stop (NPKIT_PKCH_MAPPED), 0 */
   uint64_t gpu_stop;
-  int64_t map_error_ns;  /* how far the mapped times may be off: half the width of the interval the
-                            host-side bounds left for the clock offset; -1 when one side was
-                            unbounded */
+  int64_t map_error_ns;  /* how far the mapped times may be off: from the estimate to the farther
+                            end of the interval the host-side bounds left for the clock offset
+                            (in earlier logs: half its width), plus the drift since the estimate;
+                            -1 when one side was unbounded */
   uint64_t reserved[6];
 } npkit_ev_kernel_ch; /* 104 bytes */
 
@@ -520,18 +540,19 @@ typedef struct npkit_ev_flight {
                                   NUL terminated; "" */
 } npkit_ev_flight;             /* 104 bytes */
 
-/* npkit_ev_npkit.type */
-#define NPKIT_NPK_PAIR 0           /* an ENTRY and its EXIT: start_ns..end_ns */
-#define NPKIT_NPK_UNPAIRED_ENTRY 1 /* an ENTRY whose EXIT is not in the dump (start_ns = end_ns) */
-#define NPKIT_NPK_UNPAIRED_EXIT 2  /* an EXIT without an open ENTRY (start_ns = end_ns) */
-#define NPKIT_NPK_POINT 3          /* an event that is neither ENTRY nor EXIT (start_ns = end_ns) */
+/* npkit_ev_npkit.type (the NPKit dump source's slices: NPKIT_DUMP_SLICE_*; the values are those
+ * of every log written so far) */
+#define NPKIT_DUMP_SLICE_PAIR 0           /* an ENTRY and its EXIT: start_ns..end_ns */
+#define NPKIT_DUMP_SLICE_UNPAIRED_ENTRY 1 /* an ENTRY whose EXIT is not in the dump (start_ns = end_ns) */
+#define NPKIT_DUMP_SLICE_UNPAIRED_EXIT 2  /* an EXIT without an open ENTRY (start_ns = end_ns) */
+#define NPKIT_DUMP_SLICE_POINT 3          /* an event that is neither ENTRY nor EXIT (start_ns = end_ns) */
 /* npkit_ev_npkit.source */
-#define NPKIT_NPK_GPU 0            /* gpu_events_rank_<r>_buf_<buffer> */
-#define NPKIT_NPK_CPU 1            /* cpu_events_rank_<r>_channel_<buffer> (network proxy) */
+#define NPKIT_DUMP_SLICE_GPU 0            /* gpu_events_rank_<r>_buf_<buffer> */
+#define NPKIT_DUMP_SLICE_CPU 1            /* cpu_events_rank_<r>_channel_<buffer> (network proxy) */
 /* npkit_ev_npkit.flags */
-#define NPKIT_NPK_UNALIGNED 0x1u   /* the GPU buffer had no TIME_SYNC_CPU event: the times are the
-                                      log's clock_base_ns + ns since the rank's first GPU event,
-                                      not real times */
+#define NPKIT_DUMP_SLICE_UNALIGNED 0x1u   /* the GPU buffer had no TIME_SYNC_CPU event: the times are
+                                             the log's clock_base_ns + ns since the rank's first GPU
+                                             event, not real times */
 
 /* NPKIT_EV_NPKIT_DUMP_SLICE: times are CLOCK_REALTIME ns converted exactly from the dump's clocks
  * (docs/npkit-convert.md); ENTRY/EXIT are paired per GPU buffer and kind, per CPU channel and slot. */
@@ -547,21 +568,21 @@ typedef struct npkit_ev_npkit {
   uint32_t entry_rsvd;  /* PAIR, GPU: rsvd of the ENTRY */
   uint32_t name;        /* string id: the kind ("ALL_REDUCE_RING") of a PAIR, else the event's
                            name ("NET_SEND_EXIT"); 0 when the string table was full */
-  uint8_t source;       /* NPKIT_NPK_GPU / _CPU */
-  uint8_t type;         /* NPKIT_NPK_PAIR ... */
+  uint8_t source;       /* NPKIT_DUMP_SLICE_GPU / _CPU */
+  uint8_t type;         /* NPKIT_DUMP_SLICE_PAIR ... */
   uint8_t id;           /* NPKit event id: of the ENTRY for PAIR and UNPAIRED_ENTRY */
-  uint8_t flags;        /* NPKIT_NPK_* */
+  uint8_t flags;        /* NPKIT_DUMP_SLICE_UNALIGNED */
   uint64_t reserved[7];
 } npkit_ev_npkit;       /* 104 bytes */
 
-/* npkit_ev_npkit_read.trigger */
-#define NPKIT_NPK_AFTER_DESTROY 1 /* ncclCommDestroy returned (NCCL dumps there) */
-#define NPKIT_NPK_AT_EXIT 2       /* the process exits */
-#define NPKIT_NPK_AFTER_ABORT 3   /* ncclCommAbort returned (NCCL dumps there too) */
+/* npkit_ev_npkit_read.trigger (the source's readings: NPKIT_DUMP_READ_*; values unchanged) */
+#define NPKIT_DUMP_READ_AFTER_DESTROY 1 /* ncclCommDestroy returned (NCCL dumps there) */
+#define NPKIT_DUMP_READ_AT_EXIT 2       /* the process exits */
+#define NPKIT_DUMP_READ_AFTER_ABORT 3   /* ncclCommAbort returned (NCCL dumps there too) */
 /* npkit_ev_npkit_read.flags */
-#define NPKIT_NPK_READ_SHARED 0x1u /* the process held more than one communicator at once since
-                                      its NPKit state was last fresh: NPKit keeps one state per
-                                      process, so the dump may mix or lack communicators */
+#define NPKIT_DUMP_READ_SHARED 0x1u     /* the process held more than one communicator at once since
+                                           its NPKit state was last fresh: NPKit keeps one state per
+                                           process, so the dump may mix or lack communicators */
 
 /* NPKIT_EV_NPKIT_DUMP_READ: start_ns..end_ns = the reading (on the thread of the ncclCommDestroy or
  * ncclCommAbort that triggered it, thread 0 at exit).  Written when files were read or something failed.  Counts
@@ -571,8 +592,8 @@ typedef struct npkit_ev_npkit_read {
   uint64_t events;           /* 16-byte records read */
   uint64_t pairs;            /* ENTRY/EXIT pairs stored */
   uint32_t read;             /* number of this reading in the process, from 1 */
-  uint16_t trigger;          /* NPKIT_NPK_AFTER_DESTROY / _AT_EXIT / _AFTER_ABORT */
-  uint16_t flags;            /* NPKIT_NPK_READ_*; earlier writers stored trigger in 32 bits, so
+  uint16_t trigger;          /* NPKIT_DUMP_READ_AFTER_DESTROY / _AT_EXIT / _AFTER_ABORT */
+  uint16_t flags;            /* NPKIT_DUMP_READ_SHARED; earlier writers stored trigger in 32 bits, so
                                 their logs read as 0 here */
   uint32_t comm;             /* the destroyed or aborted communicator (local id), 0 at exit */
   uint32_t files;            /* non-empty event files read */
@@ -584,7 +605,7 @@ typedef struct npkit_ev_npkit_read {
   uint32_t bad_times;        /* records whose time does not fit: not stored */
   uint32_t out_of_order;     /* records earlier than the one before them in their buffer */
   uint32_t time_sync_cpu, time_sync_gpu;
-  uint32_t unaligned_events; /* GPU records without a TIME_SYNC_CPU base (NPKIT_NPK_UNALIGNED) */
+  uint32_t unaligned_events; /* GPU records without a TIME_SYNC_CPU base (NPKIT_DUMP_SLICE_UNALIGNED) */
   uint32_t truncated_files;  /* sizes not a multiple of 16 bytes */
   uint32_t unreadable_files;
   uint32_t skipped_ranks;    /* ranks whose clock files are missing or implausible */
@@ -592,6 +613,54 @@ typedef struct npkit_ev_npkit_read {
   uint32_t files_over_limit; /* files left unread: NPKIT_DUMP_MAX_MB reached */
   uint32_t dir;              /* string id of the dump folder, 0 if unknown */
 } npkit_ev_npkit_read;       /* 104 bytes */
+
+/* npkit_ev_machine_gpu.valid: the readings NVML gave (a GPU without NVLink has no NVLINK, one
+ * whose PCIe counters NVML does not support no PCIE; PCIE also needs a period of 100 ms or more) */
+#define NPKIT_MGPU_CLOCKS 0x1u /* sm_mhz, mem_mhz: nvmlDeviceGetClockInfo (SM, MEM) */
+#define NPKIT_MGPU_UTIL 0x2u   /* util_gpu, util_mem: nvmlDeviceGetUtilizationRates */
+#define NPKIT_MGPU_POWER 0x4u  /* power_mw: nvmlDeviceGetPowerUsage */
+#define NPKIT_MGPU_TEMP 0x8u   /* temp_c: nvmlDeviceGetTemperature (GPU) */
+#define NPKIT_MGPU_PCIE 0x10u  /* pcie_*_kbs: nvmlDeviceGetPcieThroughput (TX, RX) */
+#define NPKIT_MGPU_NVLINK 0x20u /* nvlink_*_kib: nvmlDeviceGetFieldValues, NVLink data counters */
+
+/* NPKIT_EV_MACHINE_GPU: one GPU (the process's, once known; see the MACHINE block's `bind`). */
+typedef struct npkit_ev_machine_gpu {
+  uint64_t nvlink_tx_kib; /* NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX summed over the links (scope
+                             UINT_MAX): KiB sent since the driver started, cumulative */
+  uint64_t nvlink_rx_kib; /* ..._DATA_RX */
+  uint32_t gpu;           /* NVML index (the MACHINE block's gpu index=) */
+  uint32_t valid;         /* NPKIT_MGPU_* */
+  uint32_t sm_mhz, mem_mhz;
+  uint32_t util_gpu, util_mem; /* percent of NVML's last sample period */
+  uint32_t power_mw;
+  uint32_t temp_c;
+  uint32_t pcie_tx_kbs, pcie_rx_kbs; /* KB/s over the 20 ms NVML measures inside the call */
+  uint64_t reserved[6];
+} npkit_ev_machine_gpu;   /* 104 bytes */
+
+/* npkit_ev_machine_port.flags */
+#define NPKIT_MPORT_IB 0x1u     /* an InfiniBand port: counters/port_{xmit,rcv}_data × 4 (the
+                                   counters count 4-byte words); else statistics/{tx,rx}_bytes */
+#define NPKIT_MPORT_TX_BAD 0x2u /* tx_bytes could not be read */
+#define NPKIT_MPORT_RX_BAD 0x4u /* rx_bytes could not be read */
+
+/* NPKIT_EV_MACHINE_PORT: the byte counters of one network port of the host. */
+typedef struct npkit_ev_machine_port {
+  uint64_t tx_bytes;      /* cumulative, since the port came up */
+  uint64_t rx_bytes;
+  uint32_t port;          /* position of the port among the MACHINE block's `port` records, from 0 */
+  uint32_t flags;         /* NPKIT_MPORT_* */
+  char name[32];          /* "mlx5_0/1" (device/port) or "eth0", NUL terminated */
+  uint64_t reserved[6];
+} npkit_ev_machine_port;  /* 104 bytes */
+
+/* NPKIT_EV_MACHINE_CPU: the CPU time the process has used (getrusage(RUSAGE_SELF)); the CPU use
+ * of a period is the difference of two samples over the time between them. */
+typedef struct npkit_ev_machine_cpu {
+  uint64_t user_ns;
+  uint64_t system_ns;
+  uint64_t reserved[11];
+} npkit_ev_machine_cpu;   /* 104 bytes */
 
 typedef struct npkit_event {
   uint64_t start_ns;  /* CLOCK_REALTIME nanoseconds */
@@ -618,6 +687,9 @@ typedef struct npkit_event {
     npkit_ev_flight flight;
     npkit_ev_npkit npkit;
     npkit_ev_npkit_read npkit_read;
+    npkit_ev_machine_gpu machine_gpu;
+    npkit_ev_machine_port machine_port;
+    npkit_ev_machine_cpu machine_cpu;
     uint8_t raw[104];
   } u;
 } npkit_event;        /* 128 bytes */
@@ -662,6 +734,7 @@ typedef enum npkit_source {
   NPKIT_SRC_API = 1,
   NPKIT_SRC_CUPTI = 2, /* GPU activity (thread 0): records stored, records CUPTI or npkit lost */
   NPKIT_SRC_NPKIT_DUMP = 3, /* NPKit dump events (thread 0): stored, converted but not stored */
+  NPKIT_SRC_MACHINE = 4,  /* since version 3: sampled counters (thread 0): stored, refused by the log */
 } npkit_source;
 
 /* String ids are process unique; the GPU source numbers the kernel names it stores from this base
@@ -705,6 +778,45 @@ typedef struct npkit_end_rec {
 } npkit_end_rec;
 #define NPKIT_END_REC_V1_SIZE 32u
 
+/* The MACHINE block (version 3): what the machine was doing, as text, one record per line:
+ *
+ *     KIND key=value key=value ...\n
+ *
+ * KIND and keys are lower-case words; a value is any bytes with '%', the bytes up to and including
+ * the space (0x00-0x20) and 0x7f written as %XX (two upper-case hex digits), so that a line splits
+ * at spaces and a value at its first '='.  Readers skip kinds and keys they do not know, and a
+ * record or value that is missing is unknown (never zero).  The first block is written once per
+ * process, soon after the start; later blocks add records (`bind` and `nccl` once the first
+ * communicator is known).  The records (src/runtime/machine writes them, src/format/machine_info.c
+ * reads them):
+ *   snapshot  taken= (CLOCK_REALTIME ns) sysfs_root= (NPKIT_SYSFS_ROOT) gpu_sample_us= cpu_sample_ns=
+ *             (the sampling periods, 0 = off) pcie= (yes/no: PCIe throughput sampled)
+ *   host      name= (gethostname) resolves= (yes/no: getaddrinfo found it) addr= (the first
+ *             address it found) error= (gai_strerror when it did not)
+ *   system    cpu= (the CPU's model name) cpus= (online CPUs) kernel= (uname release and version)
+ *             machine= nofile_soft= nofile_hard= (RLIMIT_NOFILE; "unlimited")
+ *   nvml      status= (ok / absent / error) error= (why not ok) library= driver= (NVML's driver
+ *             version) gpus= (nvmlDeviceGetCount)
+ *   gpu       index= (NVML index) name= uuid= bus_id= (NVML's PCI bus id) nvlinks= (links NVML
+ *             answers for; 0 when NVLink is not supported) error= (a query that failed)
+ *   nvlink    gpu= link= active= (yes/no: nvmlDeviceGetNvLinkState) version= (nvmlNvlinkVersion_t:
+ *             4 = NVLink 3.0, 6 = 4.0, 7 = 5.0)
+ *   port      type=ib dev= port= rate= state= phys_state= link_layer= (the files of
+ *             /sys/class/infiniband/DEV/ports/PORT, as read, without the newline)
+ *   port      type=eth dev= speed= (Mb/s; -1 when the driver does not know) duplex= operstate= mtu=
+ *             physical= (yes: the interface has a device, i.e. is not virtual) arp_type= (ARPHRD_*)
+ *             and for a file that could not be read KEY_error= (its errno, e.g. speed_error=22 for
+ *             the EINVAL of a down interface)
+ *   env       name= value= set_by= (npkit: the library set it for self-registration)
+ *             every NCCL_* and NPKIT_* variable of the environment at the start
+ *   conf      name= value= file= applied= (no: the environment already sets it, NCCL keeps that)
+ *             what NCCL takes from NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf
+ *   nccl      version= (ncclGetVersion)
+ *   bind      cuda_device= (ncclCommCuDevice of the first communicator) gpu= (NVML index, -1 when
+ *             no GPU matched) how= (pci_bus_id: the CUDA driver's bus id of the device;
+ *             cuda_visible_devices: its entry of CUDA_VISIBLE_DEVICES; index: the CUDA index as NVML
+ *             index) bus_id= (the CUDA driver's) error= */
+
 #ifndef __cplusplus
 _Static_assert(sizeof(npkit_log_header) == 256, "log header layout");
 _Static_assert(sizeof(npkit_block_header) == 16, "block header layout");
@@ -727,6 +839,9 @@ _Static_assert(sizeof(npkit_ev_inflight) == 104, "in-flight event layout");
 _Static_assert(sizeof(npkit_ev_flight) == 104, "flight dump event layout");
 _Static_assert(sizeof(npkit_ev_npkit) == 104, "NPKit dump event layout");
 _Static_assert(sizeof(npkit_ev_npkit_read) == 104, "NPKit dump reading layout");
+_Static_assert(sizeof(npkit_ev_machine_gpu) == 104, "machine GPU sample layout");
+_Static_assert(sizeof(npkit_ev_machine_port) == 104, "machine port sample layout");
+_Static_assert(sizeof(npkit_ev_machine_cpu) == 104, "machine CPU sample layout");
 _Static_assert(sizeof(npkit_comm_rec) == 80, "comm record layout");
 _Static_assert(sizeof(npkit_thread_rec) == 32, "thread record layout");
 _Static_assert(sizeof(npkit_process_rec) == 32, "process record layout");

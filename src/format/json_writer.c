@@ -362,6 +362,19 @@ void npkit_json_null(npkit_json *w) {
   npkit_json_raw(w, "null", 4);
 }
 
+/* npkit_json_kv_<name>: the key, then the value as npkit_json_<name> writes it. */
+#define KV(name, type)                                           \
+  void npkit_json_kv_##name(npkit_json *w, const char *key, type v) { \
+    npkit_json_key(w, key);                                      \
+    npkit_json_##name(w, v);                                     \
+  }
+KV(string, const char *)
+KV(int, int64_t)
+KV(uint, uint64_t)
+KV(double, double)
+KV(bool, int)
+#undef KV
+
 void npkit_json_raw_value(npkit_json *w, const char *json, size_t n) {
   before_value(w);
   npkit_json_raw(w, json, n);

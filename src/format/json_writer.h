@@ -60,23 +60,12 @@ void npkit_json_uint(npkit_json *w, uint64_t v);
 void npkit_json_double(npkit_json *w, double v);
 void npkit_json_bool(npkit_json *w, int v);
 void npkit_json_null(npkit_json *w);
-/* A member: its key and value in one call. */
-static inline void npkit_json_kv_str(npkit_json *w, const char *key, const char *v) {
-  npkit_json_key(w, key);
-  npkit_json_string(w, v);
-}
-static inline void npkit_json_kv_int(npkit_json *w, const char *key, int64_t v) {
-  npkit_json_key(w, key);
-  npkit_json_int(w, v);
-}
-static inline void npkit_json_kv_uint(npkit_json *w, const char *key, uint64_t v) {
-  npkit_json_key(w, key);
-  npkit_json_uint(w, v);
-}
-static inline void npkit_json_kv_bool(npkit_json *w, const char *key, int v) {
-  npkit_json_key(w, key);
-  npkit_json_bool(w, v);
-}
+/* A member of an object in one call: its key, then its value (as the calls above write them). */
+void npkit_json_kv_string(npkit_json *w, const char *key, const char *v);
+void npkit_json_kv_int(npkit_json *w, const char *key, int64_t v);
+void npkit_json_kv_uint(npkit_json *w, const char *key, uint64_t v);
+void npkit_json_kv_double(npkit_json *w, const char *key, double v);
+void npkit_json_kv_bool(npkit_json *w, const char *key, int v);
 /* Relative time: signed nanoseconds written as microseconds with exactly three decimals. */
 void npkit_json_ts(npkit_json *w, int64_t ns);
 /* "0x1f" (a JSON string; no leading zeros unless width > 0 pads to that many digits). */

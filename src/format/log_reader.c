@@ -2,6 +2,7 @@
 
 #include "crc32c.h"
 #include "grow.h"
+#include "sorted_find.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,8 +33,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Reads exactly n bytes at off; -1 with errno (EIO for a short read) otherwise. */
-static int read_at(int fd, void *buf, size_t n, uint64_t off) {
+int npkit_read_at(int fd, void *buf, size_t n, uint64_t off) {
   unsigned char *p = buf;
   while (n > 0) {
     ssize_t k = pread(fd, p, n, (off_t)off);
@@ -211,47 +211,71 @@ static int add_note(npkit_log_reader *r, const unsigned char *p) {
   return 0;
 }
 
+/* The key of a COMM, THREAD or COUNTERS record in its table (the latest record of a key wins);
+ * a name is terminated here too, so that a damaged one cannot run past its field. */
+static uint64_t comm_key(void *rec) {
+  npkit_comm_rec *c = rec;
+  c->name[sizeof(c->name) - 1] = '\0';
+  return c->local_id;
+}
+
+static uint64_t thread_key(void *rec) {
+  npkit_thread_rec *t = rec;
+  t->name[sizeof(t->name) - 1] = '\0';
+  return t->index;
+}
+
+static uint64_t counter_key(void *rec) {
+  const npkit_counter_rec *c = rec;
+  return ((uint64_t)c->thread << 32) | c->source;
+}
+
+/* Copies each record of a COMM, THREAD or COUNTERS block (records of `size` bytes, or longer ones
+ * of a later version) into table t.  Returns NULL, or why the block is corrupt; sets *oom when
+ * a record found no room (*full: because the table holds all the keys it may). */
+static const char *add_records(keyed_table *t, const npkit_block_header *bh, const unsigned char *p, size_t size,
+                               uint64_t (*key_of)(void *rec), int *full, int *oom) {
+  union {
+    npkit_comm_rec comm;
+    npkit_thread_rec thread;
+    npkit_counter_rec counter;
+  } rec;
+  uint64_t stride;
+  const char *why = check_records(bh->count, bh->size, size, &stride);
+  if (why != NULL) return why;
+  for (uint32_t i = 0; i < bh->count; i++) {
+    memcpy(&rec, p + i * stride, size);
+    void *slot = table_add(t, key_of(&rec), full);
+    if (slot == NULL) {
+      *oom = 1;
+      return NULL;
+    }
+    memcpy(slot, &rec, size);
+  }
+  return NULL;
+}
+
 /* Parses one non-event block whose payload is in p.  Returns NULL, or why it is corrupt; sets
  * *nomem on allocation failure. */
 static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_block_header *bh,
                                const unsigned char *p, int *nomem) {
   uint64_t stride;
   const char *why;
-  int full = 0;
+  int full = 0, oom = 0;
   *nomem = 0;
   switch (bh->type) {
   case NPKIT_BLOCK_COMM:
-    if ((why = check_records(bh->count, bh->size, sizeof(npkit_comm_rec), &stride)) != NULL) return why;
-    for (uint32_t i = 0; i < bh->count; i++) {
-      npkit_comm_rec c;
-      memcpy(&c, p + i * stride, sizeof(c));
-      c.name[sizeof(c.name) - 1] = '\0';
-      npkit_comm_rec *slot = table_add(&s->comms, c.local_id, &full);
-      if (slot == NULL) goto oom;
-      *slot = c;
-    }
-    return NULL;
+    why = add_records(&s->comms, bh, p, sizeof(npkit_comm_rec), comm_key, &full, &oom);
+    if (oom) goto oom;
+    return why;
   case NPKIT_BLOCK_THREAD:
-    if ((why = check_records(bh->count, bh->size, sizeof(npkit_thread_rec), &stride)) != NULL) return why;
-    for (uint32_t i = 0; i < bh->count; i++) {
-      npkit_thread_rec t;
-      memcpy(&t, p + i * stride, sizeof(t));
-      t.name[sizeof(t.name) - 1] = '\0';
-      npkit_thread_rec *slot = table_add(&s->threads, t.index, &full);
-      if (slot == NULL) goto oom;
-      *slot = t;
-    }
-    return NULL;
+    why = add_records(&s->threads, bh, p, sizeof(npkit_thread_rec), thread_key, &full, &oom);
+    if (oom) goto oom;
+    return why;
   case NPKIT_BLOCK_COUNTERS:
-    if ((why = check_records(bh->count, bh->size, sizeof(npkit_counter_rec), &stride)) != NULL) return why;
-    for (uint32_t i = 0; i < bh->count; i++) {
-      npkit_counter_rec c;
-      memcpy(&c, p + i * stride, sizeof(c));
-      npkit_counter_rec *slot = table_add(&s->counters, ((uint64_t)c.thread << 32) | c.source, &full);
-      if (slot == NULL) goto oom;
-      *slot = c;
-    }
-    return NULL;
+    why = add_records(&s->counters, bh, p, sizeof(npkit_counter_rec), counter_key, &full, &oom);
+    if (oom) goto oom;
+    return why;
   case NPKIT_BLOCK_PROCESS:
     if (bh->count < 1) return "PROCESS block without a record";
     if ((why = check_records(bh->count, bh->size, sizeof(npkit_process_rec), &stride)) != NULL) return why;
@@ -340,6 +364,10 @@ static int is_known_type(unsigned type) {
   return (type >= NPKIT_BLOCK_EVENTS && type <= NPKIT_BLOCK_NOTE) || type == NPKIT_BLOCK_END;
 }
 
+/* The buffer holds one block's payload at a time and grows to the exact size asked, not through
+ * NPKIT_GROW: what it held is never needed again, and doubling could hold nearly twice the
+ * largest block read (64 MiB for a STRING block of just over 32 MiB; NPKIT_READER_MAX_META_BLOCK),
+ * where the exact size keeps the reader's memory at the largest block it actually read. */
 static int grow_payload(scan_state *s, size_t n) {
   if (n <= s->payload_cap) return 0;
   size_t cap = n < 4096 ? 4096 : n;
@@ -371,7 +399,7 @@ static const char *judge_header(const npkit_log_reader *r, uint64_t off, block_a
     snprintf(why, wlen, "incomplete block header: %llu of %zu bytes", (unsigned long long)left, sizeof(*bh));
     return why;
   }
-  if (read_at(r->fd, bh, sizeof(*bh), off) != 0) goto io_error;
+  if (npkit_read_at(r->fd, bh, sizeof(*bh), off) != 0) goto io_error;
   left -= sizeof(*bh);
   const char *name = npkit_block_type_name(bh->type);
   if (bh->magic != NPKIT_BLOCK_MAGIC) {
@@ -406,7 +434,7 @@ static const char *judge_header(const npkit_log_reader *r, uint64_t off, block_a
     snprintf(why, wlen, "incomplete %s block: its checksum is missing", name);
     return why;
   }
-  if (read_at(r->fd, &ch, sizeof(ch), b->next) != 0) goto io_error;
+  if (npkit_read_at(r->fd, &ch, sizeof(ch), b->next) != 0) goto io_error;
   if (ch.magic != NPKIT_BLOCK_MAGIC || ch.type != NPKIT_BLOCK_CHECK || ch.count != 1 || ch.size < sizeof(rec) ||
       ch.size % 8 != 0 || ch.size > MAX_CHECK_SIZE) {
     snprintf(why, wlen, "corrupt %s block: no checksum after it", name);
@@ -417,7 +445,7 @@ static const char *judge_header(const npkit_log_reader *r, uint64_t off, block_a
     snprintf(why, wlen, "incomplete %s block: its checksum is cut", name);
     return why;
   }
-  if (read_at(r->fd, &rec, sizeof(rec), b->next + sizeof(ch)) != 0) goto io_error;
+  if (npkit_read_at(r->fd, &rec, sizeof(rec), b->next + sizeof(ch)) != 0) goto io_error;
   b->crc = rec.crc32c;
   b->has_crc = 1;
   b->next += sizeof(ch) + ch.size;
@@ -436,7 +464,7 @@ static int verify_block(const npkit_log_reader *r, scan_state *s, uint64_t off, 
   uint32_t crc = npkit_crc32c(0, &b->bh, sizeof(b->bh));
   for (uint64_t done = 0; done < b->bh.size;) {
     size_t k = b->bh.size - done < chunk ? (size_t)(b->bh.size - done) : chunk;
-    if (read_at(r->fd, s->payload, k, off + sizeof(b->bh) + done) != 0) return -1;
+    if (npkit_read_at(r->fd, s->payload, k, off + sizeof(b->bh) + done) != 0) return -1;
     crc = npkit_crc32c(crc, s->payload, k);
     done += k;
   }
@@ -463,7 +491,7 @@ static int intact_at(const npkit_log_reader *r, scan_state *s, uint64_t off, int
   if (b.next == r->file_size) return 1;
   uint32_t magic;
   if (r->file_size - b.next < sizeof(magic)) return 0;
-  if (read_at(r->fd, &magic, sizeof(magic), b.next) != 0) return -1;
+  if (npkit_read_at(r->fd, &magic, sizeof(magic), b.next) != 0) return -1;
   return magic == NPKIT_BLOCK_MAGIC;
 }
 
@@ -476,7 +504,7 @@ static int64_t find_intact(const npkit_log_reader *r, scan_state *s, uint64_t fr
   *rejected = 0;
   for (uint64_t at = from; at + sizeof(npkit_block_header) <= r->file_size;) {
     size_t k = r->file_size - at < sizeof(buf) ? (size_t)(r->file_size - at) : sizeof(buf);
-    if (read_at(r->fd, buf, k, at) != 0) return -1;
+    if (npkit_read_at(r->fd, buf, k, at) != 0) return -1;
     const unsigned char *p = buf, *end = buf + k;
     while ((size_t)(end - p) >= sizeof(want) && (p = memmem(p, (size_t)(end - p), &want, sizeof(want))) != NULL) {
       int is_check, ok = intact_at(r, s, at + (uint64_t)(p - buf), &is_check);
@@ -521,7 +549,7 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
       }
     } else if (meta) {
       if (grow_payload(s, bh->size) != 0) goto oom;
-      if (bh->size > 0 && read_at(r->fd, s->payload, bh->size, off + sizeof(*bh)) != 0) goto io_error;
+      if (bh->size > 0 && npkit_read_at(r->fd, s->payload, bh->size, off + sizeof(*bh)) != 0) goto io_error;
     }
     if (why == NULL && meta) {
       int nomem;
@@ -554,6 +582,8 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
     if (bh->type == NPKIT_BLOCK_EVENTS) {
       r->n_events += bh->count;
       r->n_event_blocks++;
+    } else if (bh->type == NPKIT_BLOCK_MACHINE) {
+      r->n_machine_blocks++;
     } else if (!is_known_type(bh->type) && !(r->checksums && bh->type == NPKIT_BLOCK_CHECK)) {
       r->n_unknown_blocks++;
     }
@@ -577,7 +607,7 @@ static int check_header(npkit_log_reader *r, char *err, size_t errlen) {
     set_err(err, errlen, "%s: empty file, not an npkit log", r->path);
     return NPKIT_READER_EFORMAT;
   }
-  if (read_at(r->fd, raw, have, 0) != 0) {
+  if (npkit_read_at(r->fd, raw, have, 0) != 0) {
     set_err(err, errlen, "%s: read error: %s", r->path, strerror(errno));
     return NPKIT_READER_EIO;
   }
@@ -790,7 +820,7 @@ int npkit_reader_next_block(const npkit_log_reader *r, uint64_t *pos, npkit_bloc
       *pos = p;
       return 0;
     }
-    if (r->data_end - p < sizeof(*bh) || read_at(r->fd, bh, sizeof(*bh), p) != 0 || bh->magic != NPKIT_BLOCK_MAGIC ||
+    if (r->data_end - p < sizeof(*bh) || npkit_read_at(r->fd, bh, sizeof(*bh), p) != 0 || bh->magic != NPKIT_BLOCK_MAGIC ||
         bh->size > r->data_end - p - sizeof(*bh))
       return NPKIT_READER_EIO;
     uint64_t at = p + sizeof(*bh);
@@ -814,6 +844,7 @@ int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, si
       if (k < 0) goto changed;
       if (bh.type == NPKIT_BLOCK_EVENTS) {
         if ((uint64_t)bh.count * r->record_size != bh.size) goto changed;
+        r->event_blocks_read++;
         c->block_left = bh.count;
         c->next_record = payload;
       }
@@ -826,7 +857,7 @@ int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, si
       }
     }
     size_t k = c->block_left < c->buf_records ? (size_t)c->block_left : c->buf_records;
-    if (read_at(r->fd, c->buf, k * r->record_size, c->next_record) != 0) goto changed;
+    if (npkit_read_at(r->fd, c->buf, k * r->record_size, c->next_record) != 0) goto changed;
     c->next_record += (uint64_t)k * r->record_size;
     c->block_left -= k;
     c->n = k;
@@ -871,18 +902,17 @@ char *npkit_reader_version_note(const npkit_log_reader *r, char *buf, size_t len
 
 /* ---- lookups ---- */
 
+NPKIT_SORTED_FIND(find_comm, npkit_comm_rec, uint32_t, local_id)
+NPKIT_SORTED_FIND(find_thread, npkit_thread_rec, uint32_t, index)
+NPKIT_SORTED_FIND(find_string, npkit_log_string, uint32_t, id)
+
 size_t npkit_reader_comm_pos(const npkit_log_reader *r, uint32_t local_id, size_t *hint) {
   if (hint != NULL && *hint < r->n_comms && r->comms[*hint].local_id == local_id) return *hint;
-  size_t lo = 0, hi = r->n_comms;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (r->comms[mid].local_id == local_id) {
-      if (hint != NULL) *hint = mid;
-      return mid;
-    }
-    if (r->comms[mid].local_id < local_id) lo = mid + 1; else hi = mid;
-  }
-  return SIZE_MAX;
+  const npkit_comm_rec *c = find_comm(r->comms, r->n_comms, local_id);
+  if (c == NULL) return SIZE_MAX;
+  size_t pos = (size_t)(c - r->comms);
+  if (hint != NULL) *hint = pos;
+  return pos;
 }
 
 const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id) {
@@ -891,23 +921,11 @@ const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t loca
 }
 
 const npkit_thread_rec *npkit_reader_thread(const npkit_log_reader *r, uint32_t index) {
-  size_t lo = 0, hi = r->n_threads;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (r->threads[mid].index == index) return &r->threads[mid];
-    if (r->threads[mid].index < index) lo = mid + 1; else hi = mid;
-  }
-  return NULL;
+  return find_thread(r->threads, r->n_threads, index);
 }
 
 const npkit_log_string *npkit_reader_string(const npkit_log_reader *r, uint32_t id) {
-  size_t lo = 0, hi = r->n_strings;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (r->strings[mid].id == id) return &r->strings[mid];
-    if (r->strings[mid].id < id) lo = mid + 1; else hi = mid;
-  }
-  return NULL;
+  return find_string(r->strings, r->n_strings, id);
 }
 
 const char *npkit_block_type_name(unsigned type) {
@@ -920,6 +938,7 @@ const char *npkit_block_type_name(unsigned type) {
   case NPKIT_BLOCK_STRING: return "STRING";
   case NPKIT_BLOCK_NOTE: return "NOTE";
   case NPKIT_BLOCK_END: return "END";
+  case NPKIT_BLOCK_MACHINE: return "MACHINE";
   default: return "unknown";
   }
 }

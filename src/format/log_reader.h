@@ -98,7 +98,11 @@ typedef struct npkit_log_reader {
   uint64_t n_events;            /* in complete EVENTS blocks */
   uint64_t n_blocks;            /* complete blocks */
   uint64_t n_event_blocks;
+  uint64_t event_blocks_read;   /* EVENTS blocks the event iterator has entered since the log was
+                                   opened: n_event_blocks per pass over the events (the report's
+                                   tests count its passes with it) */
   uint64_t n_unknown_blocks;    /* skipped: types this build does not know */
+  uint64_t n_machine_blocks;    /* MACHINE blocks (version 3): read by machine_info.h */
   uint64_t recorded, dropped;   /* from the counters (or END, when it says more) */
 
   int truncated;                /* the log ends with an incomplete or corrupt block */
@@ -160,6 +164,11 @@ size_t npkit_reader_comm_pos(const npkit_log_reader *r, uint32_t local_id, size_
 const npkit_comm_rec *npkit_reader_comm(const npkit_log_reader *r, uint32_t local_id);
 const npkit_thread_rec *npkit_reader_thread(const npkit_log_reader *r, uint32_t index);
 const npkit_log_string *npkit_reader_string(const npkit_log_reader *r, uint32_t id);
+
+/* Reads exactly n bytes at off with pread (EINTR retried): 0, or -1 with errno (EIO for a short
+ * read, the file having ended).  The one read of every reader of the log's files: the reader
+ * itself, the stack table, the merge's spill files. */
+int npkit_read_at(int fd, void *buf, size_t n, uint64_t off);
 
 /* "EVENTS", "COMM", ..., "unknown". */
 const char *npkit_block_type_name(unsigned type);

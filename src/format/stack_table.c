@@ -7,22 +7,9 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "sorted_find.h"
 
 static const char unknown_frame[] = "??";
-
-/* Reads exactly n bytes at off; -1 on error or a short read. */
-static int read_at(int fd, void *buf, size_t n, uint64_t off) {
-  unsigned char *p = buf;
-  while (n > 0) {
-    ssize_t k = pread(fd, p, n, (off_t)off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    p += k;
-    n -= (size_t)k;
-    off += (uint64_t)k;
-  }
-  return 0;
-}
 
 typedef struct raw_stack {
   uint32_t id, depth;
@@ -87,7 +74,7 @@ int npkit_stack_table_load(const npkit_log_reader *r, npkit_stack_table *t, char
   while ((k = npkit_reader_next_block(r, &pos, &bh, &payload)) == 1) {
     if (bh.type == NPKIT_BLOCK_STACK && bh.size > 0 && bh.size <= NPKIT_READER_MAX_META_BLOCK) {
       if (npkit_grow(&buf, &buf_cap, bh.size, 1, 16) != 0) goto oom;
-      if (read_at(r->fd, buf, bh.size, payload) != 0) goto io_error;
+      if (npkit_read_at(r->fd, buf, bh.size, payload) != 0) goto io_error;
       if (parse_stacks(&l, buf, bh.size, bh.count) != 0) goto oom;
     }
   }
@@ -127,15 +114,9 @@ done:
   return rc;
 }
 
-const npkit_stack *npkit_stack_find(const npkit_stack_table *t, uint64_t id) {
-  size_t lo = 0, hi = t->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (t->stacks[mid].id == id) return &t->stacks[mid];
-    if (t->stacks[mid].id < id) lo = mid + 1; else hi = mid;
-  }
-  return NULL;
-}
+NPKIT_SORTED_FIND(find_stack, npkit_stack, uint64_t, id)
+
+const npkit_stack *npkit_stack_find(const npkit_stack_table *t, uint64_t id) { return find_stack(t->stacks, t->n, id); }
 
 void npkit_stack_frame_function(const char *frame, char *buf, size_t len) {
   /* "name+0xOFF (library+0xOFF) file:line": the library part is the last " (" (a C++ name may

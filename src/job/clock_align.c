@@ -6,6 +6,7 @@
 
 #include "stats_robust.h"
 #include "grow.h"
+#include "slots.h"
 
 /* Samples of offset(hi) − offset(lo) for one pair of hosts lo < hi. */
 typedef struct align_pair {
@@ -22,11 +23,13 @@ struct npkit_clock_align {
   uint32_t n_hosts;
   align_pair *pairs;
   size_t n_pairs, cap_pairs;
-  uint32_t *slots;       /* open addressing: index + 1 into pairs, 0 empty */
-  size_t n_slots;        /* power of two */
-  size_t last;           /* pair of the latest sample: samples come in runs of the same pair */
+  npkit_slots index;     /* of pairs, by pair_key */
   uint64_t rng;
 };
+
+/* A pair's reservoir grows by doubling from 64 entries (NPKIT_GROW), which lands on its size. */
+_Static_assert(NPKIT_ALIGN_RESERVOIR % 64 == 0 && ((NPKIT_ALIGN_RESERVOIR / 64) & (NPKIT_ALIGN_RESERVOIR / 64 - 1)) == 0,
+               "NPKIT_ALIGN_RESERVOIR: 64 times a power of two");
 
 static uint64_t next_random(uint64_t *s) { /* xorshift64: deterministic, so reports are reproducible */
   uint64_t x = *s;
@@ -41,7 +44,6 @@ npkit_clock_align *npkit_align_create(uint32_t n_hosts) {
   if (a == NULL) return NULL;
   a->n_hosts = n_hosts;
   a->rng = 0x9e3779b97f4a7c15ull;
-  a->last = SIZE_MAX;
   return a;
 }
 
@@ -49,52 +51,34 @@ void npkit_align_free(npkit_clock_align *a) {
   if (a == NULL) return;
   for (size_t i = 0; i < a->n_pairs; i++) free(a->pairs[i].res);
   free(a->pairs);
-  free(a->slots);
+  npkit_slots_free(&a->index);
   free(a);
 }
 
-static size_t slot_of(uint64_t key, size_t n_slots) {
-  key *= 0x9e3779b97f4a7c15ull;
-  return (size_t)(key >> 20) & (n_slots - 1);
+/* A pair's key is its hosts, lo << 32 | hi: distinct keys, and a hash good enough as it is. */
+static uint64_t pair_key(uint32_t lo, uint32_t hi) { return (uint64_t)lo << 32 | hi; }
+static uint64_t key_itself(const void *key) { return *(const uint64_t *)key; }
+
+static uint64_t pair_hash(const void *a, size_t i) {
+  const align_pair *p = &((const npkit_clock_align *)a)->pairs[i];
+  return pair_key(p->lo, p->hi);
 }
 
-static int rehash(npkit_clock_align *a, size_t n_slots) {
-  uint32_t *s = calloc(n_slots, sizeof(*s));
-  if (s == NULL) return -1;
-  for (size_t i = 0; i < a->n_pairs; i++) {
-    uint64_t key = (uint64_t)a->pairs[i].lo << 32 | a->pairs[i].hi;
-    size_t k = slot_of(key, n_slots);
-    while (s[k] != 0) k = (k + 1) & (n_slots - 1);
-    s[k] = (uint32_t)(i + 1);
-  }
-  free(a->slots);
-  a->slots = s;
-  a->n_slots = n_slots;
-  return 0;
-}
+static int is_pair(const void *a, size_t i, const void *key) { return pair_hash(a, i) == *(const uint64_t *)key; }
 
+/* Samples come in runs of the same pair: the index tries the pair found last first. */
 static align_pair *find_pair(npkit_clock_align *a, uint32_t lo, uint32_t hi) {
-  if (a->last < a->n_pairs && a->pairs[a->last].lo == lo && a->pairs[a->last].hi == hi) return &a->pairs[a->last];
-  uint64_t key = (uint64_t)lo << 32 | hi;
-  if (a->n_slots > 0) {
-    for (size_t k = slot_of(key, a->n_slots); a->slots[k] != 0; k = (k + 1) & (a->n_slots - 1)) {
-      align_pair *p = &a->pairs[a->slots[k] - 1];
-      if (p->lo == lo && p->hi == hi) {
-        a->last = a->slots[k] - 1;
-        return p;
-      }
-    }
-  }
-  if (NPKIT_GROW(a->pairs, a->cap_pairs, a->n_pairs + 1, 8) != 0) return NULL;
-  if (2 * (a->n_pairs + 1) > a->n_slots && rehash(a, a->n_slots ? 2 * a->n_slots : 16) != 0) return NULL;
+  uint64_t key = pair_key(lo, hi);
+  size_t i = npkit_slots_find(&a->index, a, &key, is_pair, key_itself);
+  if (i != SIZE_MAX) return &a->pairs[i];
+  if (NPKIT_GROW(a->pairs, a->cap_pairs, a->n_pairs + 1, 8) != 0 ||
+      npkit_slots_reserve(&a->index, a->n_pairs, 16, pair_hash, a) != 0)
+    return NULL;
   align_pair *p = &a->pairs[a->n_pairs];
   memset(p, 0, sizeof(*p));
   p->lo = lo;
   p->hi = hi;
-  size_t k = slot_of(key, a->n_slots);
-  while (a->slots[k] != 0) k = (k + 1) & (a->n_slots - 1);
-  a->slots[k] = (uint32_t)(a->n_pairs + 1);
-  a->last = a->n_pairs++;
+  npkit_slots_put(&a->index, key, a->n_pairs++);
   return p;
 }
 
@@ -111,14 +95,9 @@ int npkit_align_add(npkit_clock_align *a, uint32_t host_a, uint32_t host_b, int6
   if (p == NULL) return -1;
   p->seen++;
   if (p->n < NPKIT_ALIGN_RESERVOIR) {
-    if (p->n == p->cap) {
-      uint32_t cap = p->cap ? 2 * p->cap : 64;
-      if (cap > NPKIT_ALIGN_RESERVOIR) cap = NPKIT_ALIGN_RESERVOIR;
-      double *nr = realloc(p->res, cap * sizeof(*nr));
-      if (nr == NULL) return -1;
-      p->res = nr;
-      p->cap = cap;
-    }
+    size_t cap = p->cap; /* doubles from 64 and so stops at the reservoir's size exactly (below) */
+    if (p->n == p->cap && NPKIT_GROW(p->res, cap, p->n + 1, 64) != 0) return -1;
+    p->cap = (uint32_t)cap;
     p->res[p->n++] = d;
   } else {
     /* reservoir sampling: every sample offered so far stays with the same probability */

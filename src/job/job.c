@@ -193,33 +193,17 @@ oom:
 
 /* ---- communicators and members ---- */
 
-static size_t comm_slot(uint64_t id, size_t n_slots) {
-  return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & (n_slots - 1);
-}
-
-static int comm_rehash(npkit_job *job, size_t n_slots) {
-  uint32_t *s = calloc(n_slots, sizeof(*s));
-  if (s == NULL) return -1;
-  for (size_t i = 0; i < job->n_comms; i++) {
-    size_t k = comm_slot(job->comms[i].comm_id, n_slots);
-    while (s[k] != 0) k = (k + 1) & (n_slots - 1);
-    s[k] = (uint32_t)(i + 1);
-  }
-  free(job->comm_slots);
-  job->comm_slots = s;
-  job->n_comm_slots = n_slots;
-  return 0;
-}
+/* comm_ids are random 64-bit hashes already (NCCL's commHash). */
+static uint64_t id_itself(const void *comm_id) { return *(const uint64_t *)comm_id; }
+static uint64_t comm_hash(const void *job, size_t i) { return ((const npkit_job *)job)->comms[i].comm_id; }
+static int is_comm(const void *job, size_t i, const void *comm_id) { return comm_hash(job, i) == *(const uint64_t *)comm_id; }
 
 /* The job communicator of a COMM record, created on first sight; UINT32_MAX on memory shortage. */
 static uint32_t comm_index(npkit_job *job, const npkit_comm_rec *c) {
-  size_t mask = job->n_comm_slots - 1;
-  if (job->n_comm_slots > 0)
-    for (size_t k = comm_slot(c->comm_id, job->n_comm_slots); job->comm_slots[k] != 0; k = (k + 1) & mask)
-      if (job->comms[job->comm_slots[k] - 1].comm_id == c->comm_id) return job->comm_slots[k] - 1;
-  if (NPKIT_GROW(job->comms, job->cap_comms, job->n_comms + 1, 16) != 0) return UINT32_MAX;
-  if (2 * (job->n_comms + 1) > job->n_comm_slots &&
-      comm_rehash(job, job->n_comm_slots ? 2 * job->n_comm_slots : 64) != 0)
+  size_t found = npkit_slots_find(&job->comm_index, job, &c->comm_id, is_comm, id_itself);
+  if (found != SIZE_MAX) return (uint32_t)found;
+  if (NPKIT_GROW(job->comms, job->cap_comms, job->n_comms + 1, 16) != 0 ||
+      npkit_slots_reserve(&job->comm_index, job->n_comms, 64, comm_hash, job) != 0)
     return UINT32_MAX;
   npkit_job_comm *jc = &job->comms[job->n_comms];
   memset(jc, 0, sizeof(*jc));
@@ -232,10 +216,7 @@ static uint32_t comm_index(npkit_job *job, const npkit_comm_rec *c) {
     if (jc->members == NULL) return UINT32_MAX;
     for (int32_t i = 0; i < c->nranks; i++) jc->members[i] = NPKIT_JOB_NONE;
   }
-  mask = job->n_comm_slots - 1;
-  size_t k = comm_slot(c->comm_id, job->n_comm_slots);
-  while (job->comm_slots[k] != 0) k = (k + 1) & mask;
-  job->comm_slots[k] = (uint32_t)(job->n_comms + 1);
+  npkit_slots_put(&job->comm_index, c->comm_id, job->n_comms);
   return (uint32_t)job->n_comms++;
 }
 
@@ -372,7 +353,7 @@ void npkit_job_free(npkit_job *job) {
   for (size_t c = 0; c < job->n_comms; c++) free(job->comms[c].members);
   free(job->comms);
   free(job->members);
-  free(job->comm_slots);
+  npkit_slots_free(&job->comm_index);
   npkit_inst_free(job->inst);
   npkit_quantile_free(&job->host_end_spread);
   for (size_t i = 0; i < job->n_warnings; i++) free(job->warnings[i]);

@@ -18,6 +18,7 @@
 #include "clock_align.h"
 #include "job_instances.h"
 #include "log_reader.h"
+#include "slots.h"
 #include "stats_quantile.h"
 
 /* Sources with loss counters kept per log. */
@@ -94,8 +95,7 @@ typedef struct npkit_job {
 
   /* private */
   size_t cap_hosts, cap_comms, cap_members, cap_warnings;
-  uint32_t *comm_slots;         /* hash of comm_id: index + 1 into comms */
-  size_t n_comm_slots;
+  npkit_slots comm_index;       /* of comms, by comm_id */
 } npkit_job;
 
 /* Expands directories (their *.npkit files, not recursive) and files into a sorted list of log

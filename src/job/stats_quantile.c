@@ -4,6 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
+/* The exact samples grow by doubling from 16 (NPKIT_GROW), which lands on their limit. */
+_Static_assert(NPKIT_QUANT_EXACT_MAX % 16 == 0 && ((NPKIT_QUANT_EXACT_MAX / 16) & (NPKIT_QUANT_EXACT_MAX / 16 - 1)) == 0,
+               "NPKIT_QUANT_EXACT_MAX: 16 times a power of two");
+
 void npkit_quantile_init(npkit_quantile *q) {
   memset(q, 0, sizeof(*q));
 }
@@ -50,15 +56,10 @@ static void count_only(npkit_quantile *q, uint64_t v) {
 int npkit_quantile_add(npkit_quantile *q, uint64_t v) {
   int rc = 0;
   if (q->hist == NULL) {
-    if (q->n_exact == q->cap_exact && q->cap_exact < NPKIT_QUANT_EXACT_MAX) {
-      uint32_t cap = q->cap_exact ? 2 * q->cap_exact : 16;
-      if (cap > NPKIT_QUANT_EXACT_MAX) cap = NPKIT_QUANT_EXACT_MAX;
-      uint64_t *nx = realloc(q->exact, cap * sizeof(*nx));
-      if (nx != NULL) {
-        q->exact = nx;
-        q->cap_exact = cap;
-      }
-    }
+    size_t cap = q->cap_exact; /* doubles from 16 and so stops at NPKIT_QUANT_EXACT_MAX exactly */
+    if (q->n_exact == q->cap_exact && q->n_exact < NPKIT_QUANT_EXACT_MAX && /* no call per sample */
+        NPKIT_GROW(q->exact, cap, q->n_exact + 1, 16) == 0)
+      q->cap_exact = (uint32_t)cap; /* on failure the sample is only counted (rc -1 below) */
     if (q->n_exact < q->cap_exact) {
       q->exact[q->n_exact++] = v;
       q->sorted = 0;

@@ -209,18 +209,6 @@ static int keep(const npkit_merge_filter *f, const npkit_event *ev, int64_t offs
 }
 
 /* pread all of n bytes at off. */
-static int read_at(int fd, void *p, size_t n, uint64_t off) {
-  unsigned char *b = p;
-  while (n > 0) {
-    ssize_t k = pread(fd, b, n, (off_t)off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    b += k;
-    n -= (size_t)k;
-    off += (uint64_t)k;
-  }
-  return 0;
-}
 
 /* Copies the events of one EVENTS block that pass the filter, as whole records of the writer's
  * size, into a block of their own. */
@@ -231,7 +219,7 @@ static int copy_events(const npkit_log_reader *r, out_file *o, const npkit_block
   uint32_t left = bh->count;
   while (left > 0) {
     size_t k = left < per ? left : per;
-    if (read_at(r->fd, in, k * rs, at) != 0) return -1;
+    if (npkit_read_at(r->fd, in, k * rs, at) != 0) return -1;
     at += (uint64_t)(k * rs);
     left -= (uint32_t)k;
     for (size_t i = 0; i < k; i++) {
@@ -276,7 +264,7 @@ int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, 
   unsigned char raw[4096];
   while (at < r->header_size) {
     size_t k = r->header_size - at < sizeof(raw) ? (size_t)(r->header_size - at) : sizeof(raw);
-    if (read_at(r->fd, raw, k, at) != 0) goto changed;
+    if (npkit_read_at(r->fd, raw, k, at) != 0) goto changed;
     out_put(&o, raw, k);
     at += k;
   }
@@ -293,7 +281,7 @@ int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, 
     out_block(&o, bh.type, bh.count, bh.size);
     for (uint64_t done = 0; done < bh.size;) {
       size_t n = bh.size - done < sizeof(raw) ? (size_t)(bh.size - done) : sizeof(raw);
-      if (read_at(r->fd, raw, n, payload + done) != 0) goto changed;
+      if (npkit_read_at(r->fd, raw, n, payload + done) != 0) goto changed;
       out_payload(&o, raw, n);
       done += n;
     }

@@ -68,70 +68,58 @@ static void ranks_of_host(npkit_json *w, const npkit_job *job, size_t h) {
 static void write_alignment(npkit_json *w, const npkit_job *job, const npkit_merge_options *o) {
   npkit_json_key(w, "clock_alignment");
   npkit_json_begin_object(w);
-  npkit_json_key(w, "enabled");
-  npkit_json_bool(w, o->align);
-  npkit_json_key(w, "estimated");
-  npkit_json_bool(w, job->align_done);
+  npkit_json_kv_bool(w, "enabled", o->align);
+  npkit_json_kv_bool(w, "estimated", job->align_done);
   npkit_json_key(w, "method");
   npkit_json_string(w, "median of end-time differences of shared collectives (same communicator and sequence "
                        "number), outliers beyond 5 sigma (MAD) rejected; ranks on one host share its clock");
-  npkit_json_key(w, "source");
-  npkit_json_string(w, job->align_done ? (job->align_source == NPKIT_TIME_GPU ? "gpu" : "cpu") : "none");
-  npkit_json_key(w, "reference_host");
-  npkit_json_string(w, job->n_hosts ? job->hosts[0].name : "");
-  npkit_json_key(w, "cycle_checks");
-  npkit_json_uint(w, job->align.cycle_checks);
-  npkit_json_key(w, "cycle_failures");
-  npkit_json_uint(w, job->align.cycle_failures);
+  npkit_json_kv_string(w, "source", job->align_done ? (job->align_source == NPKIT_TIME_GPU ? "gpu" : "cpu") : "none");
+  npkit_json_kv_string(w, "reference_host", job->n_hosts ? job->hosts[0].name : "");
+  npkit_json_kv_uint(w, "cycle_checks", job->align.cycle_checks);
+  npkit_json_kv_uint(w, "cycle_failures", job->align.cycle_failures);
   npkit_json_key(w, "hosts");
   npkit_json_begin_array(w);
   for (size_t h = 0; h < job->n_hosts; h++) {
     const npkit_align_host *a = &job->hosts[h].align;
     npkit_json_begin_object(w);
-    npkit_json_key(w, "host");
-    npkit_json_string(w, job->hosts[h].name);
+    npkit_json_kv_string(w, "host", job->hosts[h].name);
     npkit_json_key(w, "ranks");
     ranks_of_host(w, job, h);
-    npkit_json_key(w, "offset_ns");
-    npkit_json_int(w, a->offset_ns);
-    npkit_json_key(w, "uncertainty_ns");
-    npkit_json_double(w, a->status == NPKIT_ALIGN_OK ? a->uncertainty_ns : 0);
-    npkit_json_key(w, "sigma_ns");
-    npkit_json_double(w, a->sigma_ns);
-    npkit_json_key(w, "samples");
-    npkit_json_uint(w, a->samples);
-    npkit_json_key(w, "used");
-    npkit_json_uint(w, a->used);
-    npkit_json_key(w, "rejected");
-    npkit_json_uint(w, a->rejected);
+    npkit_json_kv_int(w, "offset_ns", a->offset_ns);
+    npkit_json_kv_double(w, "uncertainty_ns", a->status == NPKIT_ALIGN_OK ? a->uncertainty_ns : 0);
+    npkit_json_kv_double(w, "sigma_ns", a->sigma_ns);
+    npkit_json_kv_uint(w, "samples", a->samples);
+    npkit_json_kv_uint(w, "used", a->used);
+    npkit_json_kv_uint(w, "rejected", a->rejected);
     npkit_json_key(w, "via");
     if (a->via >= 0) npkit_json_string(w, job->hosts[a->via].name);
     else npkit_json_null(w);
-    npkit_json_key(w, "status");
-    npkit_json_string(w, npkit_align_status_name(a->status));
+    npkit_json_kv_string(w, "status", npkit_align_status_name(a->status));
     npkit_json_end_object(w);
   }
   npkit_json_end_array(w);
   npkit_json_end_object(w);
 }
 
+/* A filter given as an array, one not given as null: returns whether the array was begun. */
+static int filter_array(npkit_json *w, const char *key, int given) {
+  npkit_json_key(w, key);
+  if (given) npkit_json_begin_array(w);
+  else npkit_json_null(w);
+  return given;
+}
+
 static void write_filters(npkit_json *w, const npkit_merge_filter *f) {
   npkit_json_key(w, "filters");
   npkit_json_begin_object(w);
-  npkit_json_key(w, "window_ns");
-  if (f->has_window) {
-    npkit_json_begin_array(w);
+  if (filter_array(w, "window_ns", f->has_window)) { /* an open end is null */
     if (f->window_start_ns == INT64_MIN) npkit_json_null(w);
     else npkit_json_int(w, f->window_start_ns);
     if (f->window_end_ns == INT64_MAX) npkit_json_null(w);
     else npkit_json_int(w, f->window_end_ns);
     npkit_json_end_array(w);
-  } else {
-    npkit_json_null(w);
   }
-  npkit_json_key(w, "ranks");
-  if (f->has_ranks) {
-    npkit_json_begin_array(w);
+  if (filter_array(w, "ranks", f->has_ranks)) {
     for (size_t i = 0; i < f->n_ranges; i++) {
       npkit_json_begin_array(w);
       npkit_json_int(w, f->rank_lo[i]);
@@ -139,17 +127,11 @@ static void write_filters(npkit_json *w, const npkit_merge_filter *f) {
       npkit_json_end_array(w);
     }
     npkit_json_end_array(w);
-  } else {
-    npkit_json_null(w);
   }
-  npkit_json_key(w, "ops");
-  if (f->has_ops) {
-    npkit_json_begin_array(w);
+  if (filter_array(w, "ops", f->has_ops)) {
     for (unsigned k = 1; k < NPKIT_FN_COUNT; k++)
       if (f->op[k]) npkit_json_string(w, npkit_fn_name(k));
     npkit_json_end_array(w);
-  } else {
-    npkit_json_null(w);
   }
   npkit_json_end_object(w);
 }
@@ -158,12 +140,9 @@ static void write_filters(npkit_json *w, const npkit_merge_filter *f) {
 static void write_log_entry(npkit_json *w, const npkit_job_log *l, int64_t pid, int64_t offset, uint64_t base) {
   npkit_json_next_line(w);
   npkit_json_begin_object(w);
-  npkit_json_key(w, "trace_pid");
-  npkit_json_int(w, pid);
-  npkit_json_key(w, "path");
-  npkit_json_string(w, l->path);
-  npkit_json_key(w, "clock_offset_ns");
-  npkit_json_int(w, offset);
+  npkit_json_kv_int(w, "trace_pid", pid);
+  npkit_json_kv_string(w, "path", l->path);
+  npkit_json_kv_int(w, "clock_offset_ns", offset);
   npkit_json_key(w, "summary");
   npkit_render_summary(l->reader, w, base);
   npkit_json_end_object(w);
@@ -267,23 +246,17 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   w_open = 1;
   char buf[32];
   npkit_json_begin_object(&w);
-  npkit_json_key(&w, "displayTimeUnit");
-  npkit_json_string(&w, "ns");
+  npkit_json_kv_string(&w, "displayTimeUnit", "ns");
   npkit_json_key(&w, "otherData");
   npkit_json_begin_object(&w);
-  npkit_json_key(&w, "tool");
-  npkit_json_string(&w, "npkit-preload");
-  npkit_json_key(&w, "version");
-  npkit_json_string(&w, NPKIT_VERSION_STRING);
-  npkit_json_key(&w, "merged");
-  npkit_json_bool(&w, 1);
-  npkit_json_key(&w, "clock");
-  npkit_json_string(&w, "CLOCK_REALTIME");
+  npkit_json_kv_string(&w, "tool", "npkit-preload");
+  npkit_json_kv_string(&w, "version", NPKIT_VERSION_STRING);
+  npkit_json_kv_bool(&w, "merged", 1);
+  npkit_json_kv_string(&w, "clock", "CLOCK_REALTIME");
   npkit_json_key(&w, "base_ns");
   snprintf(buf, sizeof(buf), "%" PRIu64, base);
   npkit_json_string(&w, buf);
-  npkit_json_key(&w, "ranks");
-  npkit_json_uint(&w, st->logs);
+  npkit_json_kv_uint(&w, "ranks", st->logs);
   write_alignment(&w, job, o);
   write_filters(&w, &o->filter);
   npkit_json_key(&w, "logs");

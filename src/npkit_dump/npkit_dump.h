@@ -147,8 +147,25 @@ typedef struct npkit_dump {
  * memory is short, or there is no gpu_events_* / cpu_events_* file at all; a rank with bad clock
  * files is kept with clock_ok = 0 and its reason. */
 int npkit_dump_open(const char *dir, npkit_dump **out, char *err, size_t errlen);
+/* Frees a dump of npkit_dump_open, or one built by hand of malloc'd dir, files and ranks. */
 void npkit_dump_close(npkit_dump *d);
 const npkit_dump_rank *npkit_dump_find_rank(const npkit_dump *d, uint32_t rank);
+/* The order of npkit_dump.files (rank, source, index), for qsort. */
+int npkit_dump_file_cmp(const void *a, const void *b);
+/* Whether rank is one of ranks[0..n), sorted ascending (a selection of ranks). */
+int npkit_dump_rank_listed(const uint32_t *ranks, size_t n, uint32_t rank);
+
+/* The numbers of an event file's name, "gpu_events_rank_<r>_buf_<i>" or
+ * "cpu_events_rank_<r>_channel_<c>" (decimal, no sign, no leading zero, below
+ * NPKIT_DUMP_MAX_INDEX).  0 on a match, -1 for any other name, -2 for a name of that form whose
+ * numbers this reader refuses. */
+int npkit_dump_parse_event_name(const char *name, uint32_t *rank, npkit_dump_source *source, uint32_t *index);
+
+/* Reads the three clock files of rank r->rank in the dump folder dfd (an open directory) into
+ * r->clock and sets r->clock_ok, or leaves in r->clock_error which file failed and why.  Each file
+ * is opened non-blocking and must be a regular file: a FIFO or a device under a clock file's name
+ * is "not a regular file", never a read that waits. */
+void npkit_dump_read_clocks(int dfd, npkit_dump_rank *r);
 
 /* ---- conversion ---- */
 

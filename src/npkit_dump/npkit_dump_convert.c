@@ -523,17 +523,7 @@ static void prescan_file(const npkit_dump *d, const npkit_dump_file *f, const np
 /* ---- entry points ---- */
 
 static int is_selected(const npkit_dump_options *o, uint32_t rank) {
-  if (o == NULL || o->ranks == NULL) return 1;
-  size_t lo = 0, hi = o->n_ranks;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (o->ranks[mid] == rank) return 1;
-    if (o->ranks[mid] < rank)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return 0;
+  return o == NULL || o->ranks == NULL || npkit_dump_rank_listed(o->ranks, o->n_ranks, rank);
 }
 
 static conv *conv_new(const npkit_dump_event_table *table, const npkit_dump_callbacks *cb, npkit_dump_counters *c) {

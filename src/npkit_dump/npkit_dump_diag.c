@@ -31,7 +31,7 @@ void npkit_rank_set_add(npkit_rank_set *s, uint32_t rank) {
   s->has = 1;
 }
 
-static const char *rank_set_text(npkit_rank_set *s) {
+const char *npkit_rank_set_text(npkit_rank_set *s) {
   rank_set_flush(s);
   s->has = 0;
   return s->text;
@@ -66,14 +66,14 @@ void npkit_dump_diags_report(npkit_dump_diags *g, const npkit_dump_counters *sta
                              const npkit_dump_event_table *table, npkit_dump_emit_fn emit, void *ctx) {
   if (g->absent_ranks > 0)
     say(emit, ctx, NPKIT_DIAG_WARNING, "%llu selected rank(s) are not in the dump: %s",
-        (unsigned long long)g->absent_ranks, rank_set_text(&g->absent));
+        (unsigned long long)g->absent_ranks, npkit_rank_set_text(&g->absent));
 #define UNALIGNED_TAIL                                                                                    \
   "so GPU clock ticks cannot be put on the host clock. Their %llu events were placed relative to the rank's " \
   "first GPU event and marked unaligned: they cannot be compared with CPU events or with other ranks"
   if (g->unaligned_buffers > 0) {
     int table_has_sync = npkit_dump_table_find(table, "TIME_SYNC_CPU") >= 0;
     say(emit, ctx, NPKIT_DIAG_WARNING, "%llu GPU buffer(s) (ranks %s) hold no TIME_SYNC_CPU event: %s, " UNALIGNED_TAIL,
-        (unsigned long long)g->unaligned_buffers, rank_set_text(&g->unaligned),
+        (unsigned long long)g->unaligned_buffers, npkit_rank_set_text(&g->unaligned),
         table_has_sync ? "the NCCL build lacks -DENABLE_NPKIT_EVENT_TIME_SYNC_CPU and "
                          "-DENABLE_NPKIT_EVENT_TIME_SYNC_GPU (add both to NPKIT_FLAGS)"
                        : "the event table defines no TIME_SYNC_CPU event",
@@ -86,19 +86,19 @@ void npkit_dump_diags_report(npkit_dump_diags *g, const npkit_dump_counters *sta
         "%llu GPU buffer(s) (ranks %s) have TIME_SYNC_CPU events whose host clock value does not convert to "
         "nanoseconds with the rank's cpu_clock_period files (corrupt event files, or clock values from another "
         "clock), " UNALIGNED_TAIL,
-        (unsigned long long)g->bad_sync_buffers, rank_set_text(&g->bad_sync), (unsigned long long)g->bad_sync_events);
+        (unsigned long long)g->bad_sync_buffers, npkit_rank_set_text(&g->bad_sync), (unsigned long long)g->bad_sync_events);
   if (g->late_sync_buffers > 0)
     say(emit, ctx, NPKIT_DIAG_WARNING,
         "%llu GPU buffer(s) (ranks %s) have events before their first TIME_SYNC_CPU event (the buffer does not "
         "start at a kernel's beginning), " UNALIGNED_TAIL,
-        (unsigned long long)g->late_sync_buffers, rank_set_text(&g->late_sync), (unsigned long long)g->late_sync_events);
+        (unsigned long long)g->late_sync_buffers, npkit_rank_set_text(&g->late_sync), (unsigned long long)g->late_sync_events);
 #undef UNALIGNED_TAIL
   if (g->no_sync_gpu_buffers > 0)
     say(emit, ctx, NPKIT_DIAG_WARNING,
         "%llu GPU buffer(s) (ranks %s) have TIME_SYNC_CPU but no TIME_SYNC_GPU events (NCCL built without "
         "-DENABLE_NPKIT_EVENT_TIME_SYNC_GPU): each time base starts at the first event after TIME_SYNC_CPU, as in "
         "NPKit's converter, so GPU times may be early by up to the kernel's start-up time",
-        (unsigned long long)g->no_sync_gpu_buffers, rank_set_text(&g->no_sync_gpu));
+        (unsigned long long)g->no_sync_gpu_buffers, npkit_rank_set_text(&g->no_sync_gpu));
   if (c->unknown_ids > start->unknown_ids) {
     char ids[160];
     size_t n = 0;
@@ -115,35 +115,35 @@ void npkit_dump_diags_report(npkit_dump_diags *g, const npkit_dump_counters *sta
     say(emit, ctx, NPKIT_DIAG_WARNING,
         "%llu events with ids that the event table does not define were skipped (ids %s; ranks %s): if the NCCL "
         "build is a fork of NPKit's patch, give its npkit_event.h as the event header",
-        (unsigned long long)(c->unknown_ids - start->unknown_ids), ids, rank_set_text(&g->unknown));
+        (unsigned long long)(c->unknown_ids - start->unknown_ids), ids, npkit_rank_set_text(&g->unknown));
   }
   if (c->invalid_events > start->invalid_events)
     say(emit, ctx, NPKIT_DIAG_WARNING, "%llu INVALID (id 0) records were skipped (ranks %s)",
-        (unsigned long long)(c->invalid_events - start->invalid_events), rank_set_text(&g->invalid));
+        (unsigned long long)(c->invalid_events - start->invalid_events), npkit_rank_set_text(&g->invalid));
   if (c->unpaired_entries + c->unpaired_exits > start->unpaired_entries + start->unpaired_exits)
     say(emit, ctx, NPKIT_DIAG_WARNING,
         "%llu ENTRY events without their EXIT and %llu EXIT events without an open ENTRY (ranks %s): kept as "
         "unpaired events, never matched with another partner",
         (unsigned long long)(c->unpaired_entries - start->unpaired_entries),
-        (unsigned long long)(c->unpaired_exits - start->unpaired_exits), rank_set_text(&g->unpaired));
+        (unsigned long long)(c->unpaired_exits - start->unpaired_exits), npkit_rank_set_text(&g->unpaired));
   if (c->stack_overflows > start->stack_overflows)
     say(emit, ctx, NPKIT_DIAG_WARNING,
         "%llu ENTRY events were given up as unpaired because more than %d were open at once (ranks %s)",
         (unsigned long long)(c->stack_overflows - start->stack_overflows), NPKIT_DUMP_MAX_OPEN,
-        rank_set_text(&g->overflow));
+        npkit_rank_set_text(&g->overflow));
   if (c->out_of_order > start->out_of_order)
     say(emit, ctx, NPKIT_DIAG_WARNING,
         "%llu events are earlier than the event before them in the same buffer (ranks %s)",
-        (unsigned long long)(c->out_of_order - start->out_of_order), rank_set_text(&g->out_of_order));
+        (unsigned long long)(c->out_of_order - start->out_of_order), npkit_rank_set_text(&g->out_of_order));
   if (c->bad_times > start->bad_times)
     say(emit, ctx, NPKIT_DIAG_ERROR,
         "%llu events have timestamps that do not convert to 64-bit nanoseconds and were skipped (ranks %s): "
         "corrupt event files or clock values",
-        (unsigned long long)(c->bad_times - start->bad_times), rank_set_text(&g->bad_times));
+        (unsigned long long)(c->bad_times - start->bad_times), npkit_rank_set_text(&g->bad_times));
   if (c->truncated_files > start->truncated_files)
     say(emit, ctx, NPKIT_DIAG_ERROR,
         "%llu event file(s) are cut short (size not a multiple of 16 bytes; first: %s; ranks %s): the partial "
         "event at their end was ignored",
         (unsigned long long)(c->truncated_files - start->truncated_files), g->truncated_example,
-        rank_set_text(&g->truncated));
+        npkit_rank_set_text(&g->truncated));
 }

@@ -10,9 +10,10 @@
 
 #include "npkit_dump.h"
 
-/* Ranks as "0-3,7,9-12", added in ascending order, cut short with "..." when long. */
+/* Ranks as "0-3,7,9-12", added in ascending order, cut short with "..." when long: in the
+ * messages of a conversion, and in the trace's otherData.rank_list. */
 typedef struct npkit_rank_set {
-  char text[128];
+  char text[256];
   uint32_t first, last;
   int has, full;
 } npkit_rank_set;
@@ -32,6 +33,8 @@ typedef struct npkit_dump_diags {
 } npkit_dump_diags;
 
 void npkit_rank_set_add(npkit_rank_set *s, uint32_t rank);
+/* The text of the ranks added so far; the set then starts afresh. */
+const char *npkit_rank_set_text(npkit_rank_set *s);
 
 /* Records which counters grew while one rank was read. */
 void npkit_dump_diags_note_rank(npkit_dump_diags *g, const npkit_dump_counters *before, const npkit_dump_counters *now,

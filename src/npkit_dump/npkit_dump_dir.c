@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "sorted_find.h"
 
 typedef struct scan {
   npkit_dump_file *files;
@@ -50,6 +51,14 @@ static int match_two(const char *name, const char *prefix, const char *mid, uint
   return a == 0 && b == 0 ? 0 : -2;
 }
 
+int npkit_dump_parse_event_name(const char *name, uint32_t *rank, npkit_dump_source *source, uint32_t *index) {
+  int m = match_two(name, "gpu_events_rank_", "_buf_", rank, index);
+  *source = NPKIT_SOURCE_GPU;
+  if (m != -1) return m; /* a GPU name, or one with refused numbers: not tried as a CPU name */
+  *source = NPKIT_SOURCE_CPU;
+  return match_two(name, "cpu_events_rank_", "_channel_", rank, index);
+}
+
 static int match_one(const char *name, const char *prefix, uint32_t *rank) {
   if (!starts(name, prefix)) return -1;
   const char *r = name + strlen(prefix);
@@ -73,7 +82,7 @@ static int add_clock(scan *s, uint32_t rank) {
   return 0;
 }
 
-static int cmp_file(const void *a, const void *b) {
+int npkit_dump_file_cmp(const void *a, const void *b) {
   const npkit_dump_file *x = a, *y = b;
   if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
   if (x->source != y->source) return x->source < y->source ? -1 : 1;
@@ -86,11 +95,14 @@ static int cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Reads one clock file into *v; on failure writes "<file>: <why>" into why. */
+/* Reads one clock file into *v; on failure writes "<file>: <why>" into why.  The file is opened
+ * non-blocking: opening a FIFO for reading would otherwise wait for a writer that never comes
+ * (a dump folder is shared and writable by the job); fstat then refuses anything that is not a
+ * regular file before a byte is read. */
 static int read_clock_value(int dfd, const char *fmt, uint32_t rank, uint64_t *v, char *why, size_t whylen) {
   char name[64], text[65], msg[160];
   snprintf(name, sizeof(name), fmt, rank);
-  int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+  int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     snprintf(why, whylen, "%s: %s", name, errno == ENOENT ? "missing" : strerror(errno));
     return -1;
@@ -124,7 +136,7 @@ static int read_clock_value(int dfd, const char *fmt, uint32_t rank, uint64_t *v
   return 0;
 }
 
-static void read_clocks(int dfd, npkit_dump_rank *r) {
+void npkit_dump_read_clocks(int dfd, npkit_dump_rank *r) {
   npkit_dump_clock c = {0, 0, 0};
   char why[sizeof(r->clock_error)];
   r->clock_ok = 0;
@@ -169,7 +181,7 @@ static int build_ranks(npkit_dump *d, scan *s, int dfd) {
     }
     r->n_files = fi - r->first_file;
     while (ci < s->n_clocks && s->clocks[ci] == rank) ci++;
-    read_clocks(dfd, r);
+    npkit_dump_read_clocks(dfd, r);
   }
   return 0;
 }
@@ -200,11 +212,8 @@ int npkit_dump_open(const char *dir, npkit_dump **out, char *err, size_t errlen)
     if ((de = readdir(dp)) == NULL) break;
     const char *nm = de->d_name;
     uint32_t rank, index;
-    int m, is_gpu = 1;
-    if ((m = match_two(nm, "gpu_events_rank_", "_buf_", &rank, &index)) == -1) {
-      is_gpu = 0;
-      m = match_two(nm, "cpu_events_rank_", "_channel_", &rank, &index);
-    }
+    npkit_dump_source source;
+    int m = npkit_dump_parse_event_name(nm, &rank, &source, &index);
     if (m == 0) {
       struct stat st;
       if (fstatat(dfd, nm, &st, 0) != 0 || !S_ISREG(st.st_mode)) {
@@ -213,7 +222,7 @@ int npkit_dump_open(const char *dir, npkit_dump **out, char *err, size_t errlen)
       }
       if (st.st_size == 0) d->n_empty_files++;
       d->total_bytes += (uint64_t)st.st_size;
-      if (add_file(&s, rank, index, is_gpu ? NPKIT_SOURCE_GPU : NPKIT_SOURCE_CPU, (uint64_t)st.st_size) != 0) goto fail;
+      if (add_file(&s, rank, index, source, (uint64_t)st.st_size) != 0) goto fail;
       continue;
     }
     if (m == -2) {
@@ -244,7 +253,7 @@ int npkit_dump_open(const char *dir, npkit_dump **out, char *err, size_t errlen)
     rc = NPKIT_DUMP_ENOENT;
     goto fail_msg;
   }
-  qsort(s.files, s.n_files, sizeof(*s.files), cmp_file);
+  qsort(s.files, s.n_files, sizeof(*s.files), npkit_dump_file_cmp);
   d->files = s.files;
   d->n_files = s.n_files;
   s.files = NULL;
@@ -273,17 +282,23 @@ void npkit_dump_close(npkit_dump *d) {
   free(d);
 }
 
-const npkit_dump_rank *npkit_dump_find_rank(const npkit_dump *d, uint32_t rank) {
-  size_t lo = 0, hi = d->n_ranks;
+int npkit_dump_rank_listed(const uint32_t *ranks, size_t n, uint32_t rank) {
+  size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (d->ranks[mid].rank == rank) return &d->ranks[mid];
-    if (d->ranks[mid].rank < rank)
+    if (ranks[mid] == rank) return 1;
+    if (ranks[mid] < rank)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return NULL;
+  return 0;
+}
+
+NPKIT_SORTED_FIND(find_rank, npkit_dump_rank, uint32_t, rank)
+
+const npkit_dump_rank *npkit_dump_find_rank(const npkit_dump *d, uint32_t rank) {
+  return find_rank(d->ranks, d->n_ranks, rank);
 }
 
 void npkit_dump_file_label(char *out, size_t outlen, uint32_t rank, npkit_dump_source source, uint32_t index) {

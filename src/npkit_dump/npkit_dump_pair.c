@@ -3,30 +3,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* ---- open ENTRYs of one kind ---- */
 
 /* Ring capacities are powers of two (4..NPKIT_DUMP_MAX_OPEN, 8..LANE_DEPTH), so indices wrap with
  * a mask. */
 _Static_assert((NPKIT_DUMP_MAX_OPEN & (NPKIT_DUMP_MAX_OPEN - 1)) == 0, "NPKIT_DUMP_MAX_OPEN: a power of two");
 
-/* Reallocates the ring to new_cap entries, oldest first. */
-static int kind_grow(npkit_kind_stack *s, uint32_t new_cap) {
-  npkit_open_entry *v = malloc((size_t)new_cap * sizeof(*v));
-  if (v == NULL) return -1;
-  for (uint32_t i = 0; i < s->count; i++) v[i] = s->v[(s->head + s->cap - s->count + i) % s->cap];
-  free(s->v);
-  s->v = v;
-  s->cap = new_cap;
-  s->head = s->count;
+/* Reallocates a ring of `size`-byte entries (the newest at head - 1, the oldest at head - count)
+ * to new_cap entries, oldest first.  0, or -1 when memory is short (the ring is unchanged). */
+static int ring_grow(void **v, size_t size, uint32_t *cap, uint32_t *head, uint32_t count, uint32_t new_cap) {
+  unsigned char *nv = malloc((size_t)new_cap * size);
+  if (nv == NULL) return -1;
+  const unsigned char *old = *v;
+  for (uint32_t i = 0; i < count; i++)
+    memcpy(nv + (size_t)i * size, old + (size_t)((*head + *cap - count + i) % *cap) * size, size);
+  free(*v);
+  *v = nv;
+  *cap = new_cap;
+  *head = count;
   return 0;
 }
+
+/* RING_GROW(r, new_cap) for a ring struct with members v, cap, head and count (the kind stacks,
+ * the lanes). */
+#define RING_GROW(r, new_cap) ring_grow((void **)&(r)->v, sizeof(*(r)->v), &(r)->cap, &(r)->head, (r)->count, (new_cap))
 
 int npkit_kind_push(npkit_kind_stack *s, const npkit_open_entry *e, npkit_open_entry *evicted) {
   int rc = 0;
   if (s->count == s->cap) {
     if (s->cap < NPKIT_DUMP_MAX_OPEN) {
       uint32_t c = s->cap ? s->cap * 2 : 4;
-      if (kind_grow(s, c > NPKIT_DUMP_MAX_OPEN ? NPKIT_DUMP_MAX_OPEN : c) != 0) return -1;
+      if (RING_GROW(s, c > NPKIT_DUMP_MAX_OPEN ? NPKIT_DUMP_MAX_OPEN : c) != 0) return -1;
     } else {
       /* full: the oldest open ENTRY is the least likely to still get its EXIT */
       *evicted = s->v[s->head]; /* oldest == head when full */
@@ -84,14 +93,7 @@ static int lane_commit(npkit_dump_lane *ln, uint32_t absorbed, int64_t s, int64_
   if (ln->cap > 0) ln->head = (ln->head + ln->cap - absorbed) & (ln->cap - 1);
   if (ln->count == ln->cap) {
     if (ln->cap < LANE_DEPTH) {
-      uint32_t nc = ln->cap ? ln->cap * 2 : 8;
-      npkit_lane_iv *v = malloc((size_t)nc * sizeof(*v));
-      if (v == NULL) return -1;
-      for (uint32_t i = 0; i < ln->count; i++) v[i] = ln->v[(ln->head + ln->cap - ln->count + i) % ln->cap];
-      free(ln->v);
-      ln->v = v;
-      ln->cap = nc;
-      ln->head = ln->count;
+      if (RING_GROW(ln, ln->cap ? ln->cap * 2 : 8) != 0) return -1;
     } else {
       ln->count--; /* forget the oldest: it ended before everything else on the lane */
     }
@@ -179,14 +181,12 @@ static int lane_alloc(npkit_slot_table *t, uint32_t *lane) {
       return 0;
     }
   }
-  uint32_t nw = t->lane_words ? t->lane_words * 2 : 1;
-  uint64_t *bits = realloc(t->lane_bits, nw * sizeof(*bits));
-  if (bits == NULL) return -1;
-  memset(bits + t->lane_words, 0, (nw - t->lane_words) * sizeof(*bits));
-  t->lane_bits = bits;
-  bits[t->lane_words] = 1;
+  size_t words = t->lane_words; /* every word allocated is in use: capacity and count are one */
+  if (NPKIT_GROW(t->lane_bits, words, words + 1, 1) != 0) return -1;
+  memset(t->lane_bits + t->lane_words, 0, (words - t->lane_words) * sizeof(*t->lane_bits));
+  t->lane_bits[t->lane_words] = 1;
   *lane = t->lane_words * 64;
-  t->lane_words = nw;
+  t->lane_words = (uint32_t)words;
   return 0;
 }
 

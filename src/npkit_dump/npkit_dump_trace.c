@@ -11,6 +11,8 @@
 #include "event_facts.h"
 #include "grow.h"
 #include "json_writer.h"
+#include "out_file.h"
+#include "npkit_dump_diag.h"
 
 #ifndef NPKIT_VERSION_STRING
 #define NPKIT_VERSION_STRING "unknown"
@@ -33,9 +35,7 @@ typedef struct tw {
   char pid_text[16]; /* ",\"pid\":R+1" */
   size_t pid_len;
   uint64_t ranks;
-  char rank_list[256]; /* "0-3,5" */
-  uint32_t list_first, list_last;
-  int list_has, list_full;
+  npkit_rank_set rank_list; /* "0-3,5" */
 
   int have_buf; /* the buffer whose tracks are in lane_tid */
   uint32_t buf_index;
@@ -63,22 +63,6 @@ static int64_t sub_sat(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_sub_overflow(a, b, &r)) return a > b ? INT64_MAX : INT64_MIN;
   return r;
-}
-
-static void list_flush(tw *t) {
-  if (!t->list_has || t->list_full) return;
-  size_t n = strlen(t->rank_list);
-  char part[32];
-  if (t->list_first == t->list_last)
-    snprintf(part, sizeof(part), "%s%u", n ? "," : "", t->list_first);
-  else
-    snprintf(part, sizeof(part), "%s%u-%u", n ? "," : "", t->list_first, t->list_last);
-  if (n + strlen(part) + 4 >= sizeof(t->rank_list)) {
-    snprintf(t->rank_list + n, sizeof(t->rank_list) - n, ",...");
-    t->list_full = 1;
-    return;
-  }
-  memcpy(t->rank_list + n, part, strlen(part) + 1);
 }
 
 /* ---- metadata ---- */
@@ -114,13 +98,7 @@ static void new_rank(tw *t, uint32_t rank) {
   t->have_rank = 1;
   t->rank = rank;
   t->ranks++;
-  if (t->list_has && rank == t->list_last + 1) {
-    t->list_last = rank;
-  } else {
-    list_flush(t);
-    t->list_first = t->list_last = rank;
-    t->list_has = 1;
-  }
+  npkit_rank_set_add(&t->rank_list, rank);
   char *p = t->pid_text;
   NPKIT_PUT(p, ",\"pid\":");
   p = npkit_fmt_u64(p, (uint64_t)rank + 1);
@@ -316,28 +294,19 @@ static void put_other_data(tw *t, const npkit_dump *d, const npkit_dump_counters
   npkit_json *w = &t->w;
   char base[32];
   snprintf(base, sizeof(base), "%lld", (long long)t->base_ns);
-  list_flush(t);
   npkit_json_key(w, "otherData");
   npkit_json_begin_object(w);
-  npkit_json_key(w, "tool");
-  npkit_json_string(w, "npkit-preload");
-  npkit_json_key(w, "version");
-  npkit_json_string(w, NPKIT_VERSION_STRING);
-  npkit_json_key(w, "source");
-  npkit_json_string(w, "NPKit dump");
-  npkit_json_key(w, "dump_dir");
-  npkit_json_string(w, d->dir);
-  npkit_json_key(w, "event_table");
-  npkit_json_string(w, t->o->table_source != NULL ? t->o->table_source : "built-in (NPKit patch for NCCL 2.17.1)");
-  npkit_json_key(w, "clock");
-  npkit_json_string(w, "CLOCK_REALTIME");
-  npkit_json_key(w, "base_ns");
-  npkit_json_string(w, base);
-  npkit_json_key(w, "aligned");
-  npkit_json_bool(w, t->aligned);
+  npkit_json_kv_string(w, "tool", "npkit-preload");
+  npkit_json_kv_string(w, "version", NPKIT_VERSION_STRING);
+  npkit_json_kv_string(w, "source", "NPKit dump");
+  npkit_json_kv_string(w, "dump_dir", d->dir);
+  npkit_json_kv_string(w, "event_table",
+                       t->o->table_source != NULL ? t->o->table_source : "built-in (NPKit patch for NCCL 2.17.1)");
+  npkit_json_kv_string(w, "clock", "CLOCK_REALTIME");
+  npkit_json_kv_string(w, "base_ns", base);
+  npkit_json_kv_bool(w, "aligned", t->aligned);
   put_count(w, "ranks", t->ranks);
-  npkit_json_key(w, "rank_list");
-  npkit_json_string(w, t->rank_list);
+  npkit_json_kv_string(w, "rank_list", npkit_rank_set_text(&t->rank_list));
   put_count(w, "tracks", t->tracks);
   put_count(w, "files", c->files);
   put_count(w, "bytes", c->bytes);
@@ -346,8 +315,7 @@ static void put_other_data(tw *t, const npkit_dump *d, const npkit_dump_counters
   put_count(w, "point_events", c->point_events);
   put_count(w, "unpaired_entries", c->unpaired_entries);
   put_count(w, "unpaired_exits", c->unpaired_exits);
-  npkit_json_key(w, "unpaired_shown_as");
-  npkit_json_string(w, "instant events (ph i, cat npkit_unpaired)");
+  npkit_json_kv_string(w, "unpaired_shown_as", "instant events (ph i, cat npkit_unpaired)");
   put_count(w, "unknown_ids", c->unknown_ids);
   put_count(w, "invalid_events", c->invalid_events);
   put_count(w, "out_of_order", c->out_of_order);
@@ -383,8 +351,7 @@ int npkit_dump_write_trace(const npkit_dump *d, const npkit_dump_trace_opts *opt
   }
   npkit_json *w = &t->w;
   npkit_json_begin_object(w);
-  npkit_json_key(w, "displayTimeUnit");
-  npkit_json_string(w, "ns");
+  npkit_json_kv_string(w, "displayTimeUnit", "ns");
   npkit_json_key(w, "traceEvents");
   npkit_json_begin_array(w);
 
@@ -424,55 +391,18 @@ int npkit_dump_trace_file(const char *dump_dir, const char *json_path, const npk
   npkit_dump *d;
   int rc = npkit_dump_open(dump_dir, &d, err, errlen);
   if (rc != 0) return rc;
-  if (strcmp(json_path, "-") == 0) {
-    rc = npkit_dump_write_trace(d, opts, STDOUT_FILENO, result, err, errlen);
-    npkit_dump_close(d);
-    return rc;
-  }
-  /* A device, a pipe or a symbolic link is written in place: a rename would replace it. */
-  struct stat st;
-  if (lstat(json_path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    int fd = open(json_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) {
-      if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-      npkit_dump_close(d);
-      return NPKIT_DUMP_EIO;
-    }
-    rc = npkit_dump_write_trace(d, opts, fd, result, err, errlen);
-    if (close(fd) != 0 && rc == 0) {
-      if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
+  npkit_out_file out;
+  char msg[512];
+  if (npkit_out_open(&out, json_path, msg, sizeof(msg)) != 0) {
+    rc = errno == ENOMEM ? NPKIT_DUMP_ENOMEM : NPKIT_DUMP_EIO;
+    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s", msg);
+  } else {
+    rc = npkit_dump_write_trace(d, opts, out.fd, result, err, errlen);
+    if (npkit_out_close(&out, rc, msg, sizeof(msg)) != rc) { /* closing or renaming failed */
       rc = NPKIT_DUMP_EIO;
+      if (err != NULL && errlen > 0) snprintf(err, errlen, "%s", msg);
     }
-    npkit_dump_close(d);
-    return rc;
   }
-  size_t n = strlen(json_path);
-  char *partial = malloc(n + sizeof(".partial"));
-  if (partial == NULL) {
-    npkit_dump_close(d);
-    if (err != NULL && errlen > 0) snprintf(err, errlen, "out of memory");
-    return NPKIT_DUMP_ENOMEM;
-  }
-  memcpy(partial, json_path, n);
-  memcpy(partial + n, ".partial", sizeof(".partial"));
-  int fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", partial, strerror(errno));
-    free(partial);
-    npkit_dump_close(d);
-    return NPKIT_DUMP_EIO;
-  }
-  rc = npkit_dump_write_trace(d, opts, fd, result, err, errlen);
-  if (close(fd) != 0 && rc == 0) {
-    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", partial, strerror(errno));
-    rc = NPKIT_DUMP_EIO;
-  }
-  if (rc == 0 && rename(partial, json_path) != 0) {
-    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-    rc = NPKIT_DUMP_EIO;
-  }
-  if (rc != 0) unlink(partial);
-  free(partial);
   npkit_dump_close(d);
   return rc;
 }

@@ -9,16 +9,7 @@
 #include "nccl_names.h"
 #include "report_steps.h"
 
-/* Appends to a fixed buffer, silently cut at its end. */
-static void appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t len, const char *fmt, ...) {
-  size_t n = strlen(buf);
-  if (n + 1 >= len) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + n, len - n, fmt, ap);
-  va_end(ap);
-}
+#define appendf npkit_appendf
 
 #define ADD(fs, kind, stake)                                  \
   do {                                                        \
@@ -390,6 +381,8 @@ int npkit_report_diagnose(npkit_report *rep) {
   if (bandwidth(rep) != 0) return -1;
   if (gpu(rep) != 0) return -1;
   if (data_quality(rep) != 0) return -1;
+  if (npkit_report_machine_findings(rep) != 0) return -1;
+  if (npkit_report_advice(rep) != 0) return -1;
   npkit_findings_sort(&rep->findings);
   return 0;
 }

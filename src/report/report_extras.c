@@ -45,11 +45,6 @@ static int marks_text(npkit_report *rep, FILE *out) {
   return 0;
 }
 
-static void kv_us(npkit_json *w, const char *key, double ns) {
-  npkit_json_key(w, key);
-  npkit_json_double(w, isnan(ns) ? ns : ns / 1e3);
-}
-
 int npkit_callsites_text(npkit_callsites *cs, FILE *out) {
   if (cs->logs_with_stacks == 0) return 0;
   char total[32], mean[32], p99[32], max[32], bytes[32];
@@ -90,18 +85,15 @@ int npkit_callsites_text(npkit_callsites *cs, FILE *out) {
 
 void npkit_callsites_json(npkit_callsites *cs, npkit_json *w) {
   npkit_json_begin_object(w);
-  npkit_json_key(w, "logs_with_stacks");
-  npkit_json_uint(w, cs->logs_with_stacks);
-  npkit_json_key(w, "calls_without_stack");
-  npkit_json_uint(w, cs->calls_without_stack);
+  npkit_json_kv_uint(w, "logs_with_stacks", cs->logs_with_stacks);
+  npkit_json_kv_uint(w, "calls_without_stack", cs->calls_without_stack);
   npkit_json_key(w, "sites");
   npkit_json_begin_array(w);
   for (uint32_t number = 1; number <= cs->n_sites; number++)
     for (size_t i = 0; i < cs->n_sites; i++) {
       if (cs->sites[i].number != number) continue;
       npkit_json_begin_object(w);
-      npkit_json_key(w, "site");
-      npkit_json_uint(w, number);
+      npkit_json_kv_uint(w, "site", number);
       npkit_json_key(w, "frames");
       npkit_json_begin_array(w);
       for (const char *p = cs->sites[i].text; *p;) {
@@ -119,20 +111,15 @@ void npkit_callsites_json(npkit_callsites *cs, npkit_json *w) {
   for (size_t i = 0; i < cs->n_rows; i++) {
     npkit_callsite_row *r = &cs->rows[i];
     npkit_json_begin_object(w);
-    npkit_json_key(w, "site");
-    npkit_json_uint(w, cs->sites[r->site].number);
-    npkit_json_key(w, "function");
-    npkit_json_string(w, npkit_fn_name(r->fn));
-    npkit_json_key(w, "calls");
-    npkit_json_uint(w, r->calls);
-    npkit_json_key(w, "ranks");
-    npkit_json_uint(w, r->ranks);
-    npkit_json_key(w, "bytes");
-    npkit_json_uint(w, r->bytes);
-    kv_us(w, "total_us", (double)r->total_ns);
-    kv_us(w, "mean_us", npkit_quantile_mean(&r->time));
-    kv_us(w, "p99_us", npkit_quantile_get(&r->time, 0.99));
-    kv_us(w, "max_us", (double)r->time.max);
+    npkit_json_kv_uint(w, "site", cs->sites[r->site].number);
+    npkit_json_kv_string(w, "function", npkit_fn_name(r->fn));
+    npkit_json_kv_uint(w, "calls", r->calls);
+    npkit_json_kv_uint(w, "ranks", r->ranks);
+    npkit_json_kv_uint(w, "bytes", r->bytes);
+    npkit_report_json_us(w, "total_us", (double)r->total_ns);
+    npkit_report_json_us(w, "mean_us", npkit_quantile_mean(&r->time));
+    npkit_report_json_us(w, "p99_us", npkit_quantile_get(&r->time, 0.99));
+    npkit_report_json_us(w, "max_us", (double)r->time.max);
     npkit_json_end_object(w);
   }
   npkit_json_end_array(w);
@@ -155,31 +142,23 @@ void npkit_report_extras_json(npkit_report *rep, npkit_json *w) {
     if (o->ranges == 0) continue;
     npkit_json_begin_object(w);
     npkit_report_log_label(rep, i, label, sizeof label);
-    npkit_json_key(w, "log");
-    npkit_json_string(w, label);
-    npkit_json_key(w, "rank");
-    npkit_json_int(w, rep->job.logs[i].rank);
-    npkit_json_key(w, "ranges");
-    npkit_json_uint(w, o->ranges);
-    kv_us(w, "comm_us", (double)o->comm_ns);
-    kv_us(w, "compute_us", (double)o->compute_ns);
-    kv_us(w, "overlap_us", (double)o->overlap_ns);
-    kv_us(w, "exposed_us", (double)o->exposed_ns);
-    npkit_json_key(w, "overlap_ratio");
-    npkit_json_double(w, o->overlap_ratio);
-    npkit_json_key(w, "gpu_events");
-    npkit_json_uint(w, o->gpu_events);
-    npkit_json_key(w, "incomplete");
-    npkit_json_bool(w, o->incomplete);
+    npkit_json_kv_string(w, "log", label);
+    npkit_json_kv_int(w, "rank", rep->job.logs[i].rank);
+    npkit_json_kv_uint(w, "ranges", o->ranges);
+    npkit_report_json_us(w, "comm_us", (double)o->comm_ns);
+    npkit_report_json_us(w, "compute_us", (double)o->compute_ns);
+    npkit_report_json_us(w, "overlap_us", (double)o->overlap_ns);
+    npkit_report_json_us(w, "exposed_us", (double)o->exposed_ns);
+    npkit_json_kv_double(w, "overlap_ratio", o->overlap_ratio);
+    npkit_json_kv_uint(w, "gpu_events", o->gpu_events);
+    npkit_json_kv_bool(w, "incomplete", o->incomplete);
     npkit_json_key(w, "marks");
     npkit_json_begin_array(w);
     for (size_t k = 0; k < o->n_totals; k++) {
       npkit_json_begin_object(w);
-      npkit_json_key(w, "name");
-      npkit_json_string(w, o->totals[k].text);
-      npkit_json_key(w, "ranges");
-      npkit_json_uint(w, o->totals[k].ranges);
-      kv_us(w, "total_us", (double)o->totals[k].total_ns);
+      npkit_json_kv_string(w, "name", o->totals[k].text);
+      npkit_json_kv_uint(w, "ranges", o->totals[k].ranges);
+      npkit_report_json_us(w, "total_us", (double)o->totals[k].total_ns);
       npkit_json_end_object(w);
     }
     npkit_json_end_array(w);

@@ -1,6 +1,8 @@
 #include "report_findings.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +55,29 @@ const char *npkit_finding_kind_name(npkit_finding_kind k) {
   case NPKIT_FIND_CLOCK: return "clock_alignment";
   case NPKIT_FIND_NO_GPU: return "no_gpu_activity";
   case NPKIT_FIND_NPKIT_SHARED: return "npkit_shared_state";
+  case NPKIT_FIND_PORT: return "network_port";
+  case NPKIT_FIND_NVLINK: return "nvlink_down";
+  case NPKIT_FIND_SETTINGS: return "settings_differ";
+  case NPKIT_FIND_HOST_NAME: return "host_name_unresolved";
+  case NPKIT_FIND_FILE_LIMIT: return "open_file_limit";
+  case NPKIT_FIND_LINK_USE: return "link_use";
+  case NPKIT_FIND_ADVICE_SOCKETS: return "advice_socket_threads";
+  case NPKIT_FIND_ADVICE_SMALL: return "advice_small_collectives";
+  case NPKIT_FIND_ADVICE_CHANNELS: return "advice_channels";
   case NPKIT_FIND_HANG: return "hang";
   }
   return "unknown";
+}
+
+int npkit_finding_is_advice(npkit_finding_kind k) {
+  return k == NPKIT_FIND_ADVICE_SOCKETS || k == NPKIT_FIND_ADVICE_SMALL || k == NPKIT_FIND_ADVICE_CHANNELS;
+}
+
+void npkit_appendf(char *buf, size_t len, const char *fmt, ...) {
+  size_t n = strlen(buf);
+  if (n + 1 >= len) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + n, len - n, fmt, ap);
+  va_end(ap);
 }

@@ -22,6 +22,17 @@ typedef enum npkit_finding_kind {
   NPKIT_FIND_CLOCK,          /* clock alignment failed or is uncertain */
   NPKIT_FIND_NO_GPU,         /* overlap and idle need GPU activity */
   NPKIT_FIND_NPKIT_SHARED,   /* NPKit dumps of processes that held several communicators at once */
+  /* the machine (report_machine_find.c): its snapshot and sampled counters */
+  NPKIT_FIND_PORT,           /* a network port below its peers or its rated width, down, half duplex */
+  NPKIT_FIND_NVLINK,         /* NVLinks of a GPU down */
+  NPKIT_FIND_SETTINGS,       /* ranks or hosts whose NCCL settings differ */
+  NPKIT_FIND_HOST_NAME,      /* host names that do not resolve */
+  NPKIT_FIND_FILE_LIMIT,     /* a low open-file limit */
+  NPKIT_FIND_LINK_USE,       /* measured busbw against the capacity of the links crossed */
+  /* NCCL tuning advice (report_advice.c): settings to test, with the evidence and expected gain */
+  NPKIT_FIND_ADVICE_SOCKETS, /* socket transport far below the port's rate */
+  NPKIT_FIND_ADVICE_SMALL,   /* many small collectives dominated by latency */
+  NPKIT_FIND_ADVICE_CHANNELS,/* few channels on large messages */
   NPKIT_FIND_HANG,           /* a collective some rank did not complete (report_hang.h): ranked first */
 } npkit_finding_kind;
 
@@ -48,5 +59,10 @@ npkit_finding *npkit_findings_add(npkit_findings *fs, npkit_finding_kind kind, d
 void npkit_findings_sort(npkit_findings *fs);
 void npkit_findings_free(npkit_findings *fs);
 const char *npkit_finding_kind_name(npkit_finding_kind k);
+/* 1 for tuning advice: a setting to test, whose time at stake is the gain expected, not promised. */
+int npkit_finding_is_advice(npkit_finding_kind k);
+
+/* Appends to a fixed buffer (a finding's evidence), silently cut at its end. */
+void npkit_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif /* NPKIT_REPORT_FINDINGS_H */

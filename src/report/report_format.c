@@ -12,6 +12,8 @@ void npkit_report_log_label(const npkit_report *rep, size_t log, char *buf, size
   npkit_job_log_label(&rep->job, log, buf, len);
 }
 
+void npkit_report_json_us(npkit_json *w, const char *key, double ns) { npkit_json_kv_double(w, key, ns / 1e3); }
+
 void npkit_report_comm_label(const npkit_report *rep, uint32_t comm, char *buf, size_t len) {
   if (comm >= rep->job.n_comms) {
     snprintf(buf, len, "unknown comm");
@@ -118,3 +120,28 @@ const char *npkit_source_name(uint32_t source) {
   }
 }
 
+/* Appends "a" or "a-b" to a list of rank ranges. */
+static void put_range(char *buf, size_t len, int32_t a, int32_t b) {
+  size_t n = strlen(buf);
+  if (n + 1 >= len) return;
+  if (a == b) snprintf(buf + n, len - n, n ? ",%" PRId32 : "%" PRId32, a);
+  else snprintf(buf + n, len - n, n ? ",%" PRId32 "-%" PRId32 : "%" PRId32 "-%" PRId32, a, b);
+}
+
+/* The ranks of a host as ranges, "0-3,8" (logs are sorted by rank). */
+void npkit_report_host_ranks(const npkit_report *rep, uint32_t host, char *buf, size_t len) {
+  int32_t start = -1, prev = -1;
+  buf[0] = '\0';
+  for (size_t i = 0; i < rep->job.n_logs; i++) {
+    int32_t r = rep->job.logs[i].rank;
+    if (rep->job.logs[i].host != host || r < 0) continue;
+    if (start >= 0 && r == prev + 1) {
+      prev = r;
+      continue;
+    }
+    if (start >= 0) put_range(buf, len, start, prev);
+    start = prev = r;
+  }
+  if (start >= 0) put_range(buf, len, start, prev);
+  if (buf[0] == '\0') snprintf(buf, len, "?");
+}

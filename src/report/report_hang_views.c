@@ -95,7 +95,7 @@ static void comm_keys(npkit_report *rep, npkit_json *w, uint32_t comm) {
   npkit_json_key(w, "comm_id");
   npkit_json_hex(w, rep->job.comms[comm].comm_id, 16);
   npkit_report_comm_label(rep, comm, lab, sizeof lab);
-  npkit_json_kv_str(w, "comm", lab);
+  npkit_json_kv_string(w, "comm", lab);
   npkit_json_kv_int(w, "nranks", rep->job.comms[comm].nranks);
 }
 
@@ -106,7 +106,7 @@ static void rank_json(npkit_report *rep, npkit_json *w, const npkit_hang_rank *r
   npkit_json_key(w, "global_rank");
   if (r->log >= 0 && rep->job.logs[r->log].rank >= 0) npkit_json_int(w, rep->job.logs[r->log].rank);
   else npkit_json_null(w);
-  npkit_json_kv_str(w, "status", status_name(r->status));
+  npkit_json_kv_string(w, "status", status_name(r->status));
   npkit_json_kv_bool(w, "mismatched", r->mismatched);
   npkit_json_kv_bool(w, "stuck", r->stuck);
   key_seq(w, "last_entered", r->last_entered);
@@ -116,14 +116,14 @@ static void rank_json(npkit_report *rep, npkit_json *w, const npkit_hang_rank *r
   npkit_json_key(w, "call");
   if (r->has_call) {
     npkit_json_begin_object(w);
-    npkit_json_kv_str(w, "op", npkit_fn_short_name((unsigned)r->call.fn));
+    npkit_json_kv_string(w, "op", npkit_fn_short_name((unsigned)r->call.fn));
     npkit_json_kv_uint(w, "count", r->call.count);
-    npkit_json_kv_str(w, "datatype", npkit_datatype_name(r->call.datatype));
+    npkit_json_kv_string(w, "datatype", npkit_datatype_name(r->call.datatype));
     npkit_json_key(w, "redop");
     if (r->call.redop >= 0) npkit_json_string(w, npkit_redop_name(r->call.redop));
     else npkit_json_null(w);
     npkit_json_kv_int(w, "root", npkit_fn_has_root((unsigned)r->call.fn) ? r->call.root : -1);
-    npkit_json_kv_str(w, "result", npkit_result_name(r->call.result));
+    npkit_json_kv_string(w, "result", npkit_result_name(r->call.result));
     npkit_json_end_object(w);
   } else {
     npkit_json_null(w);
@@ -143,7 +143,7 @@ void npkit_report_hangs_json(npkit_report *rep, npkit_json *w) {
     npkit_json_next_line(w);
     npkit_json_begin_object(w);
     comm_keys(rep, w, h->comm);
-    npkit_json_kv_str(w, "op", h->fn != 0 ? npkit_fn_short_name(h->fn) : "?");
+    npkit_json_kv_string(w, "op", h->fn != 0 ? npkit_fn_short_name(h->fn) : "?");
     npkit_json_kv_uint(w, "seq", h->seq);
     rank_array(w, "missing_ranks", h, NPKIT_HANG_MISSING);
     rank_array(w, "no_log_ranks", h, NPKIT_HANG_NO_LOG);
@@ -153,7 +153,7 @@ void npkit_report_hangs_json(npkit_report *rep, npkit_json *w) {
     rank_array(w, "stuck_ranks", h, -2);
     npkit_json_kv_uint(w, "since_ns", h->since_ns);
     npkit_json_kv_uint(w, "stuck_ns", h->stuck_ns);
-    npkit_json_kv_str(w, "title", h->title);
+    npkit_json_kv_string(w, "title", h->title);
     npkit_json_key(w, "ranks");
     npkit_json_begin_array(w);
     for (size_t k = 0; k < h->n_ranks; k++) rank_json(rep, w, &h->ranks[k]);

@@ -18,12 +18,14 @@
 
 #include "duration.h"
 #include "job.h"
+#include "json_writer.h"
 #include "report_callsites.h"
 #include "report_curve.h"
 #include "report_findings.h"
 #include "report_gpu.h"
 #include "report_hang.h"
 #include "job_instances.h"
+#include "report_machine.h"
 #include "report_marks.h"
 #include "report_straggler.h"
 #include "report_table.h"
@@ -42,7 +44,8 @@ typedef struct npkit_report_options {
   double threshold_ns;  /* arrival spread that counts as synchronisation delay */
   int align;            /* estimate clock offsets between hosts */
   uint32_t top;         /* instances with the largest spread to list */
-  int timeline;         /* build the timeline strip of the HTML view (a second walk of the events) */
+  int timeline;         /* build the timeline strip of the HTML view (a second walk of the events:
+                           docs/architecture.md, "The report", says why) */
 } npkit_report_options;
 
 /* What the scan found in one log (the log itself: job.logs[] of the same index). */
@@ -58,6 +61,7 @@ typedef struct npkit_rep_log {
   int has_gpu;
   npkit_gpu_rank gpu;           /* valid when has_gpu */
   npkit_mark_overlap overlap;   /* communication against marked computation (report_marks.h) */
+  npkit_rep_machine machine;    /* its snapshot and sampled counters (report_machine.h) */
 } npkit_rep_log;
 
 typedef struct npkit_report {
@@ -92,6 +96,8 @@ void npkit_report_free(npkit_report *rep);
 /* Helpers for the renderers. */
 /* "rank 3" or "host:pid" */
 void npkit_report_log_label(const npkit_report *rep, size_t log, char *buf, size_t len);
+/* The ranks of a host as ranges, "0-3,8"; "?" when none is known. */
+void npkit_report_host_ranks(const npkit_report *rep, uint32_t host, char *buf, size_t len);
 /* "comm 1f2e3d4c (8 ranks)" or with the communicator's name */
 void npkit_report_comm_label(const npkit_report *rep, uint32_t comm, char *buf, size_t len);
 /* "4 B", "1 KiB", "8 MiB" when a binary unit divides the size, else the exact byte count below
@@ -101,6 +107,9 @@ void npkit_report_bytes(uint64_t bytes, char *buf, size_t len);
 void npkit_report_duration(double ns, char *buf, size_t len);
 /* "4 logs on 1 host, 18419 events (501 NCCL calls), 3.89 s of activity, 2.26 MiB read" */
 void npkit_report_overview(const npkit_report *rep, char *buf, size_t len);
+/* A duration in the JSON views: nanoseconds written as microseconds (the key ends in _us; NaN,
+ * no data, is written as null). */
+void npkit_report_json_us(npkit_json *w, const char *key, double ns);
 /* Logs recorded with NPKIT_SIMULATED: a report of them describes a simulation, and says so first. */
 size_t npkit_report_simulated_logs(const npkit_report *rep);
 /* The sentence that says so ("" when no log is simulated). */

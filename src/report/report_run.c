@@ -83,6 +83,7 @@ static int analyse(npkit_report *rep, char *err, size_t errlen) {
   if (npkit_job_align(job, rep->opts.align, 1) != 0) goto oom;
   for (uint32_t m = 0; m < job->n_members; m++)
     if (npkit_inst_each(job->inst, m, gpu_sample, &rep->table) != 0) goto oom;
+  if (npkit_report_link_use(rep) != 0) goto oom;
   npkit_table_finish(&rep->table); /* row indices change here */
   if (stragglers(rep) != 0) goto oom;
   uint32_t *logged = malloc((job->n_comms ? job->n_comms : 1) * sizeof(*logged));
@@ -138,6 +139,7 @@ void npkit_report_free(npkit_report *rep) {
   for (size_t i = 0; rep->logs != NULL && i < rep->job.n_logs; i++) {
     npkit_gpu_rank_free(&rep->logs[i].gpu);
     npkit_mark_overlap_free(&rep->logs[i].overlap);
+    npkit_rep_machine_free(&rep->logs[i].machine);
   }
   free(rep->logs);
   npkit_job_free(&rep->job);

@@ -161,7 +161,8 @@ static int plugin_event(scan_state *s, const npkit_event *ev, char *err, size_t 
     proto[sizeof(t->proto)] = '\0';
     if ((t->flags & NPKIT_PTASK_P2P) || ev->func == NPKIT_FN_NONE || nranks <= 0 || algo[0] == '\0') return 0;
     uint64_t bytes = npkit_message_bytes(ev->func, t->count, t->datatype, nranks);
-    if (npkit_table_note_task(&s->rep->table, ev->func, nranks, bytes, algo, proto) != 0) return oom(s, err, errlen);
+    if (npkit_table_note_task(&s->rep->table, ev->func, nranks, bytes, algo, proto, t->nchannels) != 0)
+      return oom(s, err, errlen);
   }
   if (ev->kind == NPKIT_EV_PLUGIN_STATS) {
     /* cumulative: the latest is the total */
@@ -204,6 +205,8 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, char *err, size_t errlen)
     snprintf(err, errlen, "%s: out of memory while analysing", r->path);
     return -1;
   }
+  if (npkit_rep_machine_load(&s->log->machine, r, why, sizeof why) != 0 && npkit_job_warn(&rep->job, "%s", why) != 0)
+    rc = oom(s, err, errlen);
   s->sites = npkit_callsites_begin_log(&rep->sites, r, why, sizeof why) == 0;
   if (!s->sites && npkit_job_warn(&rep->job, "%s", why) != 0) rc = oom(s, err, errlen);
   npkit_reader_rewind(r);
@@ -236,9 +239,15 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, char *err, size_t errlen)
     case NPKIT_EV_FLIGHT:
       npkit_hang_scan_flight(&rep->hscan, log, ev);
       break;
+    case NPKIT_EV_MACHINE_GPU:
+    case NPKIT_EV_MACHINE_PORT:
+    case NPKIT_EV_MACHINE_CPU:
+      if (npkit_rep_machine_event(&s->log->machine, ev) != 0) rc = oom(s, err, errlen);
+      break;
     case NPKIT_EV_NPKIT_DUMP_READ:
       s->log->npkit_reads++;
-      if (ev->u.npkit_read.flags & NPKIT_NPK_READ_SHARED) s->log->npkit_shared_reads++;
+      if (ev->u.npkit_read.flags & NPKIT_DUMP_READ_SHARED)
+        s->log->npkit_shared_reads++;
       break;
     default:
       if (npkit_ev_is_plugin(ev->kind)) rc = plugin_event(s, ev, err, errlen);

@@ -10,7 +10,6 @@
 
 void npkit_table_init(npkit_table *t) {
   memset(t, 0, sizeof(*t));
-  t->last = SIZE_MAX;
   t->last_algo = SIZE_MAX;
 }
 
@@ -20,7 +19,7 @@ void npkit_table_free(npkit_table *t) {
     npkit_quantile_free(&t->rows[i].gpu);
   }
   free(t->rows);
-  free(t->slots);
+  npkit_slots_free(&t->index);
   free(t->algos);
   npkit_table_init(t);
 }
@@ -30,53 +29,33 @@ static int key_eq(const npkit_table_key *a, const npkit_table_key *b) {
          a->datatype == b->datatype && a->redop == b->redop && a->root == b->root && a->tag == b->tag;
 }
 
-static size_t key_hash(const npkit_table_key *k, size_t n_slots) {
+static uint64_t key_hash(const void *key) {
+  const npkit_table_key *k = key;
   uint64_t h = k->bytes * 0x9e3779b97f4a7c15ull;
   h ^= ((uint64_t)k->fn << 40 | (uint64_t)k->comm) * 0xc2b2ae3d27d4eb4full;
   h ^= (uint64_t)(uint32_t)k->datatype << 48 ^ (uint64_t)(uint32_t)k->redop << 24 ^ (uint64_t)(uint32_t)k->root;
   h ^= k->count * 0x165667b19e3779f9ull;
   h ^= k->tag * 0xff51afd7ed558ccdull;
   h ^= h >> 31;
-  return (size_t)(h * 0x9e3779b97f4a7c15ull >> 17) & (n_slots - 1);
+  return h;
 }
 
-static int rehash(npkit_table *t, size_t n_slots) {
-  uint32_t *s = calloc(n_slots, sizeof(*s));
-  if (s == NULL) return -1;
-  for (size_t i = 0; i < t->n; i++) {
-    size_t k = key_hash(&t->rows[i].key, n_slots);
-    while (s[k] != 0) k = (k + 1) & (n_slots - 1);
-    s[k] = (uint32_t)(i + 1);
-  }
-  free(t->slots);
-  t->slots = s;
-  t->n_slots = n_slots;
-  return 0;
-}
+static uint64_t row_hash(const void *t, size_t i) { return key_hash(&((const npkit_table *)t)->rows[i].key); }
+static int is_row(const void *t, size_t i, const void *key) { return key_eq(&((const npkit_table *)t)->rows[i].key, key); }
 
 npkit_table_row *npkit_table_row_for(npkit_table *t, const npkit_table_key *k, int32_t nranks) {
-  /* consecutive calls usually repeat the same row */
-  if (t->last < t->n && key_eq(&t->rows[t->last].key, k)) return &t->rows[t->last];
-  if (t->n_slots > 0) {
-    for (size_t s = key_hash(k, t->n_slots); t->slots[s] != 0; s = (s + 1) & (t->n_slots - 1)) {
-      if (key_eq(&t->rows[t->slots[s] - 1].key, k)) {
-        t->last = t->slots[s] - 1;
-        return &t->rows[t->last];
-      }
-    }
-  }
-  if (NPKIT_GROW(t->rows, t->cap, t->n + 1, 32) != 0) return NULL;
-  if (2 * (t->n + 1) > t->n_slots && rehash(t, t->n_slots ? 2 * t->n_slots : 64) != 0) return NULL;
+  /* consecutive calls usually repeat the same row: the index tries the row found last first */
+  size_t i = npkit_slots_find(&t->index, t, k, is_row, key_hash);
+  if (i != SIZE_MAX) return &t->rows[i];
+  if (NPKIT_GROW(t->rows, t->cap, t->n + 1, 32) != 0 || npkit_slots_reserve(&t->index, t->n, 64, row_hash, t) != 0)
+    return NULL;
   npkit_table_row *row = &t->rows[t->n];
   memset(row, 0, sizeof(*row));
   row->key = *k;
   row->nranks = nranks;
   npkit_quantile_init(&row->cpu);
   npkit_quantile_init(&row->gpu);
-  size_t s = key_hash(k, t->n_slots);
-  while (t->slots[s] != 0) s = (s + 1) & (t->n_slots - 1);
-  t->slots[s] = (uint32_t)(t->n + 1);
-  t->last = t->n++;
+  npkit_slots_put(&t->index, key_hash(k), t->n++);
   return row;
 }
 
@@ -95,8 +74,14 @@ void npkit_table_note_algo(npkit_table_row *row, const char *algo, const char *p
   note(row->proto, sizeof(row->proto), proto);
 }
 
+static void note_channels(int *lo, int *hi, int ch_lo, int ch_hi) {
+  if (ch_lo <= 0) return;
+  if (*lo == 0 || ch_lo < *lo) *lo = ch_lo;
+  if (ch_hi > *hi) *hi = ch_hi;
+}
+
 int npkit_table_note_task(npkit_table *t, uint32_t fn, int32_t nranks, uint64_t bytes, const char *algo,
-                          const char *proto) {
+                          const char *proto, int channels) {
   npkit_table_algo *a = NULL;
   /* few distinct keys, and tasks come in runs of the same one */
   if (t->last_algo < t->n_algos) {
@@ -119,6 +104,7 @@ int npkit_table_note_task(npkit_table *t, uint32_t fn, int32_t nranks, uint64_t 
   }
   note(a->algo, sizeof(a->algo), algo);
   note(a->proto, sizeof(a->proto), proto);
+  note_channels(&a->ch_min, &a->ch_max, channels, channels);
   return 0;
 }
 
@@ -140,9 +126,16 @@ void npkit_table_finish(npkit_table *t) {
     npkit_table_row *r = &t->rows[i];
     for (size_t k = 0; k < t->n_algos; k++) {
       const npkit_table_algo *a = &t->algos[k];
-      if (a->fn == r->key.fn && a->nranks == r->nranks && a->bytes == r->key.bytes)
+      if (a->fn == r->key.fn && a->nranks == r->nranks && a->bytes == r->key.bytes) {
         npkit_table_note_algo(r, a->algo, a->proto);
+        note_channels(&r->channels_min, &r->channels_max, a->ch_min, a->ch_max);
+      }
     }
+    npkit_row_links *l = &r->links;
+    l->net_tx_gbps = l->net_w > 0 ? l->net_tx / l->net_w : NAN;
+    l->net_rx_gbps = l->net_w > 0 ? l->net_rx / l->net_w : NAN;
+    l->nvlink_tx_gbs = l->nvl_w > 0 ? l->nvl_tx / l->nvl_w : NAN;
+    l->nvlink_rx_gbs = l->nvl_w > 0 ? l->nvl_rx / l->nvl_w : NAN;
     npkit_quantile *q = r->gpu.n > 0 ? &r->gpu : r->cpu.n > 0 ? &r->cpu : NULL;
     r->source = r->gpu.n > 0 ? NPKIT_TIME_GPU : r->cpu.n > 0 ? NPKIT_TIME_CPU : NPKIT_TIME_NONE;
     r->mean_ns = r->p50_ns = r->p99_ns = r->algbw_gbs = r->busbw_gbs = NAN;
@@ -161,10 +154,7 @@ void npkit_table_finish(npkit_table *t) {
     }
   }
   if (t->n > 1) qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows); /* rows is NULL when empty */
-  free(t->slots); /* the order changed: lookups are over */
-  t->slots = NULL;
-  t->n_slots = 0;
-  t->last = SIZE_MAX;
+  npkit_slots_free(&t->index); /* the order changed: lookups are over */
 }
 
 const char *npkit_time_source_name(npkit_time_source s) {

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "job_instances.h"
+#include "slots.h"
 #include "stats_quantile.h"
 
 #define NPKIT_TABLE_NO_COMM UINT32_MAX
@@ -29,6 +30,14 @@ typedef struct npkit_table_key {
   uint64_t tag;         /* the calls' user profiler tag (nccl*Config, NCCL 2.31), 0: untagged */
 } npkit_table_key;
 
+/* The network and NVLink throughput the machine's sampled counters (NPKIT_GPU_SAMPLE_RATE) measured
+ * while a row's calls ran (report_machine.h): sums weighted by call time, then the means. */
+typedef struct npkit_row_links {
+  double net_w, net_tx, net_rx;   /* Gb/s × ns: the data ports of the rank's host */
+  double nvl_w, nvl_tx, nvl_rx;   /* GB/s × ns: the rank's GPU */
+  double net_tx_gbps, net_rx_gbps, nvlink_tx_gbs, nvlink_rx_gbs; /* NaN when not measured */
+} npkit_row_links;
+
 typedef struct npkit_table_row {
   npkit_table_key key;
   int32_t nranks;       /* of the communicator, for the busbw factor */
@@ -38,6 +47,8 @@ typedef struct npkit_table_row {
                            kernel-channel events: GPU samples that are not calls */
   npkit_quantile cpu, gpu;
   char algo[16], proto[16]; /* "" unknown, "mixed" when calls differ */
+  int channels_min, channels_max; /* channels NCCL's tasks of the row used (profiler plugin), 0 unknown */
+  npkit_row_links links;
   /* npkit_table_finish() */
   npkit_time_source source;
   uint64_t samples;     /* timed calls behind the statistics */
@@ -53,14 +64,13 @@ typedef struct npkit_table_algo {
   int32_t nranks;
   uint64_t bytes;
   char algo[16], proto[16];
+  int ch_min, ch_max;   /* channels of its tasks, 0 unknown */
 } npkit_table_algo;
 
 typedef struct npkit_table {
   npkit_table_row *rows;
   size_t n, cap;
-  uint32_t *slots;      /* open addressing: index + 1 */
-  size_t n_slots;
-  size_t last;
+  npkit_slots index;    /* of rows, by key_hash */
   npkit_table_algo *algos;
   size_t n_algos, cap_algos, last_algo;
 } npkit_table;
@@ -72,9 +82,10 @@ void npkit_table_free(npkit_table *t);
 npkit_table_row *npkit_table_row_for(npkit_table *t, const npkit_table_key *k, int32_t nranks);
 /* Notes an algorithm / protocol name for a row ("mixed" once they differ). */
 void npkit_table_note_algo(npkit_table_row *row, const char *algo, const char *proto);
-/* Notes the algorithm and protocol of one task the profiler plugin saw.  Returns 0 or -1 (memory). */
+/* Notes the algorithm, protocol and channels (0 unknown) of one task the profiler plugin saw.
+ * Returns 0 or -1 (memory). */
 int npkit_table_note_task(npkit_table *t, uint32_t fn, int32_t nranks, uint64_t bytes, const char *algo,
-                          const char *proto);
+                          const char *proto, int channels);
 /* Computes the derived columns, gives rows their algorithm and protocol, and sorts rows by
  * operation, communicator, size. */
 void npkit_table_finish(npkit_table *t);

@@ -6,38 +6,13 @@
 
 #include "nccl_names.h"
 #include "report_hang_views.h"
+#include "report_machine_view.h"
 #include "report_render.h"
 
 #define RULE "--------------------------------------------------------------------------------\n"
 
 static void section(FILE *o, const char *title) {
   fprintf(o, "\n== %s\n", title);
-}
-
-/* Appends "a" or "a-b" to a list of rank ranges. */
-static void put_range(char *buf, size_t len, int32_t a, int32_t b) {
-  size_t n = strlen(buf);
-  if (n + 1 >= len) return;
-  if (a == b) snprintf(buf + n, len - n, n ? ",%" PRId32 : "%" PRId32, a);
-  else snprintf(buf + n, len - n, n ? ",%" PRId32 "-%" PRId32 : "%" PRId32 "-%" PRId32, a, b);
-}
-
-/* The ranks of a host as ranges, "0-3,8" (logs are sorted by rank). */
-static void host_ranks(const npkit_report *rep, uint32_t host, char *buf, size_t len) {
-  int32_t start = -1, prev = -1;
-  buf[0] = '\0';
-  for (size_t i = 0; i < rep->job.n_logs; i++) {
-    int32_t r = rep->job.logs[i].rank;
-    if (rep->job.logs[i].host != host || r < 0) continue;
-    if (start >= 0 && r == prev + 1) {
-      prev = r;
-      continue;
-    }
-    if (start >= 0) put_range(buf, len, start, prev);
-    start = prev = r;
-  }
-  if (start >= 0) put_range(buf, len, start, prev);
-  if (buf[0] == '\0') snprintf(buf, len, "?");
 }
 
 static void overview(npkit_report *rep, FILE *o) {
@@ -50,7 +25,7 @@ static void overview(npkit_report *rep, FILE *o) {
 }
 
 static void findings(npkit_report *rep, FILE *o) {
-  char t[32];
+  char t[48];
   section(o, "Findings (ranked by time at stake)");
   if (rep->findings.n == 0) {
     fprintf(o, "  Nothing stands out: no straggler, no arrival spread above the threshold, no bandwidth drop, "
@@ -59,9 +34,10 @@ static void findings(npkit_report *rep, FILE *o) {
   }
   for (size_t i = 0; i < rep->findings.n; i++) {
     const npkit_finding *f = &rep->findings.f[i];
-    if (isnan(f->at_stake_ns))
+    npkit_finding_label(f, t, sizeof(t)); /* advice, or a machine finding without a time at stake */
+    if (t[0] == '\0' && isnan(f->at_stake_ns))
       snprintf(t, sizeof(t), "data");
-    else
+    else if (t[0] == '\0')
       npkit_report_duration(f->at_stake_ns, t, sizeof(t));
     fprintf(o, "%2zu. [%s] %s\n", i + 1, t, f->title);
     fprintf(o, "    evidence: %s\n", f->evidence);
@@ -84,7 +60,7 @@ static void alignment(npkit_report *rep, FILE *o) {
             "used", "rejected", "via", "status");
     for (uint32_t h = 0; h < rep->job.n_hosts; h++) {
       const npkit_align_host *al = &rep->job.hosts[h].align;
-      host_ranks(rep, h, ranks, sizeof(ranks));
+      npkit_report_host_ranks(rep, h, ranks, sizeof(ranks));
       npkit_report_duration((double)al->offset_ns, a, sizeof(a));
       if (al->status == NPKIT_ALIGN_OK) npkit_report_duration(al->uncertainty_ns, b, sizeof(b));
       else snprintf(b, sizeof(b), "-");
@@ -314,6 +290,7 @@ int npkit_report_text(npkit_report *rep, FILE *o) {
   stragglers(rep, o);
   gpu(rep, o);
   losses(rep, o);
+  npkit_report_machine_text(rep, o);
   fputs(RULE, o);
   fflush(o);
   return ferror(o) ? -1 : 0;

@@ -6,7 +6,9 @@
  * (the largest spread of all when they name none).  Its window runs from its first arrival to its
  * last end (the times of the straggler analysis: GPU activity where known, else the API call, on
  * the reference clock), widened by half its length on each side.  Each log is then read once more
- * for the NCCL calls and the GPU activity that overlap the window.  Per rank it keeps, relative to
+ * for the NCCL calls and the GPU activity that overlap the window: the window is known only after
+ * every log was scanned, and holding every call and GPU record of the job until then would cost
+ * memory that grows with the job (docs/architecture.md, "The report").  Per rank it keeps, relative to
  * the window's start: its arrival and end in the instance, the calls (the instance's own call
  * marked) and the kernels, copies and memsets (communication, computation or memory).
  */

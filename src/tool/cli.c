@@ -59,6 +59,10 @@ static int take_option(const npkit_cli_spec *spec, int argc, char **argv, int *i
     }
     if ((m = option_value(spec->cmd, argc, argv, i, o->shrt, o->lng, &v)) == 0) continue;
     if (m < 0) return -1;
+    if (o->nonempty != NULL && v[0] == '\0') {
+      npkit_cli_usage_error(spec->cmd, "empty %s", o->nonempty);
+      return -1;
+    }
     if (o->value != NULL) *o->value = v;
     return o->check != NULL ? o->check(v, o->to) : 0;
   }
@@ -87,7 +91,9 @@ int npkit_cli_parse(const npkit_cli_spec *spec, int argc, char **argv, char **ar
   return NPKIT_CLI_GO_ON;
 }
 
-int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char ***paths, size_t *n_paths) {
+/* npkit_cli_parse, then the logs named, or found in the folders named (npkit_job_inputs), in
+ * *paths for npkit_job_free_inputs. */
+static int parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char ***paths, size_t *n_paths) {
   char err[512], **args = calloc((size_t)argc, sizeof(*args));
   size_t n_args;
   if (args == NULL) {
@@ -101,5 +107,23 @@ int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char
     rc = NPKIT_EXIT_FAIL;
   }
   free(args);
+  return rc;
+}
+
+int npkit_cli_open_job(const npkit_cli_spec *spec, int argc, char **argv, npkit_job *job, size_t *n_inputs) {
+  char err[512], **paths;
+  size_t n_paths;
+  memset(job, 0, sizeof(*job));
+  int rc = parse_logs(spec, argc, argv, &paths, &n_paths);
+  if (rc != NPKIT_CLI_GO_ON) return rc;
+  if (n_inputs != NULL) *n_inputs = n_paths;
+  if (npkit_job_open(job, paths, n_paths, err, sizeof(err)) != 0) { /* the job keeps copies of the paths */
+    fprintf(stderr, "npkit %s: %s\n", spec->cmd, err);
+    npkit_job_free(job);
+    rc = NPKIT_EXIT_FAIL;
+  } else {
+    npkit_cli_render_missing(spec->cmd, job);
+  }
+  npkit_job_free_inputs(paths, n_paths);
   return rc;
 }

@@ -108,18 +108,15 @@ int npkit_cmd_convert(int argc, char **argv) {
   size_t n_dirs;
   const npkit_cli_option options[] = {
       {"-q", "--quiet", .flag = &quiet},
-      {"-o", "--output", .value = &output},
-      {"--header", "--header", .value = &header},
-      {"--extend-header", "--extend-header", .value = &extend},
+      {"-o", "--output", .value = &output, .nonempty = "output name"},
+      {"--header", "--header", .value = &header, .nonempty = "header name"},
+      {"--extend-header", "--extend-header", .value = &extend, .nonempty = "header name"},
       {"--ranks", "--ranks", .value = &ranks_text},
   };
   const npkit_cli_spec spec = {CMD, help, options, sizeof(options) / sizeof(options[0]), "dump directory"};
   int parsed = npkit_cli_parse(&spec, argc, argv, &dir, &n_dirs);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (n_dirs == 0) return npkit_cli_usage_error(CMD, "missing DUMP_DIR");
-  if (output != NULL && output[0] == '\0') return npkit_cli_usage_error(CMD, "empty output name");
-  if (header != NULL && header[0] == '\0') return npkit_cli_usage_error(CMD, "empty header name");
-  if (extend != NULL && extend[0] == '\0') return npkit_cli_usage_error(CMD, "empty header name");
 
   uint32_t *ranks = NULL;
   size_t n_ranks = 0;

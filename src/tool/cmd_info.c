@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "info_machine.h"
 #include "log_reader.h"
 #include "nccl_names.h"
 
@@ -26,8 +27,9 @@ typedef struct event_counts {
 
 static void help(void) {
   printf("Usage: npkit info LOG\n"
-         "Prints a summary of the event log LOG: header, identity, communicators, threads,\n"
-         "calls per NCCL function, dropped events, and whether the log is complete.\n\n"
+         "Prints a summary of the event log LOG: header, identity, the machine (host, GPUs,\n"
+         "NVLinks, network ports, NCCL settings), communicators, threads, calls per NCCL\n"
+         "function, dropped events, and whether the log is complete.\n\n"
          "Exit status (the worst that applies):\n"
          "  0  the log is complete: closed cleanly, every block intact\n"
          "  1  it cannot be read (not an npkit log, unreadable)\n"
@@ -235,9 +237,11 @@ int npkit_cmd_info(int argc, char **argv) {
     return NPKIT_EXIT_FAIL;
   }
   event_counts counts;
+  char note_err[512];
   int k = count_events(r, &counts, err, sizeof(err));
   print_header(r);
   print_state(r);
+  int mk = npkit_info_machine(r, note_err, sizeof(note_err));
   print_comms(r);
   print_threads(r);
   print_calls(&counts);
@@ -251,6 +255,7 @@ int npkit_cmd_info(int argc, char **argv) {
                : !r->has_end     ? NPKIT_EXIT_NOT_CLOSED
                                  : NPKIT_EXIT_OK;
   npkit_reader_close(r);
+  if (mk != 0) fprintf(stderr, "npkit info: %s\n", note_err);
   if (k < 0) {
     fprintf(stderr, "npkit info: %s\n", err);
     return NPKIT_EXIT_FAIL;

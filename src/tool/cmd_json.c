@@ -35,13 +35,12 @@ int npkit_cmd_json(int argc, char **argv) {
   size_t n_logs;
   const npkit_cli_option options[] = {
       {"-q", "--quiet", .flag = &quiet},
-      {"-o", "--output", .value = &output},
+      {"-o", "--output", .value = &output, .nonempty = "output name"},
   };
   const npkit_cli_spec spec = {"json", help, options, sizeof(options) / sizeof(options[0]), "log"};
   int parsed = npkit_cli_parse(&spec, argc, argv, &log, &n_logs);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (n_logs == 0) return npkit_cli_usage_error("json", "missing LOG");
-  if (output != NULL && output[0] == '\0') return npkit_cli_usage_error("json", "empty output name");
 
   char *def = NULL;
   if (output == NULL) {

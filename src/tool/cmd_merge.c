@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "merge_trace.h"
+#include "out_file.h"
 #include "job.h"
 #include "report_model.h"
 
@@ -162,13 +163,6 @@ static void summary(const char *output, const npkit_merge_stats *st) {
 
 /* Checks of option values, for npkit_cli_parse. */
 
-static int need_name(const char *v, void *to) {
-  (void)to;
-  if (v[0] != '\0') return 0;
-  npkit_cli_usage_error("merge", "empty output name");
-  return -1;
-}
-
 static int take_size(const char *v, void *to) {
   if (parse_size(v, to) == 0) return 0;
   npkit_cli_usage_error("merge", "--warn-size takes a size such as 1G, 500M or 64k, not '%s'", v);
@@ -198,67 +192,36 @@ int npkit_cmd_merge(int argc, char **argv) {
   const npkit_cli_option options[] = {
       {"-q", "--quiet", .flag = &quiet},
       {"--no-align", "--no-align", .flag = &no_align},
-      {"-o", "--output", .value = &output, .check = need_name},
+      {"-o", "--output", .value = &output, .nonempty = "output name"},
       {"--window", "--window", .check = take_window, .to = &o.filter},
       {"--warn-size", "--warn-size", .check = take_size, .to = &warn_size},
       {"--ranks", "--ranks", .check = take_ranks, .to = &o.filter},
       {"--ops", "--ops", .check = take_ops, .to = &o.filter},
   };
   const npkit_cli_spec spec = {"merge", help, options, sizeof(options) / sizeof(options[0]), NULL};
-  char **paths;
-  size_t n_paths;
-  int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
+  npkit_job job;
+  size_t n_inputs;
+  int parsed = npkit_cli_open_job(&spec, argc, argv, &job, &n_inputs);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
-  npkit_job job;
-  if (npkit_job_open(&job, paths, n_paths, err, sizeof(err)) != 0) {
-    fprintf(stderr, "npkit merge: %s\n", err);
-    npkit_job_free(&job);
-    npkit_job_free_inputs(paths, n_paths);
-    return NPKIT_EXIT_FAIL;
-  }
-  npkit_cli_render_missing("merge", &job);
 
   int to_stdout = strcmp(output, "-") == 0, gz = !to_stdout && has_suffix(output, ".gz");
-  char *tmp = NULL, *dir = to_stdout ? NULL : folder_of(output);
-  int fd = 1, rc;
+  char *dir = to_stdout ? NULL : folder_of(output);
   npkit_merge_stats st = {0};
+  npkit_out_file out;
   o.tmp_dir = dir;
-  if (!to_stdout) {
-    size_t n = strlen(output);
-    tmp = malloc(n + sizeof(".partial"));
-    if (tmp == NULL || dir == NULL) {
-      fprintf(stderr, "npkit merge: out of memory\n");
-      free(tmp);
-      free(dir);
-      npkit_job_free(&job);
-      npkit_job_free_inputs(paths, n_paths);
-      return NPKIT_EXIT_FAIL;
-    }
-    memcpy(tmp, output, n);
-    memcpy(tmp + n, ".partial", sizeof(".partial"));
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      fprintf(stderr, "npkit merge: %s: %s\n", tmp, strerror(errno));
-      free(tmp);
-      free(dir);
-      npkit_job_free(&job);
-      npkit_job_free_inputs(paths, n_paths);
-      return NPKIT_EXIT_FAIL;
-    }
+  if (!to_stdout && dir == NULL) {
+    fprintf(stderr, "npkit merge: out of memory\n");
+    npkit_job_free(&job);
+    return NPKIT_EXIT_FAIL;
   }
-  rc = merge_to(fd, gz, &job, n_paths, &o, &st, err, sizeof(err));
-  if (!to_stdout) {
-    if (close(fd) != 0 && rc == 0) {
-      snprintf(err, sizeof(err), "%s: %s", tmp, strerror(errno));
-      rc = -1;
-    }
-    if (rc == 0 && rename(tmp, output) != 0) {
-      snprintf(err, sizeof(err), "%s: %s", output, strerror(errno));
-      rc = -1;
-    }
-    if (rc != 0) unlink(tmp);
+  if (npkit_out_open(&out, output, err, sizeof(err)) != 0) {
+    fprintf(stderr, "npkit merge: %s\n", err);
+    free(dir);
+    npkit_job_free(&job);
+    return NPKIT_EXIT_FAIL;
   }
+  int rc = npkit_out_close(&out, merge_to(out.fd, gz, &job, n_inputs, &o, &st, err, sizeof(err)), err, sizeof(err));
   for (size_t i = 0; i < st.n_warnings; i++) fprintf(stderr, "npkit merge: warning: %s\n", st.warnings[i]);
   if (rc != 0) {
     fprintf(stderr, "npkit merge: %s\n", err);
@@ -268,8 +231,6 @@ int npkit_cmd_merge(int argc, char **argv) {
   }
   npkit_merge_stats_free(&st);
   npkit_job_free(&job);
-  free(tmp);
   free(dir);
-  npkit_job_free_inputs(paths, n_paths);
   return rc == 0 ? NPKIT_EXIT_OK : NPKIT_EXIT_FAIL;
 }

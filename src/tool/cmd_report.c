@@ -44,13 +44,6 @@ static int write_html(npkit_report *rep, const char *path) {
 
 /* Checks of option values, for npkit_cli_parse. */
 
-static int need_name(const char *v, void *to) {
-  (void)to;
-  if (v[0] != '\0') return 0;
-  npkit_cli_usage_error("report", "empty --html file name");
-  return -1;
-}
-
 static int take_threshold(const char *v, void *to) {
   double *ns = to;
   if (npkit_parse_duration(v, "us", ns) != 0 || *ns < 0) {
@@ -79,25 +72,21 @@ int npkit_cmd_report(int argc, char **argv) {
   const npkit_cli_option options[] = {
       {"--json", "--json", .flag = &json},
       {"--no-align", "--no-align", .flag = &no_align},
-      {"--html", "--html", .value = &html, .check = need_name},
+      {"--html", "--html", .value = &html, .nonempty = "--html file name"},
       {"--threshold", "--threshold", .check = take_threshold, .to = &o.threshold_ns},
       {"--top", "--top", .check = take_top, .to = &o.top},
   };
   const npkit_cli_spec spec = {"report", help, options, sizeof(options) / sizeof(options[0]), NULL};
-  char **paths;
-  size_t n_paths;
-  int parsed = npkit_cli_parse_logs(&spec, argc, argv, &paths, &n_paths);
+  npkit_job job;
+  int parsed = npkit_cli_open_job(&spec, argc, argv, &job, NULL);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
   if (html != NULL) o.timeline = 1;
 
   char err[512];
-  npkit_job job;
   npkit_report rep = {0};
-  int rc = NPKIT_EXIT_OK, opened = npkit_job_open(&job, paths, n_paths, err, sizeof(err)) == 0;
-  if (opened) npkit_cli_render_missing("report", &job);
-  else npkit_job_free(&job);
-  if (!opened || npkit_report_run_job(&rep, &job, &o, err, sizeof(err)) != 0) {
+  int rc = NPKIT_EXIT_OK;
+  if (npkit_report_run_job(&rep, &job, &o, err, sizeof(err)) != 0) {
     fprintf(stderr, "npkit report: %s\n", err);
     rc = NPKIT_EXIT_FAIL;
   } else {
@@ -117,6 +106,5 @@ int npkit_cmd_report(int argc, char **argv) {
     if (html != NULL && write_html(&rep, html) != 0) rc = NPKIT_EXIT_FAIL;
   }
   npkit_report_free(&rep);
-  npkit_job_free_inputs(paths, n_paths);
   return rc;
 }

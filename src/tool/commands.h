@@ -34,6 +34,8 @@ typedef struct npkit_cli_option {
   /* Checks the value, or stores what it means in *to; returns 0, or -1 after npkit_cli_usage_error. */
   int (*check)(const char *value, void *to);
   void *to;
+  /* Set for a value that must not be empty (a file name): what it is, for "empty <nonempty>". */
+  const char *nonempty;
 } npkit_cli_option;
 
 /* The command line of a subcommand. */
@@ -53,15 +55,17 @@ typedef struct npkit_cli_spec {
  * counted in *n_args.  Returns NPKIT_CLI_GO_ON, or the exit status to return at once:
  * NPKIT_EXIT_OK after printing the help, NPKIT_EXIT_USAGE after a message. */
 int npkit_cli_parse(const npkit_cli_spec *spec, int argc, char **argv, char **args, size_t *n_args);
-/* npkit_cli_parse for the commands that read DIR|LOG...: the logs named, or found in the folders
- * named (npkit_job_inputs), go to *paths, for npkit_job_free_inputs.  Returns as
- * npkit_cli_parse, and NPKIT_EXIT_FAIL after a message when they cannot be listed. */
-int npkit_cli_parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char ***paths, size_t *n_paths);
+/* What the commands that read DIR|LOG... (report, merge) do first: npkit_cli_parse, then the job
+ * of the logs named, or found in the folders named (npkit_job_inputs), opened (npkit_job_open),
+ * and the traces its stopped processes did not write rendered (npkit_cli_render_missing).
+ * Returns NPKIT_CLI_GO_ON with *job open and *n_inputs (may be NULL) the number of logs named or
+ * found, or the exit status to return at once after a message (*job is then empty).  */
+struct npkit_job;
+int npkit_cli_open_job(const npkit_cli_spec *spec, int argc, char **argv, struct npkit_job *job, size_t *n_inputs);
 
 /* Renders the Chrome trace of each log whose process meant to write one at exit but was stopped
  * before it did (no trace next to the log, and the process no longer runs), and says so on stderr
  * (trace_repair.c).  For the commands that read a job's logs: report, merge. */
-struct npkit_job;
 void npkit_cli_render_missing(const char *cmd, const struct npkit_job *job);
 
 /* "-h" or "--help". */

@@ -296,14 +296,11 @@ void npkit_cupti_render_finish(npkit_cupti_render *g, npkit_json *w, npkit_cupti
     npkit_trace_process_instant(w, g->fmt->ctx.pid,
                                 npkit_trace_rel(&g->fmt->ctx, g->last_ns ? g->last_ns : g->fmt->ctx.base_ns),
                                 "npkit untimed GPU activity");
-    npkit_json_key(w, "args");
-    npkit_json_begin_object(w);
-    npkit_json_key(w, "untimed");
-    npkit_json_uint(w, g->stats.untimed);
-    npkit_json_key(w, "message");
-    npkit_json_string(w, "GPU activity CUPTI could not time (start or end missing) is counted, not drawn");
-    npkit_json_end_object(w);
-    npkit_json_end_object(w);
+    npkit_trace_args_begin(w);
+    npkit_json_kv_uint(w, "untimed", g->stats.untimed);
+    npkit_json_kv_string(w, "message",
+                         "GPU activity CUPTI could not time (start or end missing) is counted, not drawn");
+    npkit_trace_args_end(w);
   }
   if (stats != NULL) *stats = g->stats;
 }

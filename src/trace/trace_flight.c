@@ -36,8 +36,8 @@ static void inflight(flight_render *f, npkit_json *w, const npkit_event *ev) {
   npkit_json_ts(w, ev->end_ns > ev->start_ns ? (int64_t)(ev->end_ns - ev->start_ns) : 0);
   npkit_json_key(w, "args");
   npkit_json_begin_object(w);
-  npkit_json_kv_str(w, "what", what_name(in->what));
-  npkit_json_kv_str(w, "where", npkit_inflight_where(ev, buf, sizeof buf));
+  npkit_json_kv_string(w, "what", what_name(in->what));
+  npkit_json_kv_string(w, "where", npkit_inflight_where(ev, buf, sizeof buf));
   if (in->seq != NPKIT_NO_SEQ) npkit_json_kv_int(w, "seq", (int64_t)in->seq);
   if (in->comm_id != 0) {
     npkit_json_key(w, "comm");
@@ -63,13 +63,13 @@ static void dump(flight_render *f, npkit_json *w, const npkit_event *ev) {
   snprintf(name, sizeof name, "npkit dump %" PRIu32 " (%s)", d->dump, trigger_name(d->trigger));
   int64_t tid = npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0);
   npkit_trace_event_head(w, &f->ctx, name, "npkit_flight", "i", tid, ev->start_ns);
-  npkit_json_kv_str(w, "s", "t");
+  npkit_json_kv_string(w, "s", "t");
   npkit_json_key(w, "args");
   npkit_json_begin_object(w);
-  npkit_json_kv_str(w, "trigger", trigger_name(d->trigger));
-  if (reason[0] != '\0') npkit_json_kv_str(w, "reason", reason);
+  npkit_json_kv_string(w, "trigger", trigger_name(d->trigger));
+  if (reason[0] != '\0') npkit_json_kv_string(w, "reason", reason);
   if (d->signal != 0) npkit_json_kv_int(w, "signal", d->signal);
-  if (d->result != 0) npkit_json_kv_str(w, "result", npkit_result_name(d->result));
+  if (d->result != 0) npkit_json_kv_string(w, "result", npkit_result_name(d->result));
   npkit_json_kv_int(w, "dump", d->dump);
   npkit_json_kv_int(w, "in_flight", d->inflight);
   if (d->inflight_omitted > 0) npkit_json_kv_int(w, "in_flight_omitted", d->inflight_omitted);

@@ -138,22 +138,16 @@ static void write_recording(npkit_marks_render *m, npkit_json *w, const npkit_ev
   const npkit_ev_recording *rec = &ev->u.recording;
   event_head(m, w, rec->recording ? "npkit recording resumed" : "npkit recording paused", "npkit",
              "i", -1, ev->start_ns);
-  npkit_json_key(w, "s");
-  npkit_json_string(w, "p");
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "reason");
-  npkit_json_string(w, reason_name(rec));
-  npkit_json_key(w, "collectives");
-  npkit_json_uint(w, rec->collectives);
+  npkit_json_kv_string(w, "s", "p");
+  npkit_trace_args_begin(w);
+  npkit_json_kv_string(w, "reason", reason_name(rec));
+  npkit_json_kv_uint(w, "collectives", rec->collectives);
   if (rec->reason == NPKIT_REC_SIGNAL) {
     char buf[32];
     signal_name(rec->signal, buf, sizeof buf);
-    npkit_json_key(w, "signal");
-    npkit_json_string(w, buf);
+    npkit_json_kv_string(w, "signal", buf);
   }
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_args_end(w);
 }
 
 int npkit_marks_render_event(npkit_marks_render *m, npkit_json *w, const npkit_event *ev) {
@@ -168,8 +162,7 @@ int npkit_marks_render_event(npkit_marks_render *m, npkit_json *w, const npkit_e
   case NPKIT_EV_MARK_INSTANT:
     event_head(m, w, npkit_mark_name(m->r, (uint32_t)ev->u.mark.name, buf, sizeof buf), "npkit_mark",
                "i", npkit_trace_tid(m->f->ctx.pid, ev->thread), ev->start_ns);
-    npkit_json_key(w, "s");
-    npkit_json_string(w, "t");
+    npkit_json_kv_string(w, "s", "t");
     npkit_json_end_object(w);
     break;
   case NPKIT_EV_RECORDING:

@@ -38,7 +38,7 @@ npkit_dump_render *npkit_dump_render_new(const npkit_log_reader *r, const npkit_
 
 static int same_track(const npk_track *t, const npkit_ev_npkit *x) {
   return t->rank == x->rank && t->buffer == x->buffer && t->lane == x->lane && t->source == x->source &&
-         t->unaligned == ((x->flags & NPKIT_NPK_UNALIGNED) != 0);
+         t->unaligned == ((x->flags & NPKIT_DUMP_SLICE_UNALIGNED) != 0);
 }
 
 static int64_t band_tid(const npkit_dump_render *n, uint32_t slot) {
@@ -54,7 +54,7 @@ static int64_t track_tid(npkit_dump_render *n, const npkit_ev_npkit *x) {
     }
   if (n->ntracks < NPKIT_TRACE_NPKIT_TRACKS - 1) {
     npk_track *t = &n->tracks[n->ntracks];
-    *t = (npk_track){x->rank, x->buffer, x->lane, x->source, (x->flags & NPKIT_NPK_UNALIGNED) != 0};
+    *t = (npk_track){x->rank, x->buffer, x->lane, x->source, (x->flags & NPKIT_DUMP_SLICE_UNALIGNED) != 0};
     n->last = n->ntracks++;
     return band_tid(n, n->last);
   }
@@ -100,19 +100,19 @@ static const char *event_name(const npkit_dump_render *n, const npkit_ev_npkit *
 
 static void write_slice(npkit_dump_render *n, npkit_json *w, const npkit_event *ev) {
   const npkit_ev_npkit *x = &ev->u.npkit;
-  int gpu = x->source == NPKIT_NPK_GPU;
+  int gpu = x->source == NPKIT_DUMP_SLICE_GPU;
   char nbuf[32];
   const char *name = event_name(n, x, nbuf, sizeof nbuf);
   int64_t tid = track_tid(n, x);
   npkit_json_element(w);
   char *p = npkit_json_reserve(w, EVENT_ROOM);
-  if (x->type == NPKIT_NPK_PAIR) {
+  if (x->type == NPKIT_DUMP_SLICE_PAIR) {
     p = put_head(n, p, name, gpu ? "npkit_gpu" : "npkit_cpu", "X", tid, ev->start_ns);
     NPKIT_PUT(p, ",\"dur\":");
     uint64_t dur = ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0;
     p = npkit_fmt_ts(p, (int64_t)dur);
   } else {
-    const char *cat = x->type == NPKIT_NPK_POINT ? (gpu ? "npkit_gpu" : "npkit_cpu") : "npkit_unpaired";
+    const char *cat = x->type == NPKIT_DUMP_SLICE_POINT ? (gpu ? "npkit_gpu" : "npkit_cpu") : "npkit_unpaired";
     p = put_head(n, p, name, cat, "i", tid, ev->start_ns);
     NPKIT_PUT(p, ",\"s\":\"t\"");
   }
@@ -120,17 +120,17 @@ static void write_slice(npkit_dump_render *n, npkit_json *w, const npkit_event *
   p = npkit_fmt_key_u64(p, gpu ? ",\"buffer\":" : ",\"channel\":", x->buffer);
   p = npkit_fmt_key_u64(p, ",\"size\":", x->size);
   p = npkit_fmt_key_u64(p, gpu ? ",\"rsvd\":" : ",\"slot\":", x->rsvd);
-  if (x->type == NPKIT_NPK_PAIR) {
+  if (x->type == NPKIT_DUMP_SLICE_PAIR) {
     if (x->entry_size != x->size) p = npkit_fmt_key_u64(p, ",\"entry_size\":", x->entry_size);
     if (gpu && x->entry_rsvd != 0) p = npkit_fmt_key_u64(p, ",\"entry_rsvd\":", x->entry_rsvd);
     p = put_bandwidth(p, x->size, ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0);
     p = npkit_fmt_key_u64(p, ",\"seq\":", x->seq);
-  } else if (x->type == NPKIT_NPK_UNPAIRED_ENTRY) {
+  } else if (x->type == NPKIT_DUMP_SLICE_UNPAIRED_ENTRY) {
     NPKIT_PUT(p, ",\"unpaired\":\"entry\"");
-  } else if (x->type == NPKIT_NPK_UNPAIRED_EXIT) {
+  } else if (x->type == NPKIT_DUMP_SLICE_UNPAIRED_EXIT) {
     NPKIT_PUT(p, ",\"unpaired\":\"exit\"");
   }
-  if (x->flags & NPKIT_NPK_UNALIGNED) NPKIT_PUT(p, ",\"unaligned\":true");
+  if (x->flags & NPKIT_DUMP_SLICE_UNALIGNED) NPKIT_PUT(p, ",\"unaligned\":true");
   NPKIT_PUT(p, "}}");
   npkit_json_commit(w, p);
 }
@@ -149,11 +149,11 @@ static void write_read(npkit_dump_render *n, npkit_json *w, const npkit_event *e
     NPKIT_PUT(p, ",\"s\":\"p\"");
   }
   NPKIT_PUT(p, ",\"args\":{\"trigger\":\"");
-  p = npkit_fmt_str(p, x->trigger == NPKIT_NPK_AFTER_DESTROY ? "ncclCommDestroy"
-                 : x->trigger == NPKIT_NPK_AFTER_ABORT ? "ncclCommAbort"
+  p = npkit_fmt_str(p, x->trigger == NPKIT_DUMP_READ_AFTER_DESTROY ? "ncclCommDestroy"
+                 : x->trigger == NPKIT_DUMP_READ_AFTER_ABORT ? "ncclCommAbort"
                                                          : "exit");
   *p++ = '"';
-  if (x->flags & NPKIT_NPK_READ_SHARED) NPKIT_PUT(p, ",\"shared_state\":true");
+  if (x->flags & NPKIT_DUMP_READ_SHARED) NPKIT_PUT(p, ",\"shared_state\":true");
   if (x->comm != 0) {
     const npkit_comm_rec *c = npkit_reader_comm(n->r, x->comm);
     char label[64];
@@ -229,7 +229,7 @@ void npkit_dump_render_finish(npkit_dump_render *n, npkit_json *w) {
     const npk_track *t = &n->tracks[i];
     char name[160], prefix[48] = "NPKit";
     if (with_rank) snprintf(prefix, sizeof prefix, "NPKit rank %" PRIu32 " " MIDDOT, t->rank);
-    if (t->source == NPKIT_NPK_CPU)
+    if (t->source == NPKIT_DUMP_SLICE_CPU)
       snprintf(name, sizeof name, "%s net channel %" PRIu32 " " MIDDOT " lane %" PRIu32, prefix, t->buffer,
                t->lane);
     else if (t->lane == 0)

@@ -94,21 +94,18 @@ static void on_kernel_ch(npkit_plugin_render *p, npkit_json *w, const npkit_even
   npkit_plugin_arg_int(w, "channel", k->channel);
   if (t != NULL) npkit_plugin_task_args(w, t);
   int gpu = (k->flags & NPKIT_PKCH_GPU_TIMER) != 0;
-  npkit_json_key(w, "gpu_timer");
-  npkit_json_bool(w, gpu);
+  npkit_json_kv_bool(w, "gpu_timer", gpu);
   if (gpu) { /* logs before 0.3 kept the GPU's raw clock: not on the host's axis */
-    npkit_json_key(w, "gpu_clock");
-    npkit_json_string(w, (k->flags & NPKIT_PKCH_MAPPED) ? "mapped" : "unmapped");
+    npkit_json_kv_string(w, "gpu_clock", (k->flags & NPKIT_PKCH_MAPPED) ? "mapped" : "unmapped");
   }
   if (gpu && (k->flags & NPKIT_PKCH_MAPPED) && k->map_error_ns >= 0) {
     npkit_json_key(w, "map_error_us");
     npkit_json_ts(w, k->map_error_ns);
   }
   if (k->flags & NPKIT_PKCH_NO_STOP) {
-    npkit_json_key(w, "stop_missing");
-    npkit_json_bool(w, 1);
+    npkit_json_kv_bool(w, "stop_missing", 1);
   }
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
   if (t == NULL) return;
   if (gpu) {
     if (t->kch_gpu == 0 || ev->start_ns < t->gpu_start) t->gpu_start = ev->start_ns;
@@ -143,21 +140,18 @@ static void on_kernel_phase(npkit_plugin_render *p, npkit_json *w, const npkit_e
   npkit_plugin_arg_int(w, "phase", k->phase);
   if (t != NULL) npkit_plugin_task_args(w, t);
   int gpu = (k->flags & NPKIT_PKCH_GPU_TIMER) != 0;
-  npkit_json_key(w, "gpu_timer");
-  npkit_json_bool(w, gpu);
+  npkit_json_kv_bool(w, "gpu_timer", gpu);
   if (gpu && (k->flags & NPKIT_PKCH_MAPPED) && k->map_error_ns >= 0) {
     npkit_json_key(w, "map_error_us");
     npkit_json_ts(w, k->map_error_ns);
   }
   if (gpu && k->gpu_stop >= k->gpu_start) {
-    npkit_json_key(w, "gpu_clock_span_ns");
-    npkit_json_uint(w, k->gpu_stop - k->gpu_start);
+    npkit_json_kv_uint(w, "gpu_clock_span_ns", k->gpu_stop - k->gpu_start);
   }
   if (k->flags & NPKIT_PKCH_NO_STOP) {
-    npkit_json_key(w, "stop_missing");
-    npkit_json_bool(w, 1);
+    npkit_json_kv_bool(w, "stop_missing", 1);
   }
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 
 static void task_ref_args(npkit_plugin_render *p, npkit_json *w, uint64_t task) {
@@ -173,15 +167,13 @@ static void on_proxy_op(npkit_plugin_render *p, npkit_json *w, const npkit_event
   npkit_plugin_arg_int(w, "channel", o->channel);
   npkit_plugin_arg_int(w, "peer", o->peer);
   npkit_plugin_arg_int(w, "steps", o->nsteps);
-  npkit_json_key(w, "steps_done");
-  npkit_json_uint(w, o->steps_done);
+  npkit_json_kv_uint(w, "steps_done", o->steps_done);
   npkit_plugin_arg_int(w, "chunk_size", o->chunk_size);
-  npkit_json_key(w, "bytes");
-  npkit_json_uint(w, o->bytes);
+  npkit_json_kv_uint(w, "bytes", o->bytes);
   if (o->progress_ns >= ev->start_ns && o->progress_ns != 0)
     npkit_plugin_arg_us(w, "wait_us", ev->start_ns, o->progress_ns);
   task_ref_args(p, w, o->task);
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 
 static void on_proxy_step(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
@@ -190,8 +182,7 @@ static void on_proxy_step(npkit_plugin_render *p, npkit_json *w, const npkit_eve
   npkit_plugin_slice_begin(p, w, send ? "net send" : "net recv", "nccl_net",
               npkit_plugin_lane_tid(p, s->ctx, s->channel, s->peer, send), ev->start_ns, ev->end_ns);
   npkit_plugin_arg_int(w, "step", s->step);
-  npkit_json_key(w, "size");
-  npkit_json_uint(w, s->size);
+  npkit_json_kv_uint(w, "size", s->size);
   npkit_plugin_arg_int(w, "channel", s->channel);
   npkit_plugin_arg_int(w, "peer", s->peer);
   /* How long each phase lasted: a phase ends where the next recorded one (or the step) ends. */
@@ -208,7 +199,7 @@ static void on_proxy_step(npkit_plugin_render *p, npkit_json *w, const npkit_eve
     npkit_plugin_arg_us(w, send ? send_keys[i] : recv_keys[i], from, to);
   }
   task_ref_args(p, w, s->task);
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 
 static void on_proxy_ctrl(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
@@ -218,7 +209,7 @@ static void on_proxy_ctrl(npkit_plugin_render *p, npkit_json *w, const npkit_eve
   npkit_plugin_slice_begin(p, w, name, "nccl_proxy", npkit_plugin_lane_tid(p, c->ctx, TRACK_CTRL, -1, 0), ev->start_ns,
               ev->end_ns);
   npkit_plugin_arg_int(w, "appended", c->appended);
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 
 /* ---- records that came before their task ---- */
@@ -344,28 +335,12 @@ void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_json *w) {
   npkit_plugin_name_tracks(p, w);
   const npkit_ev_plugin_stats *s = &p->stats;
   if (p->has_stats && (s->lost | s->late | s->foreign | s->unknown) != 0) {
-    npkit_json_next_line(w);
-    npkit_json_begin_object(w);
-    npkit_json_key(w, "name");
-    npkit_json_string(w, "npkit plugin");
-    npkit_json_key(w, "ph");
-    npkit_json_string(w, "C");
-    npkit_json_key(w, "pid");
-    npkit_json_int(w, p->fmt->ctx.pid);
-    npkit_json_key(w, "ts");
-    npkit_json_ts(w, npkit_trace_rel(&p->fmt->ctx, p->last_ns));
-    npkit_json_key(w, "args");
-    npkit_json_begin_object(w);
-    npkit_json_key(w, "lost");
-    npkit_json_uint(w, s->lost);
-    npkit_json_key(w, "late");
-    npkit_json_uint(w, s->late);
-    npkit_json_key(w, "foreign");
-    npkit_json_uint(w, s->foreign);
-    npkit_json_key(w, "ignored");
-    npkit_json_uint(w, s->unknown);
-    npkit_json_end_object(w);
-    npkit_json_end_object(w);
+    npkit_trace_counter_begin(w, p->fmt->ctx.pid, npkit_trace_rel(&p->fmt->ctx, p->last_ns), "npkit plugin");
+    npkit_json_kv_uint(w, "lost", s->lost);
+    npkit_json_kv_uint(w, "late", s->late);
+    npkit_json_kv_uint(w, "foreign", s->foreign);
+    npkit_json_kv_uint(w, "ignored", s->unknown);
+    npkit_trace_args_end(w);
   }
 }
 

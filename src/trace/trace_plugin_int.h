@@ -160,10 +160,9 @@ int64_t npkit_plugin_lane_tid(npkit_plugin_render *p, uint32_t ctx, int channel,
 void npkit_plugin_name_tracks(npkit_plugin_render *p, npkit_json *w);
 /* Which profiler ABI each communicator got, and how its GPU clock was mapped (metadata). */
 void npkit_plugin_write_clocks(npkit_plugin_render *p, npkit_json *w);
-/* Opens {"name":…,"cat":…,"ph":"X",…,"args":{ ; close with npkit_plugin_slice_end. */
+/* Opens {"name":…,"cat":…,"ph":"X",…,"args":{ ; close with npkit_trace_args_end. */
 void npkit_plugin_slice_begin(npkit_plugin_render *p, npkit_json *w, const char *name, const char *cat,
                               int64_t tid, uint64_t start_ns, uint64_t end_ns);
-void npkit_plugin_slice_end(npkit_json *w);
 void npkit_plugin_arg_str(npkit_json *w, const char *key, const char *v, size_t n);
 void npkit_plugin_arg_int(npkit_json *w, const char *key, int64_t v);
 /* key: the span from..to in microseconds */

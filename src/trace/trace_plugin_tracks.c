@@ -58,19 +58,13 @@ static void meta(npkit_plugin_render *p, npkit_json *w, int64_t tid, const char 
   npkit_trace_track_meta(w, p->fmt->ctx.pid, tid, name, sort);
 }
 
-/* Opens {"name":…,"cat":…,"ph":"X",…,"args":{ ; close with slice_end. */
+/* Opens {"name":…,"cat":…,"ph":"X",…,"args":{ ; close with npkit_trace_args_end. */
 void npkit_plugin_slice_begin(npkit_plugin_render *p, npkit_json *w, const char *name, const char *cat,
                         int64_t tid, uint64_t start_ns, uint64_t end_ns) {
   npkit_trace_event_head(w, &p->fmt->ctx, name, cat, "X", tid, start_ns);
   npkit_json_key(w, "dur");
   npkit_json_ts(w, end_ns > start_ns ? (int64_t)(end_ns - start_ns) : 0);
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-}
-
-void npkit_plugin_slice_end(npkit_json *w) {
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_args_begin(w);
 }
 
 void npkit_plugin_arg_str(npkit_json *w, const char *key, const char *v, size_t n) {
@@ -157,12 +151,9 @@ void npkit_plugin_name_tracks(npkit_plugin_render *p, npkit_json *w) {
  * the communicator's label; the caller adds the rest and closes both objects. */
 static void gpu_track_meta_begin(npkit_plugin_render *p, npkit_json *w, const char *name, uint32_t id) {
   npkit_trace_meta_begin(w, name, p->fmt->ctx.pid, npkit_plugin_channel_tid(p, id, TRACK_GPU));
-  npkit_json_key(w, "comm");
-  npkit_json_string(w, npkit_plugin_ctx_label(p, id));
+  npkit_json_kv_string(w, "comm", npkit_plugin_ctx_label(p, id));
 }
 
-/* How each communicator's GPU clock was mapped onto the host's (gpu_clock_map.h), as a metadata
- * event of its "collectives (GPU)" track: offset, drift and how far the mapped times may be off. */
 /* Which profiler interface NCCL loaded for a communicator, and the events asked of it. */
 static void write_profiler(npkit_plugin_render *p, npkit_json *w, uint32_t id) {
   static const char *const names[16] = {"Group", "Coll", "P2p", "ProxyOp", "ProxyStep", "ProxyCtrl",
@@ -170,41 +161,34 @@ static void write_profiler(npkit_plugin_render *p, npkit_json *w, uint32_t id) {
                                         "KernelLaunch", "CeColl", "CeSync", "CeBatch", "KernelPhase"};
   const npkit_plugin_ctx *x = &p->ctx[id];
   gpu_track_meta_begin(p, w, "nccl_profiler", id);
-  npkit_json_key(w, "abi");
-  npkit_json_uint(w, x->abi);
+  npkit_json_kv_uint(w, "abi", x->abi);
   npkit_json_key(w, "events");
   npkit_json_begin_array(w);
   for (int b = 0; b < 16; b++)
     if (x->mask & (1u << b)) npkit_json_string(w, names[b]);
   npkit_json_end_array(w);
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_args_end(w);
 }
 
+/* How each communicator's GPU clock was mapped onto the host's (gpu_clock_map.h), as a metadata
+ * event of its "collectives (GPU)" track: offset, drift and how far the mapped times may be off. */
 void npkit_plugin_write_clocks(npkit_plugin_render *p, npkit_json *w) {
   for (uint32_t id = 1; id < p->nctx; id++) {
     if (p->ctx[id].abi != 0) write_profiler(p, w, id);
     const npkit_ev_plugin_clock *c = &p->ctx[id].clock;
     if (c->samples == 0) continue;
     gpu_track_meta_begin(p, w, "gpu_clock", id);
-    npkit_json_key(w, "samples");
-    npkit_json_uint(w, c->samples);
+    npkit_json_kv_uint(w, "samples", c->samples);
     npkit_json_key(w, "offset_ns"); /* host minus GPU */
     npkit_json_int(w, c->offset_ns);
     npkit_json_key(w, "drift_ppm");
     npkit_json_ts(w, c->drift_ppb); /* ppb / 1000, three decimals */
-    npkit_json_key(w, "max_error_ns");
-    npkit_json_int(w, c->max_error_ns);
-    npkit_json_key(w, "median_error_ns");
-    npkit_json_int(w, c->median_error_ns);
-    npkit_json_key(w, "windows");
-    npkit_json_uint(w, c->windows);
-    npkit_json_key(w, "one_sided");
-    npkit_json_uint(w, c->one_sided);
-    npkit_json_key(w, "inconsistent");
-    npkit_json_uint(w, c->inconsistent);
-    npkit_json_end_object(w);
-    npkit_json_end_object(w);
+    npkit_json_kv_int(w, "max_error_ns", c->max_error_ns);
+    npkit_json_kv_int(w, "median_error_ns", c->median_error_ns);
+    npkit_json_kv_uint(w, "windows", c->windows);
+    npkit_json_kv_uint(w, "one_sided", c->one_sided);
+    npkit_json_kv_uint(w, "inconsistent", c->inconsistent);
+    npkit_trace_args_end(w);
   }
 }
 
@@ -234,34 +218,27 @@ int npkit_plugin_task_span(const npkit_plugin_task *t, uint64_t *start, uint64_t
 }
 
 void npkit_plugin_task_args(npkit_json *w, const npkit_plugin_task *t) {
-  npkit_json_key(w, "func");
-  npkit_json_string(w, npkit_fn_short_name(t->fn));
+  npkit_json_kv_string(w, "func", npkit_fn_short_name(t->fn));
   if (t->algo[0] != '\0') npkit_plugin_arg_str(w, "algorithm", t->algo, sizeof t->algo);
   if (t->symmetric) { /* the algorithm is the tail of the kernel variant's name */
-    npkit_json_key(w, "symmetric");
-    npkit_json_bool(w, 1);
+    npkit_json_kv_bool(w, "symmetric", 1);
   }
   if (t->proto[0] != '\0') npkit_plugin_arg_str(w, "protocol", t->proto, sizeof t->proto);
   if (!t->p2p) {
-    npkit_json_key(w, "nccl_seq");
-    npkit_json_uint(w, t->nccl_seq);
+    npkit_json_kv_uint(w, "nccl_seq", t->nccl_seq);
   }
   if (t->api_seq != NPKIT_NO_SEQ) {
-    npkit_json_key(w, "seq");
-    npkit_json_uint(w, t->api_seq);
+    npkit_json_kv_uint(w, "seq", t->api_seq);
   }
   if (t->user_tag != 0) {
     char tag[24];
     snprintf(tag, sizeof tag, "0x%" PRIx64, t->user_tag);
-    npkit_json_key(w, "user_tag");
-    npkit_json_string(w, tag);
+    npkit_json_kv_string(w, "user_tag", tag);
   }
   if (t->replay) {
-    npkit_json_key(w, "graph_replay");
-    npkit_json_bool(w, 1);
+    npkit_json_kv_bool(w, "graph_replay", 1);
     if (t->captured_seq != NPKIT_NO_SEQ) {
-      npkit_json_key(w, "captured_seq");
-      npkit_json_uint(w, t->captured_seq);
+      npkit_json_kv_uint(w, "captured_seq", t->captured_seq);
     }
   }
 }
@@ -282,14 +259,13 @@ void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_json *w, npkit_plugin_
   npkit_plugin_task_args(w, t);
   npkit_plugin_arg_int(w, "channels", t->nch);
   npkit_plugin_arg_int(w, "channels_seen", t->kch_seen);
-  npkit_json_key(w, "count");
-  npkit_json_uint(w, t->count);
+  npkit_json_kv_uint(w, "count", t->count);
   /* host-timed channels (no GPU stamps) only say when NCCL's proxy saw them */
   npkit_plugin_arg_us(w, timer ? "gpu_time_us" : "reported_time_us", start, stop);
   if (timer && t->raw_stop >= t->raw_start && t->raw_start != 0) {
     npkit_json_key(w, "gpu_clock_span_ns"); /* the same span on the GPU's own clock */
     npkit_json_uint(w, t->raw_stop - t->raw_start);
   }
-  npkit_plugin_slice_end(w);
+  npkit_trace_args_end(w);
 }
 

@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "machine_json.h"
 #include "nccl_names.h"
+#include "out_file.h"
 #include "trace_api.h"
 #include "trace_source.h"
 #include "trace_stacks.h"
@@ -27,6 +29,7 @@ static const struct {
     {&npkit_dump_trace_source, offsetof(npkit_render_stats, npkit)},
     {&npkit_cupti_trace_source, offsetof(npkit_render_stats, gpu)},
     {&npkit_flight_trace_source, offsetof(npkit_render_stats, flight)},
+    {&npkit_machine_trace_source, offsetof(npkit_render_stats, machine)},
 };
 #define N_SOURCES (sizeof(sources) / sizeof(sources[0]))
 
@@ -46,73 +49,65 @@ static int32_t process_device(const npkit_log_reader *r) {
 
 /* ---- otherData ---- */
 
+/* The machine snapshot (version 3 logs), when the log has one. */
+static void write_machine(const npkit_log_reader *r, npkit_json *w) {
+  npkit_machine m;
+  char err[300];
+  if (npkit_machine_load(r, &m, err, sizeof(err)) != 0) {
+    npkit_json_key(w, "machine_error");
+    npkit_json_string(w, err);
+    return;
+  }
+  if (m.present) {
+    npkit_json_key(w, "machine");
+    npkit_machine_json(w, &m);
+  }
+  npkit_machine_free(&m);
+}
+
 void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t base_ns) {
   char buf[160];
   npkit_json_begin_object(w);
-  npkit_json_key(w, "tool");
-  npkit_json_string(w, "npkit-preload");
-  npkit_json_key(w, "version");
-  npkit_json_string(w, NPKIT_VERSION_STRING);
-  npkit_json_key(w, "log_version");
-  npkit_json_uint(w, r->header.version);
-  npkit_json_key(w, "writer_version");
-  npkit_json_string(w, r->header.library_version);
-  npkit_json_key(w, "nccl_header_version");
-  npkit_json_uint(w, r->header.nccl_header_version);
-  npkit_json_key(w, "clock");
-  npkit_json_string(w, "CLOCK_REALTIME");
+  npkit_json_kv_string(w, "tool", "npkit-preload");
+  npkit_json_kv_string(w, "version", NPKIT_VERSION_STRING);
+  npkit_json_kv_uint(w, "log_version", r->header.version);
+  npkit_json_kv_string(w, "writer_version", r->header.library_version);
+  npkit_json_kv_uint(w, "nccl_header_version", r->header.nccl_header_version);
+  npkit_json_kv_string(w, "clock", "CLOCK_REALTIME");
   /* How the times were read: the time-stamp counter mapped onto CLOCK_REALTIME, with the worst
    * difference the writer found when it compared the two (known once the log was closed). */
   int tsc = (r->header.flags & NPKIT_LOG_F_TSC_CLOCK) != 0;
-  npkit_json_key(w, "clock_source");
-  npkit_json_string(w, tsc ? "tsc" : "clock_gettime");
+  npkit_json_kv_string(w, "clock_source", tsc ? "tsc" : "clock_gettime");
   if (tsc && r->has_end && r->end.clock_checks > 0) {
-    npkit_json_key(w, "clock_checks");
-    npkit_json_uint(w, r->end.clock_checks);
-    npkit_json_key(w, "clock_steps");
-    npkit_json_uint(w, r->end.clock_steps);
-    npkit_json_key(w, "clock_max_error_ns");
-    npkit_json_uint(w, r->end.clock_max_error_ns);
+    npkit_json_kv_uint(w, "clock_checks", r->end.clock_checks);
+    npkit_json_kv_uint(w, "clock_steps", r->end.clock_steps);
+    npkit_json_kv_uint(w, "clock_max_error_ns", r->end.clock_max_error_ns);
   }
   /* Traces of the demo (and of tests) run against stand-ins for NCCL and CUPTI say so. */
-  npkit_json_key(w, "simulated");
-  npkit_json_bool(w, (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0);
+  npkit_json_kv_bool(w, "simulated", (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0);
   npkit_json_key(w, "base_ns"); /* a string: a double would round it */
   snprintf(buf, sizeof(buf), "%" PRIu64, base_ns);
   npkit_json_string(w, buf);
-  npkit_json_key(w, "host");
-  npkit_json_string(w, r->header.host);
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, r->header.pid);
-  npkit_json_key(w, "rank");
-  npkit_json_int(w, r->rank);
-  npkit_json_key(w, "world_size");
-  npkit_json_int(w, r->world_size);
-  npkit_json_key(w, "local_rank");
-  npkit_json_int(w, r->local_rank);
-  npkit_json_key(w, "rank_source");
-  npkit_json_string(w, r->rank_source);
-  npkit_json_key(w, "events");
-  npkit_json_uint(w, r->n_events);
-  npkit_json_key(w, "dropped");
-  npkit_json_uint(w, r->dropped);
-  npkit_json_key(w, "truncated");
-  npkit_json_bool(w, r->truncated);
+  npkit_json_kv_string(w, "host", r->header.host);
+  npkit_json_kv_int(w, "pid", r->header.pid);
+  npkit_json_kv_int(w, "rank", r->rank);
+  npkit_json_kv_int(w, "world_size", r->world_size);
+  npkit_json_kv_int(w, "local_rank", r->local_rank);
+  npkit_json_kv_string(w, "rank_source", r->rank_source);
+  npkit_json_kv_uint(w, "events", r->n_events);
+  npkit_json_kv_uint(w, "dropped", r->dropped);
+  npkit_json_kv_bool(w, "truncated", r->truncated);
   if (r->truncated) {
     npkit_json_key(w, "truncation");
     snprintf(buf, sizeof(buf), "%s at offset %" PRIu64, r->truncation, r->truncated_at);
     npkit_json_string(w, buf);
   }
-  npkit_json_key(w, "closed_cleanly");
-  npkit_json_bool(w, r->has_end);
-  npkit_json_key(w, "skipped_blocks");
-  npkit_json_uint(w, r->skipped_blocks);
-  npkit_json_key(w, "skipped_bytes");
-  npkit_json_uint(w, r->skipped_bytes);
+  npkit_json_kv_bool(w, "closed_cleanly", r->has_end);
+  npkit_json_kv_uint(w, "skipped_blocks", r->skipped_blocks);
+  npkit_json_kv_uint(w, "skipped_bytes", r->skipped_bytes);
   if (r->skipped_blocks > 0) {
     char damage[400];
-    npkit_json_key(w, "damage");
-    npkit_json_string(w, npkit_reader_damage(r, damage, sizeof(damage)));
+    npkit_json_kv_string(w, "damage", npkit_reader_damage(r, damage, sizeof(damage)));
   }
   npkit_json_key(w, "comms");
   npkit_json_begin_array(w);
@@ -121,26 +116,21 @@ void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t bas
     npkit_json_begin_object(w);
     npkit_json_key(w, "comm_id");
     npkit_json_hex(w, c->comm_id, 16);
-    npkit_json_key(w, "local_id");
-    npkit_json_uint(w, c->local_id);
-    npkit_json_key(w, "rank");
-    npkit_json_int(w, c->rank);
-    npkit_json_key(w, "nranks");
-    npkit_json_int(w, c->nranks);
-    npkit_json_key(w, "device");
-    npkit_json_int(w, c->device);
+    npkit_json_kv_uint(w, "local_id", c->local_id);
+    npkit_json_kv_int(w, "rank", c->rank);
+    npkit_json_kv_int(w, "nranks", c->nranks);
+    npkit_json_kv_int(w, "device", c->device);
     npkit_json_key(w, "label");
     npkit_comm_label(buf, sizeof(buf), c);
     npkit_json_string(w, buf);
     npkit_json_key(w, "name");
     npkit_json_string_n(w, c->name, sizeof(c->name));
-    npkit_json_key(w, "parent");
-    npkit_json_uint(w, c->parent);
-    npkit_json_key(w, "created_by");
-    npkit_json_string(w, npkit_fn_name(c->created_by));
+    npkit_json_kv_uint(w, "parent", c->parent);
+    npkit_json_kv_string(w, "created_by", npkit_fn_name(c->created_by));
     npkit_json_end_object(w);
   }
   npkit_json_end_array(w);
+  write_machine(r, w);
   npkit_json_end_object(w);
 }
 
@@ -198,15 +188,12 @@ static void write_note(npkit_json *w, int64_t pid, int64_t ts, uint32_t level, c
   char name[32];
   snprintf(name, sizeof(name), "npkit %s", level_name(level));
   npkit_trace_process_instant(w, pid, ts, name);
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "level");
-  npkit_json_string(w, level_name(level));
+  npkit_trace_args_begin(w);
+  npkit_json_kv_string(w, "level", level_name(level));
   npkit_json_key(w, "message");
   /* text may hold NULs; the writer stops at the first, which is what a reader would show anyway */
   npkit_json_string_n(w, text, len);
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_args_end(w);
 }
 
 static void write_notes(const npkit_log_reader *r, npkit_json *w, const npkit_api_fmt *f) {
@@ -224,22 +211,9 @@ static void write_notes(const npkit_log_reader *r, npkit_json *w, const npkit_ap
 }
 
 static void write_drop_counter(npkit_json *w, const npkit_api_fmt *f, uint64_t at_ns, uint64_t dropped) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, "npkit dropped events");
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "C");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, f->ctx.pid);
-  npkit_json_key(w, "ts");
-  npkit_json_ts(w, npkit_trace_rel(&f->ctx, at_ns));
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "dropped");
-  npkit_json_uint(w, dropped);
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_trace_counter_begin(w, f->ctx.pid, npkit_trace_rel(&f->ctx, at_ns), "npkit dropped events");
+  npkit_json_kv_uint(w, "dropped", dropped);
+  npkit_trace_args_end(w);
 }
 
 /* ---- calls and groups ---- */
@@ -409,8 +383,7 @@ static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, c
     return -1;
   }
   npkit_json_begin_object(&w);
-  npkit_json_key(&w, "displayTimeUnit");
-  npkit_json_string(&w, "ns");
+  npkit_json_kv_string(&w, "displayTimeUnit", "ns");
   npkit_json_key(&w, "otherData");
   npkit_render_summary(r, &w, r->header.clock_base_ns);
   npkit_json_key(&w, "traceEvents");
@@ -431,70 +404,20 @@ static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, c
   return rc;
 }
 
-/* Whether json_path may be written as json_path.partial and renamed over it. */
-static int is_regular_or_absent(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return errno == ENOENT;
-  return S_ISREG(st.st_mode);
-}
-
 int npkit_render_trace(const char *log_path, const char *json_path, npkit_render_stats *stats, char *err,
                        size_t errlen) {
   npkit_log_reader *r;
   npkit_render_stats local;
-  char *tmp = NULL;
-  int fd = 1, rc;
+  npkit_out_file out;
 
   if (stats == NULL) stats = &local;
   memset(stats, 0, sizeof(*stats));
   if (npkit_reader_open(log_path, &r, err, errlen) != 0) return -1;
-  if (strcmp(json_path, "-") != 0 && !is_regular_or_absent(json_path)) {
-    /* a device, a pipe, a symbolic link: written in place, never replaced by a renamed file */
-    fd = open(json_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-      npkit_reader_close(r);
-      return -1;
-    }
-    rc = write_trace(r, fd, stats, err, errlen);
-    if (close(fd) != 0 && rc == 0) {
-      snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-      rc = -1;
-    }
+  if (npkit_out_open(&out, json_path, err, errlen) != 0) {
     npkit_reader_close(r);
-    return rc;
+    return -1;
   }
-  if (strcmp(json_path, "-") != 0) {
-    size_t n = strlen(json_path);
-    tmp = malloc(n + sizeof(".partial"));
-    if (tmp == NULL) {
-      snprintf(err, errlen, "out of memory");
-      npkit_reader_close(r);
-      return -1;
-    }
-    memcpy(tmp, json_path, n);
-    memcpy(tmp + n, ".partial", sizeof(".partial"));
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-      free(tmp);
-      npkit_reader_close(r);
-      return -1;
-    }
-  }
-  rc = write_trace(r, fd, stats, err, errlen);
-  if (tmp != NULL) {
-    if (close(fd) != 0 && rc == 0) { /* NFS and friends report write errors here */
-      snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-      rc = -1;
-    }
-    if (rc == 0 && rename(tmp, json_path) != 0) {
-      snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
-      rc = -1;
-    }
-    if (rc != 0) unlink(tmp);
-    free(tmp);
-  }
+  int rc = npkit_out_close(&out, write_trace(r, out.fd, stats, err, errlen), err, errlen);
   npkit_reader_close(r);
   return rc;
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sorted_find.h"
+
 static int frag_copy(npkit_frag *f, const char *text, size_t n) {
   f->text = malloc(n + 1);
   if (f->text == NULL) return -1;
@@ -105,15 +107,10 @@ void npkit_stack_fmt_free(npkit_stack_fmt *f) {
   memset(f, 0, sizeof *f);
 }
 
+NPKIT_SORTED_FIND(find_frag, npkit_stack_frag, uint64_t, id)
+
 const npkit_stack_frag *npkit_stack_fmt_find(const npkit_stack_fmt *f, uint64_t id) {
-  if (f == NULL) return NULL;
-  size_t lo = 0, hi = f->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (f->frags[mid].id == id) return &f->frags[mid];
-    if (f->frags[mid].id < id) lo = mid + 1; else hi = mid;
-  }
-  return NULL;
+  return f != NULL ? find_frag(f->frags, f->n, id) : NULL;
 }
 
 void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_json *w) {
@@ -123,14 +120,11 @@ void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_json *w) {
     npkit_json_raw(w, "\n", 1); /* whitespace: one node per line */
     npkit_json_key(w, id);
     npkit_json_begin_object(w);
-    npkit_json_key(w, "name");
-    npkit_json_string(w, f->nodes[i].name);
-    npkit_json_key(w, "category");
-    npkit_json_string(w, "npkit");
+    npkit_json_kv_string(w, "name", f->nodes[i].name);
+    npkit_json_kv_string(w, "category", "npkit");
     if (f->nodes[i].parent != 0) {
       snprintf(id, sizeof id, "%" PRId64 ".%" PRIu32, f->pid, f->nodes[i].parent - 1);
-      npkit_json_key(w, "parent");
-      npkit_json_string(w, id);
+      npkit_json_kv_string(w, "parent", id);
     }
     npkit_json_end_object(w);
   }

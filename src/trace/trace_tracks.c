@@ -13,21 +13,32 @@ int64_t npkit_trace_pid(const npkit_log_reader *r) {
 void npkit_trace_meta_begin(npkit_json *w, const char *name, int64_t pid, int64_t tid) {
   npkit_json_next_line(w);
   npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "M");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, pid);
+  npkit_json_kv_string(w, "name", name);
+  npkit_json_kv_string(w, "ph", "M");
+  npkit_json_kv_int(w, "pid", pid);
   if (tid >= 0) {
-    npkit_json_key(w, "tid");
-    npkit_json_int(w, tid);
+    npkit_json_kv_int(w, "tid", tid);
   }
+  npkit_trace_args_begin(w);
+}
+
+void npkit_trace_counter_begin(npkit_json *w, int64_t pid, int64_t ts, const char *name) {
+  npkit_json_next_line(w);
+  npkit_json_begin_object(w);
+  npkit_json_kv_string(w, "name", name);
+  npkit_json_kv_string(w, "ph", "C");
+  npkit_json_kv_int(w, "pid", pid);
+  npkit_json_key(w, "ts");
+  npkit_json_ts(w, ts);
+  npkit_trace_args_begin(w);
+}
+
+void npkit_trace_args_begin(npkit_json *w) {
   npkit_json_key(w, "args");
   npkit_json_begin_object(w);
 }
 
-static void meta_end(npkit_json *w) {
+void npkit_trace_args_end(npkit_json *w) {
   npkit_json_end_object(w);
   npkit_json_end_object(w);
 }
@@ -37,7 +48,7 @@ void npkit_trace_meta_string(npkit_json *w, const char *name, int64_t pid, int64
   npkit_trace_meta_begin(w, name, pid, tid);
   npkit_json_key(w, key);
   npkit_json_string(w, value);
-  meta_end(w);
+  npkit_trace_args_end(w);
 }
 
 void npkit_trace_meta_int(npkit_json *w, const char *name, int64_t pid, int64_t tid, const char *key,
@@ -45,7 +56,7 @@ void npkit_trace_meta_int(npkit_json *w, const char *name, int64_t pid, int64_t 
   npkit_trace_meta_begin(w, name, pid, tid);
   npkit_json_key(w, key);
   npkit_json_int(w, value);
-  meta_end(w);
+  npkit_trace_args_end(w);
 }
 
 void npkit_trace_track_meta(npkit_json *w, int64_t pid, int64_t tid, const char *name, int64_t sort_index) {
@@ -57,17 +68,12 @@ void npkit_trace_event_head(npkit_json *w, const npkit_trace_ctx *c, const char 
                             const char *ph, int64_t tid, uint64_t ts_ns) {
   npkit_json_next_line(w);
   npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "cat");
-  npkit_json_string(w, cat);
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, ph);
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, c->pid);
+  npkit_json_kv_string(w, "name", name);
+  npkit_json_kv_string(w, "cat", cat);
+  npkit_json_kv_string(w, "ph", ph);
+  npkit_json_kv_int(w, "pid", c->pid);
   if (tid >= 0) {
-    npkit_json_key(w, "tid");
-    npkit_json_int(w, tid);
+    npkit_json_kv_int(w, "tid", tid);
   }
   npkit_json_key(w, "ts");
   npkit_json_ts(w, npkit_trace_rel(c, ts_ns));
@@ -76,16 +82,11 @@ void npkit_trace_event_head(npkit_json *w, const npkit_trace_ctx *c, const char 
 void npkit_trace_process_instant(npkit_json *w, int64_t pid, int64_t ts, const char *name) {
   npkit_json_next_line(w);
   npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "cat");
-  npkit_json_string(w, "npkit");
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "i");
-  npkit_json_key(w, "s");
-  npkit_json_string(w, "p");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, pid);
+  npkit_json_kv_string(w, "name", name);
+  npkit_json_kv_string(w, "cat", "npkit");
+  npkit_json_kv_string(w, "ph", "i");
+  npkit_json_kv_string(w, "s", "p");
+  npkit_json_kv_int(w, "pid", pid);
   npkit_json_key(w, "ts");
   npkit_json_ts(w, ts);
 }

@@ -66,8 +66,14 @@ void npkit_trace_event_head(npkit_json *w, const npkit_trace_ctx *c, const char 
  * caller adds args and closes the object. */
 void npkit_trace_process_instant(npkit_json *w, int64_t pid, int64_t ts, const char *name);
 /* Opens a metadata event {"name":N,"ph":"M","pid":P,"tid":T,"args":{ (tid < 0: none); the caller
- * adds the args and closes both objects. */
+ * adds the args and closes both with npkit_trace_args_end. */
 void npkit_trace_meta_begin(npkit_json *w, const char *name, int64_t pid, int64_t tid);
+/* Opens a counter event {"name":N,"ph":"C","pid":P,"ts":ts,"args":{ (a value per arg); close with
+ * npkit_trace_args_end. */
+void npkit_trace_counter_begin(npkit_json *w, int64_t pid, int64_t ts, const char *name);
+/* "args":{ after the head of an event, and the end of both the args and the event. */
+void npkit_trace_args_begin(npkit_json *w);
+void npkit_trace_args_end(npkit_json *w);
 /* One metadata event ("ph":"M") with a single string or integer arg; tid < 0 leaves tid out. */
 void npkit_trace_meta_string(npkit_json *w, const char *name, int64_t pid, int64_t tid,
                              const char *key, const char *value);

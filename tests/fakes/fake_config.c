@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,10 +30,28 @@ static double env_num(const char *name, double def, double lo, double hi) {
   return v;
 }
 
+/* The number given for the protocol NCCL_PROTO forces in a list "LL=2,LL128=4,SIMPLE=500" (names
+ * in any case); def when NCCL_PROTO is unset or the list has no entry for it. */
+static double per_proto(const char *name, double def, double lo, double hi) {
+  const char *proto = getenv("NCCL_PROTO"), *list = getenv(name);
+  if (proto == NULL || list == NULL) return def;
+  size_t n = strlen(proto);
+  for (const char *p = list; p != NULL && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+    if (strncasecmp(p, proto, n) != 0 || p[n] != '=') continue;
+    char *end;
+    double v = strtod(p + n + 1, &end);
+    if (end != p + n + 1 && v >= lo && v <= hi) return v;
+  }
+  return def;
+}
+
 static void read_settings(void) {
   settings.timeout_s = env_num("FAKE_NCCL_TIMEOUT_S", 60.0, 0.001, 1e7);
   settings.lat_s = env_num("FAKE_NCCL_LAT_US", 8.0, 0.0, 1e9) * 1e-6;
   settings.bw_bytes_s = env_num("FAKE_NCCL_BW_GBPS", 20.0, 1e-6, 1e9) * 1e9;
+  /* a protocol's own latency and bandwidth, when NCCL_PROTO forces one (scripts/nccl_matrix.sh) */
+  settings.lat_s = per_proto("FAKE_NCCL_PROTO_LAT_US", settings.lat_s * 1e6, 0.0, 1e9) * 1e-6;
+  settings.bw_bytes_s = per_proto("FAKE_NCCL_PROTO_BW_GBPS", settings.bw_bytes_s / 1e9, 1e-6, 1e9) * 1e9;
   settings.noop = (int)env_num("FAKE_NCCL_NOOP", 0.0, 0.0, 1.0);
   settings.device = (int)env_num("FAKE_NCCL_DEVICE", -1.0, 0.0, 1 << 20);
   settings.ndev = (int)env_num("FAKE_NCCL_NDEV", 8.0, 1.0, 1 << 20);

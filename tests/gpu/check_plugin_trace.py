@@ -140,7 +140,32 @@ def one_rank(path, nranks, iters, nsizes, replays):
     lost = [e["args"] for e in ev if e.get("ph") == "C" and e.get("name") == "npkit plugin"]
     check(not lost or all(l.get("lost", 0) == 0 for l in lost), "the plugin lost nothing: %r" % lost[-1:])
     check(doc["otherData"].get("dropped", 0) == 0, "otherData.dropped is 0")
+    machine(doc, ev)
     return [(e["name"], e["args"].get("seq"), e["args"].get("bytes")) for e in eager]
+
+
+def machine(doc, ev):
+    """The machine snapshot through the real NVML, and the GPU samples (NPKIT_GPU_SAMPLE_RATE)."""
+    m = doc["otherData"].get("machine")
+    if not check(isinstance(m, dict), "otherData.machine: %r" % (doc["otherData"].get("machine_error"),)):
+        return
+    nvml = m.get("nvml", {})
+    print("info machine: nvml %r, gpus %r, gpu %r, nccl %r, ports %r" % (
+        nvml, [(g.get("name"), g.get("bus_id"), g.get("nvlinks")) for g in m.get("gpus", [])], m.get("gpu"),
+        m.get("nccl_version"), [(p.get("name"), p.get("speed"), p.get("operstate")) for p in m.get("ports", [])]))
+    check(nvml.get("status") == "ok" and m.get("gpus"), "NVML answered, with the GPUs")
+    gpu = m.get("gpu", {})
+    check(gpu.get("nvml_index", -1) >= 0 and gpu.get("how") == "pci_bus_id",
+          "the process's GPU found by its PCI bus id: %r" % gpu)
+    counters = {}
+    for e in ev:
+        if e.get("ph") == "C" and e.get("cat") == "machine":
+            counters.setdefault(e["name"], []).append(e["args"])
+    print("info counter tracks: %r" % {k: len(v) for k, v in counters.items()})
+    clocks = [a.get("sm") for k, v in counters.items() if "clocks" in k for a in v]
+    check(clocks and all(0 < c < 5000 for c in clocks), "GPU clock samples in MHz: %r" % clocks[:5])
+    power = [a.get("power") for k, v in counters.items() if "power" in k for a in v]
+    check(power and all(10 < p < 2000 for p in power), "GPU power samples in W: %r" % power[:5])
 
 
 def main():

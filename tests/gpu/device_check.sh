@@ -120,7 +120,7 @@ grep -h "^ok\|^FAIL\|^info\|^PASS\|^FAILED" "$work/gpu_check.out" >> "$summary" 
 cp -r "$build/tests/gpu" "$work/gpu_check_files" 2> /dev/null
 
 # two ranks on the one GPU as two hosts (two_ranks.sh): NCCL's socket transport over loopback
-step plugin2 180 "$here/two_ranks.sh" "$work/plugin2" "$bin/gpu_job" "LD_PRELOAD=$lib" \
+step plugin2 180 "$here/two_ranks.sh" "$work/plugin2" "$bin/gpu_job" "LD_PRELOAD=$lib NPKIT_GPU_SAMPLE_RATE=100000" \
   --iters 2 --max-mb 32 --spin-us 500 --graph-replays 5
 cat "$work/plugin2.out" >> "$summary"
 step plugin2_check 60 python3 "$here/check_plugin_trace.py" "$work/plugin2/trace" 2 2 6 5
@@ -131,6 +131,7 @@ step plugin2_report_json 60 "$npkit" report "$work/plugin2/trace" --json
 cp "$work/plugin2_report_json.out" "$work/plugin2/report.json" 2> /dev/null
 step plugin2_merge 60 "$npkit" merge "$work/plugin2/trace" -o "$work/plugin2/merged.json"
 for f in "$work"/plugin2/trace/*.npkit; do "$npkit" info "$f" >> "$work/plugin2_info.out" 2>&1; done
+head -n 80 "$work/plugin2_info.out" | sed 's/^/info | /' >> "$summary"
 
 step plugin2_named 120 "$here/two_ranks.sh" "$work/plugin2_named" "$bin/gpu_job" "NCCL_PROFILER_PLUGIN=$lib" \
   --iters 1 --max-mb 4 --spin-us 500

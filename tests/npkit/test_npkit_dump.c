@@ -1,10 +1,13 @@
 /* Unit tests of the NPKit dump reader: event table and header parser, clock values, exact time
  * conversion, pairing structures, and conversion of hand-built buffers. */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "npkit_dump.h"
@@ -374,6 +377,18 @@ static const npkit_dump_slice *get(const collected *c, const char *name, int typ
   return NULL;
 }
 
+/* Converts buf as the file of (rank, source, index) with npkit_dump_convert_memory into a fresh
+ * c (whose callback stops after stop_after slices, 0: never) and k; returns its status. */
+static int convert(const npkit_dump_event_table *t, const npkit_dump_clock *clk, uint32_t rank,
+                   npkit_dump_source source, uint32_t index, uint64_t anchor, const unsigned char *buf, size_t len,
+                   int stop_after, collected *c, npkit_dump_counters *k, char *err, size_t errlen) {
+  memset(c, 0, sizeof(*c));
+  c->stop_after = stop_after;
+  memset(k, 0, sizeof(*k));
+  npkit_dump_callbacks cb = {NULL, on_slice, on_diag, c};
+  return npkit_dump_convert_memory(t, clk, rank, source, index, anchor, buf, len, &cb, k, err, errlen);
+}
+
 static void test_convert_gpu(void) {
   npkit_dump_event_table t;
   npkit_dump_table_builtin(&t);
@@ -400,12 +415,9 @@ static void test_convert_gpu(void) {
   p = put(p, 0x2, 101, 4, 900);    /* RING exit with nothing open (510 was another kernel) */
   size_t len = (size_t)(p - buf);
   collected c;
-  memset(&c, 0, sizeof(c));
-  npkit_dump_callbacks cb = {NULL, on_slice, on_diag, &c};
   npkit_dump_counters k;
-  memset(&k, 0, sizeof(k));
   char err[256];
-  int rc = npkit_dump_convert_memory(&t, &clk, 3, NPKIT_SOURCE_GPU, 7, 0, buf, len, &cb, &k, err, sizeof(err));
+  int rc = convert(&t, &clk, 3, NPKIT_SOURCE_GPU, 7, 0, buf, len, 0, &c, &k, err, sizeof(err));
   CHECKF(rc == 0, "rc %d %s", rc, err);
   CHECKF(k.events == len / 16 && k.time_sync_cpu == 2 && k.time_sync_gpu == 1, "counts %llu",
         (unsigned long long)k.events);
@@ -438,20 +450,14 @@ static void test_convert_gpu(void) {
   CHECKF(k.out_of_order == 1, "out of order %llu", (unsigned long long)k.out_of_order);
 
   /* a callback that stops */
-  memset(&c, 0, sizeof(c));
-  c.stop_after = 1;
-  memset(&k, 0, sizeof(k));
-  rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, len, &cb, &k, err, sizeof(err));
+  rc = convert(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, len, 1, &c, &k, err, sizeof(err));
   CHECKF(rc == NPKIT_DUMP_ESTOPPED && c.n == 1, "stop: rc %d n %d", rc, c.n);
 
   /* no TIME_SYNC at all: times from the anchor, flagged, and a clear diagnostic */
   p = buf;
   p = put(p, 0x1, 1, 0, 5000);
   p = put(p, 0x2, 1, 0, 6000);
-  memset(&c, 0, sizeof(c));
-  memset(&k, 0, sizeof(k));
-  rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 4000, buf, (size_t)(p - buf), &cb, &k, err,
-                                 sizeof(err));
+  rc = convert(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 4000, buf, (size_t)(p - buf), 0, &c, &k, err, sizeof(err));
   s = get(&c, "ALL_REDUCE_RING", NPKIT_SLICE_COMPLETE, 0);
   CHECKF(rc == 0 && s && s->start_ns == 1000 && s->end_ns == 2000 && (s->flags & NPKIT_SLICE_UNALIGNED),
         "unaligned slice");
@@ -464,20 +470,16 @@ static void test_convert_gpu(void) {
   unsigned char *big = malloc((n + 1) * 16);
   p = put(big, 0x34, 0, 0, 1);
   for (size_t i = 0; i < n; i++) p = put(p, 0x1, 0, 0, 10 + i);
-  memset(&c, 0, sizeof(c));
-  memset(&k, 0, sizeof(k));
-  rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, big, (n + 1) * 16, &cb, &k, err, sizeof(err));
+  rc = convert(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, big, (n + 1) * 16, 0, &c, &k, err, sizeof(err));
   CHECKF(rc == 0 && k.stack_overflows == 10 && k.unpaired_entries == n, "overflow %llu unpaired %llu",
         (unsigned long long)k.stack_overflows, (unsigned long long)k.unpaired_entries);
   free(big);
 
   /* a truncated buffer and a bad clock */
-  memset(&k, 0, sizeof(k));
-  memset(&c, 0, sizeof(c));
-  rc = npkit_dump_convert_memory(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 20, &cb, &k, err, sizeof(err));
+  rc = convert(&t, &clk, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 20, 0, &c, &k, err, sizeof(err));
   CHECKF(rc == 0 && k.truncated_files == 1 && k.errors == 1, "truncated %llu", (unsigned long long)k.truncated_files);
   npkit_dump_clock bad = {0, 1, 1000000000};
-  rc = npkit_dump_convert_memory(&t, &bad, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 32, &cb, &k, err, sizeof(err));
+  rc = convert(&t, &bad, 0, NPKIT_SOURCE_GPU, 0, 0, buf, 32, 0, &c, &k, err, sizeof(err));
   CHECKF(rc == NPKIT_DUMP_EFORMAT && strstr(err, "0 kHz") != NULL, "bad clock: %s", err);
 }
 
@@ -500,13 +502,9 @@ static void test_convert_cpu(void) {
   p = put(p, 0x30, 3, 5, 2100);
   p = put(p, 0x34, 0, 0, 2200); /* a TIME_SYNC on the host side is ignored */
   collected c;
-  memset(&c, 0, sizeof(c));
-  npkit_dump_callbacks cb = {NULL, on_slice, on_diag, &c};
   npkit_dump_counters k;
-  memset(&k, 0, sizeof(k));
   char err[256];
-  int rc =
-      npkit_dump_convert_memory(&t, &clk, 1, NPKIT_SOURCE_CPU, 2, 0, buf, (size_t)(p - buf), &cb, &k, err, sizeof(err));
+  int rc = convert(&t, &clk, 1, NPKIT_SOURCE_CPU, 2, 0, buf, (size_t)(p - buf), 0, &c, &k, err, sizeof(err));
   CHECKF(rc == 0, "rc %d", rc);
   const npkit_dump_slice *s = get(&c, "NET_SEND", NPKIT_SLICE_COMPLETE, 0);
   CHECKF(s && s->start_ns == 1000 && s->end_ns == 1300 && s->lane == 0 && s->rsvd == 1 && s->entry_size == 100 &&
@@ -529,6 +527,99 @@ static void test_convert_cpu(void) {
         (unsigned long long)k.unpaired_exits);
 }
 
+/* ---- the dump folder ---- */
+
+static void write_text(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  CHECKF(f != NULL, "create %s", path);
+  if (f == NULL) return;
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A clock file that is a FIFO (nobody writes it) is refused as "not a regular file" at once:
+ * opening it for reading must not wait for a writer, in `npkit convert` nor in the runtime's
+ * dump source, which reads the clocks through the same npkit_dump_read_clocks. */
+static void test_clock_fifo(void) {
+  char dir[] = "/tmp/npkit_test_dump_XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    CHECKF(0, "mkdtemp");
+    return;
+  }
+  char fifo[512];
+  snprintf(fifo, sizeof fifo, "%s/gpu_clock_rate_rank_1", dir);
+  write_text(dir, "gpu_events_rank_0_buf_0", "0123456789abcdef");
+  write_text(dir, "gpu_events_rank_1_buf_0", "0123456789abcdef");
+  write_text(dir, "gpu_clock_rate_rank_0", "1410000\n");
+  write_text(dir, "cpu_clock_period_num_rank_0", "1\n");
+  write_text(dir, "cpu_clock_period_den_rank_0", "1000000000\n");
+  write_text(dir, "cpu_clock_period_num_rank_1", "1\n");
+  write_text(dir, "cpu_clock_period_den_rank_1", "1000000000\n");
+  CHECKF(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+  alarm(60); /* a blocking open would hang here: let the alarm end the test instead */
+  npkit_dump *d = NULL;
+  char err[256] = "";
+  int rc = npkit_dump_open(dir, &d, err, sizeof err);
+  CHECKF(rc == 0 && d != NULL, "npkit_dump_open: %d %s", rc, err);
+  if (d != NULL) {
+    const npkit_dump_rank *r0 = npkit_dump_find_rank(d, 0), *r1 = npkit_dump_find_rank(d, 1);
+    CHECKF(r0 != NULL && r0->clock_ok && r0->clock.gpu_khz == 1410000, "rank 0's clocks");
+    CHECKF(r1 != NULL && !r1->clock_ok, "rank 1's FIFO clock taken");
+    if (r1 != NULL) CHECK_CONTAINS(r1->clock_error, "gpu_clock_rate_rank_1: not a regular file");
+    npkit_dump_close(d);
+  }
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  npkit_dump_rank r = {.rank = 1};
+  npkit_dump_read_clocks(dfd, &r);
+  CHECKF(!r.clock_ok, "rank 1's clocks read through a FIFO");
+  CHECK_CONTAINS(r.clock_error, "not a regular file");
+  r = (npkit_dump_rank){.rank = 0};
+  npkit_dump_read_clocks(dfd, &r);
+  CHECKF(r.clock_ok && r.clock.cpu_den == 1000000000, "rank 0's clocks: %s", r.clock_error);
+  r = (npkit_dump_rank){.rank = 2};
+  npkit_dump_read_clocks(dfd, &r);
+  CHECK_CONTAINS(r.clock_error, "gpu_clock_rate_rank_2: missing");
+  close(dfd);
+  alarm(0);
+  static const char *names[] = {"gpu_events_rank_0_buf_0", "gpu_events_rank_1_buf_0", "gpu_clock_rate_rank_0",
+                                "cpu_clock_period_num_rank_0", "cpu_clock_period_den_rank_0",
+                                "cpu_clock_period_num_rank_1", "cpu_clock_period_den_rank_1",
+                                "gpu_clock_rate_rank_1"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
+static void test_names_and_selection(void) {
+  static const struct { const char *name; int rc; uint32_t rank, index; npkit_dump_source source; } cases[] = {
+      {"gpu_events_rank_3_buf_7", 0, 3, 7, NPKIT_SOURCE_GPU},
+      {"cpu_events_rank_0_channel_12", 0, 0, 12, NPKIT_SOURCE_CPU},
+      {"gpu_events_rank_03_buf_7", -2, 0, 0, NPKIT_SOURCE_GPU},       /* leading zero */
+      {"cpu_events_rank_1_channel_16777216", -2, 0, 0, NPKIT_SOURCE_CPU}, /* NPKIT_DUMP_MAX_INDEX */
+      {"gpu_events_rank_3_buf_", -1, 0, 0, NPKIT_SOURCE_GPU},
+      {"gpu_events_rank_x_buf_1", -1, 0, 0, NPKIT_SOURCE_GPU},
+      {"gpu_clock_rate_rank_0", -1, 0, 0, NPKIT_SOURCE_GPU},
+      {"npkit_event_trace.json", -1, 0, 0, NPKIT_SOURCE_GPU},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    uint32_t rank = 0, index = 0;
+    npkit_dump_source source = NPKIT_SOURCE_GPU;
+    int rc = npkit_dump_parse_event_name(cases[i].name, &rank, &source, &index);
+    CHECKF(rc == cases[i].rc, "%s: %d", cases[i].name, rc);
+    if (rc == 0)
+      CHECKF(rank == cases[i].rank && index == cases[i].index && source == cases[i].source, "%s: %u %u %d",
+             cases[i].name, rank, index, (int)source);
+  }
+  static const uint32_t sel[] = {0, 2, 5, 9};
+  CHECK(npkit_dump_rank_listed(sel, 4, 0) && npkit_dump_rank_listed(sel, 4, 5) && npkit_dump_rank_listed(sel, 4, 9));
+  CHECK(!npkit_dump_rank_listed(sel, 4, 1) && !npkit_dump_rank_listed(sel, 4, 10) && !npkit_dump_rank_listed(sel, 0, 0));
+}
+
 int main(void) {
   test_builtin_table();
   test_header_parser();
@@ -540,5 +631,7 @@ int main(void) {
   test_gpu_lanes();
   test_convert_gpu();
   test_convert_cpu();
+  test_names_and_selection();
+  test_clock_fifo();
   return check_exit_code("test_npkit_dump");
 }

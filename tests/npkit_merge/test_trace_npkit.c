@@ -33,6 +33,18 @@ static npkit_event slice(uint64_t start, uint64_t end, uint32_t rank, uint32_t b
   return ev;
 }
 
+/* The trace of the log being built in b (at log) with the events ev[0..n) appended, rendered to
+ * json and read back; NULL (a check failed) when it cannot be. */
+static char *render(npkit_lb *b, const npkit_event *ev, size_t n, const char *log, const char *json) {
+  char err[256] = "";
+  npkit_lb_events(b, ev, n);
+  CHECK(npkit_lb_close(b) == 0);
+  CHECKF(npkit_render_trace(log, json, NULL, err, sizeof err) == 0, "%s", err);
+  char *s = npkit_lb_read_file(json, NULL);
+  CHECK(s != NULL);
+  return s;
+}
+
 /* Own rank only, a few tracks: exact events and names without the rank. */
 static void test_events(void) {
   char log[600], json[600];
@@ -48,45 +60,40 @@ static void test_events(void) {
   for (int i = 0; i < 4; i++) lens[i] = strlen(texts[i]);
   npkit_lb_strings(b, ids, texts, lens, 4);
   npkit_event ev[8];
-  ev[0] = slice(t + 1000, t + 3000, 3, 0, 0, NPKIT_NPK_PAIR, 1);
+  ev[0] = slice(t + 1000, t + 3000, 3, 0, 0, NPKIT_DUMP_SLICE_PAIR, 1);
   ev[0].u.npkit.size = 4000;
   ev[0].u.npkit.rsvd = 7;
   ev[0].u.npkit.entry_size = 100;
   ev[0].u.npkit.entry_rsvd = 9;
-  ev[1] = slice(t + 5000, t + 5003, 3, 2, 1, NPKIT_NPK_PAIR, 1); /* 2 bytes in 3 ns: 0.667 */
+  ev[1] = slice(t + 5000, t + 5003, 3, 2, 1, NPKIT_DUMP_SLICE_PAIR, 1); /* 2 bytes in 3 ns: 0.667 */
   ev[1].u.npkit.size = ev[1].u.npkit.entry_size = 2;
   ev[1].u.npkit.seq = 4;
-  ev[1].u.npkit.source = NPKIT_NPK_CPU;
+  ev[1].u.npkit.source = NPKIT_DUMP_SLICE_CPU;
   ev[1].u.npkit.rsvd = 11;
-  ev[2] = slice(t + 6000, t + 8000, 3, 0, 0, NPKIT_NPK_PAIR, 1); /* 1 byte in 2000 ns: 0.0005 -> 0.001 */
+  ev[2] = slice(t + 6000, t + 8000, 3, 0, 0, NPKIT_DUMP_SLICE_PAIR, 1); /* 1 byte in 2000 ns: 0.0005 -> 0.001 */
   ev[2].u.npkit.size = ev[2].u.npkit.entry_size = 1;
   ev[2].u.npkit.seq = 1;
-  ev[3] = slice(t + 9000, t + 9000, 3, 0, 0, NPKIT_NPK_PAIR, 1); /* no duration: no bandwidth */
+  ev[3] = slice(t + 9000, t + 9000, 3, 0, 0, NPKIT_DUMP_SLICE_PAIR, 1); /* no duration: no bandwidth */
   ev[3].u.npkit.seq = 2;
-  ev[4] = slice(t + 9500, t + 9500, 3, 1, 0, NPKIT_NPK_UNPAIRED_EXIT, 2);
-  ev[4].u.npkit.source = NPKIT_NPK_CPU;
+  ev[4] = slice(t + 9500, t + 9500, 3, 1, 0, NPKIT_DUMP_SLICE_UNPAIRED_EXIT, 2);
+  ev[4].u.npkit.source = NPKIT_DUMP_SLICE_CPU;
   ev[4].u.npkit.size = 64;
   ev[4].u.npkit.rsvd = 5;
-  ev[5] = slice(t + 9600, t + 9600, 3, 0, 0, NPKIT_NPK_POINT, 3);
-  ev[5].u.npkit.flags = NPKIT_NPK_UNALIGNED;
-  ev[6] = slice(t + 9700, t + 9700, 3, 0, 0, NPKIT_NPK_UNPAIRED_ENTRY, 77); /* no such string */
+  ev[5] = slice(t + 9600, t + 9600, 3, 0, 0, NPKIT_DUMP_SLICE_POINT, 3);
+  ev[5].u.npkit.flags = NPKIT_DUMP_SLICE_UNALIGNED;
+  ev[6] = slice(t + 9700, t + 9700, 3, 0, 0, NPKIT_DUMP_SLICE_UNPAIRED_ENTRY, 77); /* no such string */
   ev[6].u.npkit.id = 0x05;
   memset(&ev[7], 0, sizeof ev[7]);
   ev[7].kind = NPKIT_EV_NPKIT_DUMP_READ;
   ev[7].start_ns = t + 20000;
   ev[7].end_ns = t + 25000;
-  ev[7].u.npkit_read.trigger = NPKIT_NPK_AT_EXIT;
+  ev[7].u.npkit_read.trigger = NPKIT_DUMP_READ_AT_EXIT;
   ev[7].u.npkit_read.read = 2;
   ev[7].u.npkit_read.files = 5;
   ev[7].u.npkit_read.pairs = 4;
   ev[7].u.npkit_read.unpaired_exits = 1;
   ev[7].u.npkit_read.dir = 4;
-  npkit_lb_events(b, ev, 8);
-  CHECK(npkit_lb_close(b) == 0);
-  char err[256];
-  CHECK(npkit_render_trace(log, json, NULL, err, sizeof err) == 0);
-  char *s = npkit_lb_read_file(json, NULL);
-  CHECK(s != NULL);
+  char *s = render(b, ev, 8, log, json);
   if (s == NULL) return;
   CHECK_CONTAINS(s, "{\"name\":\"ALL_REDUCE_RING\",\"cat\":\"npkit_gpu\",\"ph\":\"X\",\"pid\":4,\"tid\":4950,"
                     "\"ts\":1.000,\"dur\":2.000,\"args\":{\"rank\":3,\"buffer\":0,\"size\":4000,\"rsvd\":7,"
@@ -134,27 +141,22 @@ static void test_many_tracks(void) {
   uint64_t t = o.clock_base_ns;
   npkit_event ev[62];
   for (uint32_t i = 0; i < 60; i++) ev[i] = slice(t + 1000 * i, t + 1000 * i + 500, i < 30 ? 3 : 5, i % 30, 0,
-                                                  NPKIT_NPK_PAIR, 0);
+                                                  NPKIT_DUMP_SLICE_PAIR, 0);
   memset(&ev[60], 0, sizeof ev[60]);
   ev[60].kind = NPKIT_EV_NPKIT_DUMP_READ;
   ev[60].thread = 2;
   ev[60].start_ns = t + 100000;
   ev[60].end_ns = t + 130000;
-  ev[60].u.npkit_read.trigger = NPKIT_NPK_AFTER_DESTROY;
+  ev[60].u.npkit_read.trigger = NPKIT_DUMP_READ_AFTER_DESTROY;
   ev[60].u.npkit_read.comm = 9; /* no COMM record */
   ev[60].u.npkit_read.dir = 12345; /* no such string */
   ev[61] = ev[60];
   ev[61].start_ns = t + 200000;
   ev[61].end_ns = t + 200000;
-  ev[61].u.npkit_read.trigger = NPKIT_NPK_AFTER_ABORT;
-  ev[61].u.npkit_read.flags = NPKIT_NPK_READ_SHARED;
+  ev[61].u.npkit_read.trigger = NPKIT_DUMP_READ_AFTER_ABORT;
+  ev[61].u.npkit_read.flags = NPKIT_DUMP_READ_SHARED;
   ev[61].u.npkit_read.read = 1;
-  npkit_lb_events(b, ev, 62);
-  CHECK(npkit_lb_close(b) == 0);
-  char err[256];
-  CHECK(npkit_render_trace(log, json, NULL, err, sizeof err) == 0);
-  char *s = npkit_lb_read_file(json, NULL);
-  CHECK(s != NULL);
+  char *s = render(b, ev, 62, log, json);
   if (s == NULL) return;
   CHECK_CONTAINS(s, "\"tid\":4950,\"args\":{\"name\":\"NPKit rank 3 \xc2\xb7 GPU buf 0\"}}");
   CHECK_CONTAINS(s, "\"tid\":4998,\"args\":{\"name\":\"NPKit rank 5 \xc2\xb7 GPU buf 18\"}}");

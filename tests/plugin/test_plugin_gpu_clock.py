@@ -85,11 +85,11 @@ class GpuClock(unittest.TestCase):
         self.check(self.run_with(-3000, -50), -3000)
 
     def test_queued_kernels_line_up_with_cupti(self):
-        # Kernels that wait 4 ms on their stream after the launch (an H200 with NCCL 2.28.9 started
-        # them 2-44 ms after the launch): the launch bounds the offset from below by 4 ms, the
+        # Kernels that wait 6 ms on their stream after the launch (an H200 with NCCL 2.28.9 started
+        # them 2-44 ms after the launch): the launch bounds the offset from below by 6 ms, the
         # proxy's reports from above by microseconds.  The middle of the two put every channel
-        # 2 ms before its kernel; the map must put it where CUPTI saw the kernel start.
-        traces = self.run_with(7000, 50, {"FAKE_NCCL_QUEUE_US": "4000",
+        # 3 ms before its kernel; the map must put it where CUPTI saw the kernel start.
+        traces = self.run_with(7000, 50, {"FAKE_NCCL_QUEUE_US": "6000",
                                           "NPKIT_CUPTI_LIBRARY": lib.need_env("NPKIT_FAKE_CUPTI")})
         self.check(traces, 7000)
         for rank, t in traces.items():
@@ -108,10 +108,10 @@ class GpuClock(unittest.TestCase):
                 off += [(c["ts"] - k["ts"], c["args"]["map_error_us"]) for c in chans
                         if pl.track_comm(t, c["tid"]) == a["comm"] and pl.task_key(c) == key]
             self.assertGreater(len(off), 10, rank)
-            # the fake's proxy thread reports a stamp when its nanosleep ends: tens of us, more on a
-            # loaded host, where a channel mapped before the history holds a prompt report may be
-            # late by as much (within its error, which says so)
-            self.assertLess(statistics.median(abs(x) for x, _ in off), 200, (rank, sorted(off)[:3]))
+            # the fake's proxy thread reports a stamp when its nanosleep ends: tens of us, hundreds
+            # on a loaded host, where a channel mapped before the history holds a prompt report may
+            # be late by as much (within its error, which says so)
+            self.assertLess(statistics.median(abs(x) for x, _ in off), 1500, (rank, sorted(off)[:3]))
             for x, err in off:
                 self.assertLessEqual(abs(x), err + 100, (rank, x, err))
 

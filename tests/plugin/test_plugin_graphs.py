@@ -62,9 +62,12 @@ class Graphs(unittest.TestCase):
                 self.assertEqual(g["args"]["captured_seq"], ca["seq"])
                 self.assertNotIn("seq", g["args"])
                 self.assertGreater(g["args"]["gpu_time_us"], 0)
-                # after the capture and E1, before E2
-                self.assertGreater(g["ts"], e1["ts"] + e1["dur"])
-                self.assertLess(g["ts"] + g["dur"], e2["ts"])
+                # after the capture and E1, before E2, up to the error of the GPU clock's map (on a
+                # loaded host the proxy reports late, and the map may put the replay late by as much)
+                err = max(c["args"]["map_error_us"] for c in pl.by_cat(t, "nccl_kernel")
+                          if pl.task_key(c) == ("AllReduce", g["args"]["nccl_seq"]))
+                self.assertGreater(g["ts"] + err, e1["ts"] + e1["dur"])
+                self.assertLess(g["ts"] + g["dur"], e2["ts"] + err)
             # CUPTI: the replayed kernels (cudaGraphLaunch) are attributed to the captured call
             ks = [k for k in t.events if k.get("cat") == "kernel" and "graph_id" in k.get("args", {})]
             self.assertEqual(len(ks), REPLAYS)

@@ -1,9 +1,15 @@
 """`npkit report` (text, JSON, HTML) and `npkit merge` open each log exactly once: the logs of a
 job are read by one scan (call sites, marks and the HTML timeline included), not once per view.
-An LD_PRELOAD shim (open_counter.c) writes the name of every *.npkit file the tool opens."""
+An LD_PRELOAD shim (open_counter.c) writes the name of every *.npkit file the tool opens.
+
+The report also walks each log's events once: report_reads.c counts the EVENTS blocks its walks
+enter.  The one exception is the HTML view's timeline strip, which walks the events of each log a
+second time (docs/architecture.md says why a single pass would need the whole job's events in
+memory); it may not walk them a third time."""
 
 import collections
 import os
+import subprocess
 import unittest
 
 import report_testlib as rt
@@ -53,6 +59,34 @@ class ReportOpensEachLogOnce(lib.TempDirTestCase):
 
     def test_merge(self):
         self.check_once("merge", "-o", self.path("merged.json"), self.logs)
+
+    def event_walks(self, *args):
+        """{log path: (EVENTS blocks, EVENTS blocks the report's walks entered)}, and whether the
+        timeline strip found an instance."""
+        prog = lib.need_file(lib.need_env("NPKIT_REPORT_READS"), "report_reads")
+        run = subprocess.run([prog] + list(args) + self.names, capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        lines = run.stdout.split("\n")
+        walks = {}
+        for line in lines[:-2]:
+            path, blocks, reads = line.rsplit(" ", 2)
+            walks[os.path.realpath(path)] = (int(blocks), int(reads))
+        self.assertEqual(sorted(walks), sorted(os.path.realpath(n) for n in self.names))
+        return walks, lines[-2] == "timeline 1"
+
+    def test_events_walked_once(self):
+        """Text and JSON reports: every EVENTS block is entered once, so a second pass fails."""
+        walks, _ = self.event_walks()
+        for name, (blocks, reads) in walks.items():
+            self.assertGreater(blocks, 0, name)
+            self.assertEqual(reads, blocks, "%s: %d EVENTS blocks entered %d times" % (name, blocks, reads))
+
+    def test_timeline_walks_twice(self):
+        """With the HTML view's strip: the one scan, and the strip's walk over the chosen window."""
+        walks, found = self.event_walks("--timeline")
+        self.assertTrue(found)
+        for name, (blocks, reads) in walks.items():
+            self.assertEqual(reads, 2 * blocks, "%s: %d EVENTS blocks entered %d times" % (name, blocks, reads))
 
     def test_counter_counts(self):
         """The shim sees the tool's opens: `npkit info` of one log opens it, and no other."""

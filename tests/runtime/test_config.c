@@ -133,6 +133,35 @@ static void test_bad_values(void) {
   CHECK(cfg.event_buf_mb == 64 && cfg.flush_ms == 200);
 }
 
+/* The machine snapshot and its sampling (NPKIT_MACHINE, NPKIT_GPU_SAMPLE_RATE,
+ * NPKIT_CPU_SAMPLE_INTERVAL, NPKIT_SYSFS_ROOT, NPKIT_NVML_LIBRARY): defaults, good values, and
+ * one warning per bad value with sampling off. */
+static void test_machine_settings(void) {
+  npkit_config cfg;
+  const char *none[] = {NULL};
+  CHECK(load(&cfg, none)[0] == '\0');
+  CHECK(cfg.machine == 1 && cfg.gpu_sample_us == 0 && cfg.cpu_sample_ns == 0);
+  CHECK(strcmp(cfg.sysfs_root, "/") == 0 && cfg.nvml_library[0] == '\0');
+  const char *good[] = {"NPKIT_MACHINE=no", "NPKIT_GPU_SAMPLE_RATE=500000", "NPKIT_CPU_SAMPLE_INTERVAL=2000000",
+                        "NPKIT_SYSFS_ROOT=/tmp/rank1", "NPKIT_NVML_LIBRARY=/opt/nvml.so", NULL};
+  CHECK(load(&cfg, good)[0] == '\0');
+  CHECK(cfg.machine == 0 && cfg.gpu_sample_us == 500000 && cfg.cpu_sample_ns == 2000000);
+  CHECK(strcmp(cfg.sysfs_root, "/tmp/rank1") == 0 && strcmp(cfg.nvml_library, "/opt/nvml.so") == 0);
+  const char *off[] = {"NPKIT_GPU_SAMPLE_RATE=0", "NPKIT_CPU_SAMPLE_INTERVAL=0", NULL};
+  CHECK(load(&cfg, off)[0] == '\0' && cfg.gpu_sample_us == 0 && cfg.cpu_sample_ns == 0);
+  static const char *const bad[] = {"NPKIT_GPU_SAMPLE_RATE=999", "NPKIT_GPU_SAMPLE_RATE=3600000001",
+                                    "NPKIT_GPU_SAMPLE_RATE=-1", "NPKIT_GPU_SAMPLE_RATE=1s",
+                                    "NPKIT_CPU_SAMPLE_INTERVAL=999999", "NPKIT_CPU_SAMPLE_INTERVAL=abc",
+                                    "NPKIT_MACHINE=maybe", "NPKIT_SYSFS_ROOT="};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *env[] = {bad[i], NULL};
+    const char *err = load(&cfg, env);
+    CHECKF(count_lines(err, "npkit: warning:") == 1, "for %s got: <%s>", bad[i], err);
+    CHECK(cfg.gpu_sample_us == 0 && cfg.cpu_sample_ns == 0 && cfg.machine == 1);
+    CHECK(strcmp(cfg.sysfs_root, "/") == 0);
+  }
+}
+
 static void test_quiet_and_level(void) {
   npkit_config cfg;
   const char *env[] = {"NPKIT_LOG_LEVEL=error", "NPKIT_FLUSH_MS=abc", NULL};
@@ -220,6 +249,7 @@ int main(void) {
   test_flight();
   test_good_values();
   test_bad_values();
+  test_machine_settings();
   test_quiet_and_level();
   test_ops_parser();
   test_identity();

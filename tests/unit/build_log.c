@@ -16,9 +16,13 @@
  *   note    time= level= text=
  *   end     end_ns= recorded= dropped= blocks=
  *   raw     type= count= size= byte=        (a block of `size` bytes of `byte`, unpadded)
+ *   machine kind= key=value...              (one record of a MACHINE block: "KIND key=value ...")
+ *   mev     kind=gpu|port|cpu start= end= and the fields of npkit_ev_machine_*: gpu= valid= sm= mem=
+ *           util_gpu= util_mem= power= temp= pcie_tx= pcie_rx= nvlink_tx= nvlink_rx=; port= flags=
+ *           tx= rx= name=; user= system=     (a sampled machine event, in the EVENTS block of ev lines)
  *   flush
- * Consecutive ev, comm, thread, counter and string lines form one block each; another kind or
- * "flush" ends the block.
+ * Consecutive ev (and mev), comm, thread, counter, string and machine lines form one block each;
+ * another kind or "flush" ends the block.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +30,7 @@
 #include <string.h>
 
 #include "log_builder.h"
+#include "machine_text.h"
 #include "nccl_names.h"
 
 #define MAX_FIELDS 32
@@ -159,6 +164,45 @@ static npkit_event parse_event(field *f, int n) {
   return ev;
 }
 
+static npkit_event parse_machine_event(field *f, int n) {
+  npkit_event ev;
+  memset(&ev, 0, sizeof ev);
+  npkit_ev_machine_gpu *g = &ev.u.machine_gpu;
+  npkit_ev_machine_port *p = &ev.u.machine_port;
+  npkit_ev_machine_cpu *c = &ev.u.machine_cpu;
+  for (int i = 0; i < n; i++) {
+    if (IS("kind")) {
+      ev.kind = strcmp(f[i].val, "gpu") == 0    ? NPKIT_EV_MACHINE_GPU
+                : strcmp(f[i].val, "port") == 0 ? NPKIT_EV_MACHINE_PORT
+                : strcmp(f[i].val, "cpu") == 0  ? NPKIT_EV_MACHINE_CPU
+                                                : (uint16_t)num(&f[i]);
+    }
+    else if (IS("start")) ev.start_ns = num(&f[i]);
+    else if (IS("end")) ev.end_ns = num(&f[i]);
+    else if (IS("gpu")) g->gpu = (uint32_t)num(&f[i]);
+    else if (IS("valid")) g->valid = (uint32_t)num(&f[i]);
+    else if (IS("sm")) g->sm_mhz = (uint32_t)num(&f[i]);
+    else if (IS("mem")) g->mem_mhz = (uint32_t)num(&f[i]);
+    else if (IS("util_gpu")) g->util_gpu = (uint32_t)num(&f[i]);
+    else if (IS("util_mem")) g->util_mem = (uint32_t)num(&f[i]);
+    else if (IS("power")) g->power_mw = (uint32_t)num(&f[i]);
+    else if (IS("temp")) g->temp_c = (uint32_t)num(&f[i]);
+    else if (IS("pcie_tx")) g->pcie_tx_kbs = (uint32_t)num(&f[i]);
+    else if (IS("pcie_rx")) g->pcie_rx_kbs = (uint32_t)num(&f[i]);
+    else if (IS("nvlink_tx")) g->nvlink_tx_kib = num(&f[i]);
+    else if (IS("nvlink_rx")) g->nvlink_rx_kib = num(&f[i]);
+    else if (IS("port")) p->port = (uint32_t)num(&f[i]);
+    else if (IS("flags")) p->flags = (uint32_t)num(&f[i]);
+    else if (IS("tx")) p->tx_bytes = num(&f[i]);
+    else if (IS("rx")) p->rx_bytes = num(&f[i]);
+    else if (IS("name")) set_str(p->name, sizeof(p->name), &f[i]);
+    else if (IS("user")) c->user_ns = num(&f[i]);
+    else if (IS("system")) c->system_ns = num(&f[i]);
+    else unknown_key(&f[i]);
+  }
+  return ev;
+}
+
 static npkit_comm_rec parse_comm(field *f, int n) {
   npkit_comm_rec c;
   memset(&c, 0, sizeof(c));
@@ -224,6 +268,7 @@ static void flush(npkit_lb *b, pending *p) {
   int rc = 0;
   if (p->n == 0) return;
   if (strcmp(p->kind, "ev") == 0) rc = npkit_lb_events(b, p->items, p->n);
+  else if (strcmp(p->kind, "machine") == 0) rc = npkit_lb_machine(b, p->items, p->n);
   else if (strcmp(p->kind, "comm") == 0) rc = npkit_lb_comms(b, p->items, p->n);
   else if (strcmp(p->kind, "thread") == 0) rc = npkit_lb_threads(b, p->items, p->n);
   else if (strcmp(p->kind, "counter") == 0) rc = npkit_lb_counters(b, p->items, p->n);
@@ -273,8 +318,24 @@ int main(int argc, char **argv) {
       continue;
     }
     if (b == NULL && (b = npkit_lb_create(argv[2], &o)) == NULL) die("cannot create the log: %s", strerror(errno));
-    if (p.n > 0 && strcmp(p.kind, kind) != 0) flush(b, &p);
-    if (strcmp(kind, "ev") == 0) {
+    if (p.n > 0 && strcmp(p.kind, kind) != 0 && strcmp(kind, "mev") != 0) flush(b, &p);
+    if (strcmp(kind, "mev") == 0) { /* the same EVENTS block as ev lines */
+      if (p.n > 0 && strcmp(p.kind, "ev") != 0) flush(b, &p);
+      npkit_event ev = parse_machine_event(f, n);
+      pend_add(&p, "ev", &ev, sizeof(ev));
+    } else if (strcmp(kind, "machine") == 0) { /* one byte per pending item: the text */
+      npkit_mtext t = {0};
+      const char *k = NULL;
+      for (int i = 0; i < n; i++)
+        if (IS("kind")) k = f[i].val;
+      if (k == NULL) die("machine record without kind%s", "");
+      npkit_mtext_record(&t, k);
+      for (int i = 0; i < n; i++)
+        if (!IS("kind")) npkit_mtext_strn(&t, f[i].key, f[i].val, f[i].len);
+      npkit_mtext_end(&t);
+      for (size_t i = 0; i < t.len; i++) pend_add(&p, kind, &t.buf[i], 1);
+      npkit_mtext_free(&t);
+    } else if (strcmp(kind, "ev") == 0) {
       npkit_event ev = parse_event(f, n);
       pend_add(&p, kind, &ev, sizeof(ev));
     } else if (strcmp(kind, "comm") == 0) {

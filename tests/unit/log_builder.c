@@ -203,6 +203,13 @@ int npkit_lb_note(npkit_lb *b, uint64_t time_ns, uint32_t level, const char *tex
   return end_block(b);
 }
 
+int npkit_lb_machine(npkit_lb *b, const char *text, size_t len) {
+  begin_block(b, NPKIT_BLOCK_MACHINE, 0, (uint32_t)(len + pad8(len)));
+  put(b, text, len);
+  put_zeros(b, pad8(len));
+  return end_block(b);
+}
+
 npkit_event npkit_lb_api_event(unsigned fn, uint32_t thread, uint64_t start_ns, uint64_t end_ns) {
   npkit_event ev;
   memset(&ev, 0, sizeof(ev));

@@ -51,6 +51,8 @@ int npkit_lb_counters(npkit_lb *b, const npkit_counter_rec *c, size_t n);
 int npkit_lb_strings(npkit_lb *b, const uint32_t *ids, const char *const *texts, const size_t *lengths, size_t n);
 int npkit_lb_note(npkit_lb *b, uint64_t time_ns, uint32_t level, const char *text, size_t len);
 int npkit_lb_end(npkit_lb *b, const npkit_end_rec *e);
+/* A MACHINE block holding `len` bytes of text, padded with NULs to 8. */
+int npkit_lb_machine(npkit_lb *b, const char *text, size_t len);
 /* Any block: the header says count and size; payload (size bytes, may be NULL for zeros) follows
  * unpadded, so a size that is not a multiple of 8 is written as such. */
 int npkit_lb_raw_block(npkit_lb *b, uint16_t type, uint32_t count, const void *payload, uint32_t size);

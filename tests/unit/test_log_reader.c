@@ -33,6 +33,16 @@ static int open_bytes(const void *data, size_t n, npkit_log_reader **r, char *er
   return rc;
 }
 
+/* A log builder for WORK/name with the default options but the format version (0: the current
+ * one); path gets the file's path. */
+static npkit_lb *new_log(const char *name, uint32_t version, char *path, size_t len) {
+  npkit_lb_options o;
+  npkit_lb_defaults(&o);
+  if (version != 0) o.version = version;
+  path_of(path, len, name);
+  return npkit_lb_create(path, &o);
+}
+
 /* ---- the reference log ---- */
 
 #define N_EV 23
@@ -341,11 +351,7 @@ static npkit_log_reader *open_checked(const char *path, uint64_t n, size_t gap_f
 static void block_case(const char *what, writer_fn bad_block, const char *want, int events_after) {
   for (uint32_t version = 1; version <= NPKIT_LOG_VERSION; version++) {
     char path[600];
-    npkit_lb_options o;
-    npkit_lb_defaults(&o);
-    o.version = version;
-    path_of(path, sizeof(path), "corrupt.npkit");
-    npkit_lb *b = npkit_lb_create(path, &o);
+    npkit_lb *b = new_log("corrupt.npkit", version, path, sizeof(path));
     npkit_lb_events(b, events, 5);
     uint64_t bad_at = npkit_lb_offset(b);
     bad_block(b);
@@ -407,11 +413,7 @@ static void test_bad_blocks(void) {
    * follows, so the log ends there */
   for (uint32_t version = 1; version <= NPKIT_LOG_VERSION; version++) {
     char path[600], err[256];
-    npkit_lb_options o;
-    npkit_lb_defaults(&o);
-    o.version = version;
-    path_of(path, sizeof(path), "magic.npkit");
-    npkit_lb *b = npkit_lb_create(path, &o);
+    npkit_lb *b = new_log("magic.npkit", version, path, sizeof(path));
     npkit_lb_events(b, events, 3);
     uint64_t at = npkit_lb_offset(b);
     npkit_lb_events(b, events + 3, 3);
@@ -583,10 +585,7 @@ static void test_skip_damage(void) {
  * the file. */
 static void test_resync_budget(void) {
   char path[600];
-  npkit_lb_options o;
-  npkit_lb_defaults(&o);
-  path_of(path, sizeof(path), "fakes.npkit");
-  npkit_lb *b = npkit_lb_create(path, &o);
+  npkit_lb *b = new_log("fakes.npkit", 0, path, sizeof(path));
   npkit_lb_events(b, events, 2);
   uint64_t start = npkit_lb_offset(b);
   npkit_lb_close(b);
@@ -631,10 +630,7 @@ static void test_resync_budget(void) {
  * values win. */
 static void test_snapshots(void) {
   char path[600], err[256];
-  npkit_lb_options o;
-  npkit_lb_defaults(&o);
-  path_of(path, sizeof(path), "snapshots.npkit");
-  npkit_lb *b = npkit_lb_create(path, &o);
+  npkit_lb *b = new_log("snapshots.npkit", 0, path, sizeof(path));
   for (uint64_t s = 1; s <= 20000; s++) {
     npkit_counter_rec c[4];
     for (uint32_t t = 0; t < 4; t++) c[t] = (npkit_counter_rec){t, NPKIT_SRC_API, s * (t + 1), s / 100};
@@ -672,10 +668,7 @@ static void test_snapshots(void) {
  * limit, instead of growing memory with the file; the events after it are read. */
 static void test_key_limit(void) {
   char path[600], err[256];
-  npkit_lb_options o;
-  npkit_lb_defaults(&o);
-  path_of(path, sizeof(path), "many_threads.npkit");
-  npkit_lb *b = npkit_lb_create(path, &o);
+  npkit_lb *b = new_log("many_threads.npkit", 0, path, sizeof(path));
   static npkit_thread_rec t[4096];
   uint64_t limit_block = 0;
   for (uint32_t blk = 0; blk <= NPKIT_READER_MAX_KEYS / 4096; blk++) {

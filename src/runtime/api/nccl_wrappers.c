@@ -16,6 +16,7 @@
 #include "hash.h"
 #include "inflight_text.h"
 #include "lifecycle.h"
+#include "machine_source.h"
 #include "nccl_compat.h"
 #include "nccl_resolve.h"
 #include "npkit_dump_source.h"
@@ -105,6 +106,7 @@ static uint32_t learn_comm(npkit_call *c, ncclComm_t comm, uint64_t comm_id, int
                           parent, c->ev.func, name};
   npkit_comm *nc = npkit_comm_register(&info);
   npkit_identity_from_comm(rank, nranks, info.device);
+  if (npkit_machine_wants_comm()) npkit_machine_comm_created(info.device, npkit_nccl_version());
   npkit_cupti_comm_created();
   npkit_dump_source_comm_created(rank);
   return nc != NULL ? nc->local_id : 0;

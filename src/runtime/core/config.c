@@ -37,6 +37,20 @@ static uint64_t get_u64(const char *(*getenv_fn)(const char *), const char *name
   return x;
 }
 
+/* A sampling period: 0 (off) or a whole number from lo to hi. */
+static uint64_t get_period(const char *(*getenv_fn)(const char *), const char *name, const char *unit,
+                           uint64_t lo, uint64_t hi, const char *off_means) {
+  const char *v = getenv_fn(name);
+  if (v == NULL) return 0;
+  uint64_t x;
+  if (parse_u64(v, &x) != 0 || (x != 0 && (x < lo || x > hi))) {
+    npkit_warn("%s='%.64s' is not 0 or a whole number of %s from %llu to %llu; %s", name, v, unit,
+               (unsigned long long)lo, (unsigned long long)hi, off_means);
+    return 0;
+  }
+  return x;
+}
+
 int npkit_config_parse_bool(const char *text, int *out) {
   static const char *const yes[] = {"1", "true", "yes", "on"};
   static const char *const no[] = {"0", "false", "no", "off"};
@@ -360,6 +374,13 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   cfg->npkit_dump_max_mb =
       get_u64(getenv_fn, "NPKIT_DUMP_MAX_MB", NPKIT_DEFAULT_DUMP_MAX_MB, 0, 1048576);
   get_flight(getenv_fn, cfg);
+  cfg->machine = get_bool(getenv_fn, "NPKIT_MACHINE", 1);
+  cfg->gpu_sample_us = get_period(getenv_fn, "NPKIT_GPU_SAMPLE_RATE", "microseconds", NPKIT_MIN_GPU_SAMPLE_US,
+                                  NPKIT_MAX_GPU_SAMPLE_US, "no counters are sampled");
+  cfg->cpu_sample_ns = get_period(getenv_fn, "NPKIT_CPU_SAMPLE_INTERVAL", "nanoseconds", NPKIT_MIN_CPU_SAMPLE_NS,
+                                  NPKIT_MAX_CPU_SAMPLE_NS, "the CPU time is sampled with the GPU");
+  get_path(getenv_fn, "NPKIT_SYSFS_ROOT", "/", cfg->sysfs_root, sizeof cfg->sysfs_root);
+  get_path(getenv_fn, "NPKIT_NVML_LIBRARY", "", cfg->nvml_library, sizeof cfg->nvml_library);
   const char *pev = getenv_fn("NPKIT_PLUGIN_EVENTS");
   if (pev != NULL && npkit_config_parse_plugin_events(pev, &cfg->plugin_events, bad, sizeof bad) != 0)
     npkit_warn("NPKIT_PLUGIN_EVENTS='%.64s': '%s' is not one of coll, p2p, kernel, proxy, step, "

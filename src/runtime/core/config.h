@@ -51,6 +51,13 @@ typedef struct npkit_config {
                                   the job go on, 0 = none */
   uint64_t hang_timeout_ns;    /* NPKIT_HANG_TIMEOUT: age of unfinished work that counts as a
                                   hang, 0 = no watchdog */
+  int machine;                 /* NPKIT_MACHINE: the machine snapshot (and its sampling) */
+  uint64_t gpu_sample_us;      /* NPKIT_GPU_SAMPLE_RATE: µs between samples of the GPU and the
+                                  network ports, 0 = no sampling */
+  uint64_t cpu_sample_ns;      /* NPKIT_CPU_SAMPLE_INTERVAL: ns between samples of the process's
+                                  CPU time, 0 = every GPU sample */
+  char sysfs_root[512];        /* NPKIT_SYSFS_ROOT: where /sys is read from ("/") */
+  char nvml_library[512];      /* NPKIT_NVML_LIBRARY: NVML to load, "" = libnvidia-ml.so.1 */
 } npkit_config;
 
 /* NPKIT_CUPTI: 0, 1 (also next to PyTorch's profiler), auto (the default: not where PyTorch is
@@ -84,6 +91,10 @@ typedef struct npkit_config {
  * than any collective. */
 #define NPKIT_MIN_HANG_TIMEOUT_NS 10000000ull
 #define NPKIT_MAX_HANG_TIMEOUT_NS (7ull * 24 * 3600 * 1000000000ull)
+#define NPKIT_MIN_GPU_SAMPLE_US 1000ull            /* NPKIT_GPU_SAMPLE_RATE: 1 ms ... */
+#define NPKIT_MAX_GPU_SAMPLE_US 3600000000ull      /* ... to 1 h */
+#define NPKIT_MIN_CPU_SAMPLE_NS 1000000ull         /* NPKIT_CPU_SAMPLE_INTERVAL: 1 ms ... */
+#define NPKIT_MAX_CPU_SAMPLE_NS 3600000000000ull   /* ... to 1 h */
 
 /* Reads the environment through `getenv_fn` (getenv in the library, a table in tests) and emits
  * warnings for bad values through npkit_diag. */

@@ -44,6 +44,12 @@ typedef struct npkit_nccl_conf_hit {
 void npkit_nccl_conf_lookup(const npkit_nccl_conf_places *where, const char *const *names, int n,
                             npkit_nccl_conf_hit *hits);
 
+/* Every variable the files set for NCCL, in the order it is first set, with what the lookup
+ * reports for it: fn(ctx, name, hit) once per name.  Never prints, never fails (memory short:
+ * names are left out). */
+typedef void (*npkit_nccl_conf_fn)(void *ctx, const char *name, const npkit_nccl_conf_hit *hit);
+void npkit_nccl_conf_each(const npkit_nccl_conf_places *where, npkit_nccl_conf_fn fn, void *ctx);
+
 /* The places of this process: getenv("NCCL_CONF_FILE"), getenv("HOME"), the home directory of
  * getuid()'s password entry (copied into home_buf) and /etc/nccl.conf. */
 void npkit_nccl_conf_places_of_process(npkit_nccl_conf_places *where, char *home_buf, size_t len);

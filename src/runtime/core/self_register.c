@@ -16,6 +16,7 @@ static const char *const vars[] = {"NCCL_PROFILER_PLUGIN", "CUDA_INJECTION64_PAT
 enum { N_VARS = sizeof vars / sizeof vars[0] };
 static npkit_nccl_conf_hit hits[N_VARS];
 static int left_alone[N_VARS];
+static int granted[N_VARS]; /* may_set said yes: the caller set it */
 static pthread_once_t conf_once = PTHREAD_ONCE_INIT;
 
 int npkit_self_register_setting_is(const char *name, int value) {
@@ -37,7 +38,7 @@ int npkit_self_register_may_set(const char *var) {
   while (i < N_VARS && strcmp(vars[i], var) != 0) i++;
   if (i == N_VARS) return 0;
   pthread_once(&conf_once, read_conf);
-  if (hits[i].readers == 0) return 1;
+  if (hits[i].readers == 0) return granted[i] = 1;
   left_alone[i] = 1;
   return 0;
 }
@@ -55,6 +56,17 @@ static int names_this_library(const char *value) {
     return strcmp(base != NULL ? base + 1 : mine, value) == 0;
   }
   return realpath(value, theirs) != NULL && strcmp(mine, theirs) == 0;
+}
+
+int npkit_self_register_did_set(const char *var) {
+  /* also when an earlier process of the job (a shell or wrapper the library was preloaded into)
+   * set it and this one inherited it: the value names this library either way */
+  for (int i = 0; i < N_VARS; i++)
+    if (strcmp(vars[i], var) == 0) {
+      const char *v = getenv(var);
+      return granted[i] || (v != NULL && names_this_library(v));
+    }
+  return 0;
 }
 
 int npkit_self_register_note(int i, char *buf, size_t len) {

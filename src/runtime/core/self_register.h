@@ -20,6 +20,10 @@ int npkit_self_register_setting_is(const char *name, int value);
  * the first call. */
 int npkit_self_register_may_set(const char *var);
 
+/* 1 when the library set `var` (npkit_self_register_may_set allowed it here, or the value names
+ * this library: set by the library in a parent process, such as a wrapper script). */
+int npkit_self_register_did_set(const char *var);
+
 /* The note about the i-th variable (from 0) when it was left alone because NCCL's files set it:
  * its npkit_level with the text in buf; 0 when there is none for i, -1 past the last variable. */
 int npkit_self_register_note(int i, char *buf, size_t len);

@@ -52,20 +52,26 @@ static int next_list_entry(npkit_cupti_search *s, char *out, size_t outlen) {
   return 1;
 }
 
+/* The next of names[*index..n) that dlopen opens with `flags`: its handle, its name in `name`;
+ * NULL when none is left. */
+static void *next_name(const char *const *names, unsigned n, unsigned *index, int flags, char *name, size_t namelen) {
+  while (*index < n) {
+    const char *candidate = names[(*index)++];
+    void *h = dlopen(candidate, flags);
+    if (h != NULL) {
+      snprintf(name, namelen, "%s", candidate);
+      return h;
+    }
+  }
+  return NULL;
+}
+
 /* The next candidate: a handle and its name, or NULL at the end of the stage. */
 static void *next_in_stage(npkit_cupti_search *s, char *name, size_t namelen) {
   char path[600];
   switch (s->stage) {
   case STAGE_LOADED:
-    while (s->index < N_OF(loaded_sonames)) {
-      const char *soname = loaded_sonames[s->index++];
-      void *h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
-      if (h != NULL) {
-        snprintf(name, namelen, "%s", soname);
-        return h;
-      }
-    }
-    return NULL;
+    return next_name(loaded_sonames, N_OF(loaded_sonames), &s->index, RTLD_NOW | RTLD_NOLOAD, name, namelen);
   case STAGE_LIST:
     while (next_list_entry(s, path, sizeof path)) {
       void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -80,15 +86,7 @@ static void *next_in_stage(npkit_cupti_search *s, char *name, size_t namelen) {
     }
     return NULL;
   case STAGE_USUAL:
-    while (s->index < N_OF(usual_names)) {
-      const char *n = usual_names[s->index++];
-      void *h = dlopen(n, RTLD_NOW | RTLD_LOCAL);
-      if (h != NULL) {
-        snprintf(name, namelen, "%s", n);
-        return h;
-      }
-    }
-    return NULL;
+    return next_name(usual_names, N_OF(usual_names), &s->index, RTLD_NOW | RTLD_LOCAL, name, namelen);
   case STAGE_CUDA_HOME: {
     if (s->index++ > 0) return NULL;
     const char *home = getenv("CUDA_HOME");

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 /* ---- what was seen: (rank, source, index) -> signature, open addressing ---- */
 
 typedef struct seen_entry {
@@ -70,117 +72,7 @@ static int seen_update(npkit_dump_seen *s, uint64_t key, const struct stat *st) 
   return 1;
 }
 
-/* ---- names ---- */
-
-/* Decimal number filling [s, end) exactly, as NPKit writes it (no sign, no leading zero), below
- * NPKIT_DUMP_MAX_INDEX.  0 or -1. */
-static int parse_number(const char *s, const char *end, uint32_t *v) {
-  if (s >= end || (*s == '0' && end - s > 1)) return -1;
-  uint64_t x = 0;
-  for (const char *p = s; p < end; p++) {
-    if (*p < '0' || *p > '9') return -1;
-    x = x * 10 + (uint64_t)(*p - '0');
-    if (x >= NPKIT_DUMP_MAX_INDEX) return -1;
-  }
-  *v = (uint32_t)x;
-  return 0;
-}
-
-/* "gpu_events_rank_<r>_buf_<i>" or "cpu_events_rank_<r>_channel_<c>": 0 and the numbers, or -1. */
-static int parse_event_name(const char *name, uint32_t *rank, unsigned *source, uint32_t *index) {
-  static const struct { const char *prefix, *mid; unsigned source; } kinds[] = {
-      {"gpu_events_rank_", "_buf_", NPKIT_SOURCE_GPU},
-      {"cpu_events_rank_", "_channel_", NPKIT_SOURCE_CPU}};
-  for (size_t k = 0; k < 2; k++) {
-    size_t plen = strlen(kinds[k].prefix);
-    if (strncmp(name, kinds[k].prefix, plen) != 0) continue;
-    const char *r = name + plen, *m = strstr(r, kinds[k].mid);
-    if (m == NULL) return -1;
-    const char *i = m + strlen(kinds[k].mid);
-    if (parse_number(r, m, rank) != 0 || parse_number(i, i + strlen(i), index) != 0) return -1;
-    *source = kinds[k].source;
-    return 0;
-  }
-  return -1;
-}
-
-static int wanted(const npkit_dump_scan_opts *o, uint32_t rank) {
-  size_t lo = 0, hi = o->n_ranks;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (o->ranks[mid] == rank) return 1;
-    if (o->ranks[mid] < rank)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return 0;
-}
-
-/* ---- clocks (the same files and checks as npkit_dump_open) ---- */
-
-static int read_clock_value(int dfd, const char *fmt, uint32_t rank, uint64_t *v, char *why,
-                            size_t whylen) {
-  char name[64], text[65], msg[160];
-  snprintf(name, sizeof name, fmt, rank);
-  int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    snprintf(why, whylen, "%s: %s", name, errno == ENOENT ? "missing" : strerror(errno));
-    return -1;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    snprintf(why, whylen, "%s: not a regular file", name);
-    close(fd);
-    return -1;
-  }
-  size_t len = 0;
-  while (len < sizeof text) {
-    ssize_t n = read(fd, text + len, sizeof text - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      snprintf(why, whylen, "%s: %s", name, strerror(errno));
-      close(fd);
-      return -1;
-    }
-    if (n == 0) break;
-    len += (size_t)n;
-  }
-  close(fd);
-  if (len == sizeof text) {
-    snprintf(why, whylen, "%s: longer than %zu bytes: not a clock value", name, sizeof text - 1);
-    return -1;
-  }
-  if (npkit_dump_parse_uint(text, len, v, msg, sizeof msg) != 0) {
-    snprintf(why, whylen, "%s: %s", name, msg);
-    return -1;
-  }
-  return 0;
-}
-
-static void read_clocks(int dfd, npkit_dump_rank *r) {
-  npkit_dump_clock c = {0, 0, 0};
-  char why[sizeof r->clock_error];
-  r->clock_ok = 0;
-  if (read_clock_value(dfd, "gpu_clock_rate_rank_%u", r->rank, &c.gpu_khz, why, sizeof why) != 0 ||
-      read_clock_value(dfd, "cpu_clock_period_num_rank_%u", r->rank, &c.cpu_num, why, sizeof why) != 0 ||
-      read_clock_value(dfd, "cpu_clock_period_den_rank_%u", r->rank, &c.cpu_den, why, sizeof why) != 0 ||
-      npkit_dump_check_clock(&c, why, sizeof why) != 0) {
-    snprintf(r->clock_error, sizeof r->clock_error, "%s", why);
-    return;
-  }
-  r->clock = c;
-  r->clock_ok = 1;
-}
-
 /* ---- the scan ---- */
-
-static int cmp_file(const void *a, const void *b) {
-  const npkit_dump_file *x = a, *y = b;
-  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-  if (x->source != y->source) return x->source < y->source ? -1 : 1;
-  return x->index < y->index ? -1 : x->index > y->index;
-}
 
 /* Groups the (sorted) files into ranks and reads each rank's clocks. */
 static int build_ranks(npkit_dump *d, int dfd) {
@@ -192,7 +84,7 @@ static int build_ranks(npkit_dump *d, int dfd) {
       npkit_dump_rank *nr = &d->ranks[d->n_ranks++];
       nr->rank = f->rank;
       nr->first_file = i;
-      read_clocks(dfd, nr);
+      npkit_dump_read_clocks(dfd, nr); /* the files and checks of npkit_dump_open */
     }
     npkit_dump_rank *r = &d->ranks[d->n_ranks - 1];
     r->n_files++;
@@ -205,14 +97,6 @@ static int build_ranks(npkit_dump *d, int dfd) {
     }
   }
   return 0;
-}
-
-void npkit_dump_scan_free(npkit_dump *d) {
-  if (d == NULL) return;
-  free(d->dir);
-  free(d->files);
-  free(d->ranks);
-  free(d);
 }
 
 int npkit_dump_scan_new_files(const char *dir, npkit_dump_seen *seen, const npkit_dump_scan_opts *o,
@@ -241,8 +125,10 @@ int npkit_dump_scan_new_files(const char *dir, npkit_dump_seen *seen, const npki
       break;
     }
     uint32_t rank, index;
-    unsigned source;
-    if (parse_event_name(de->d_name, &rank, &source, &index) != 0 || !wanted(o, rank)) continue;
+    npkit_dump_source source;
+    if (npkit_dump_parse_event_name(de->d_name, &rank, &source, &index) != 0 ||
+        !npkit_dump_rank_listed(o->ranks, o->n_ranks, rank))
+      continue;
     struct stat st;
     if (fstatat(dfd, de->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode)) continue;
     int changed = seen_update(seen, file_key(rank, source, index), &st);
@@ -261,22 +147,16 @@ int npkit_dump_scan_new_files(const char *dir, npkit_dump_seen *seen, const npki
       res->new_empty_files++;
       continue;
     }
-    if (n == cap) {
-      size_t c = cap ? 2 * cap : 64;
-      npkit_dump_file *f = realloc(files, c * sizeof *f);
-      if (f == NULL) {
-        snprintf(err, errlen, "%s: out of memory", dir);
-        rc = -1;
-        break;
-      }
-      files = f;
-      cap = c;
+    if (NPKIT_GROW(files, cap, n + 1, 64) != 0) {
+      snprintf(err, errlen, "%s: out of memory", dir);
+      rc = -1;
+      break;
     }
     files[n++] = (npkit_dump_file){rank, index, (uint8_t)source, (uint64_t)st.st_size};
   }
   closedir(dp);
   if (rc == 0 && n > 0) {
-    qsort(files, n, sizeof *files, cmp_file);
+    qsort(files, n, sizeof *files, npkit_dump_file_cmp);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
       if (res->bytes + files[i].size > o->max_bytes || res->files_over_limit > 0) {
@@ -301,7 +181,7 @@ int npkit_dump_scan_new_files(const char *dir, npkit_dump_seen *seen, const npki
       d->total_bytes = res->bytes;
       files = NULL;
       if (build_ranks(d, dfd) != 0) {
-        npkit_dump_scan_free(d);
+        npkit_dump_close(d);
         snprintf(err, errlen, "%s: out of memory", dir);
         rc = -1;
       } else {

@@ -5,10 +5,10 @@
  * therefore lists the folder, keeps the event files of the wanted ranks that changed since this
  * process last looked at them (size, inode or modification time) and are not older than the
  * process (a previous job's), and builds an npkit_dump (npkit_dump.h) of just those files with
- * their ranks' clocks, ready for npkit_dump_convert().  Only the wanted ranks' files are looked at
+ * their ranks' clocks, ready for npkit_dump_convert() (and freed by npkit_dump_close()).  Only the wanted ranks' files are looked at
  * beyond their names, so a folder shared by thousands of ranks costs one listing. */
-#ifndef NPKIT_NPKIT_SOURCE_SCAN_H
-#define NPKIT_NPKIT_SOURCE_SCAN_H
+#ifndef NPKIT_NPKIT_DUMP_SCAN_H
+#define NPKIT_NPKIT_DUMP_SCAN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,8 +42,5 @@ typedef struct npkit_dump_scan_result {
  * message when the folder cannot be read or memory is short. */
 int npkit_dump_scan_new_files(const char *dir, npkit_dump_seen *seen, const npkit_dump_scan_opts *opts,
                          npkit_dump_scan_result *res, char *err, size_t errlen);
-
-/* Frees an npkit_dump built by a scan. */
-void npkit_dump_scan_free(npkit_dump *d);
 
 #endif

@@ -100,15 +100,15 @@ static int on_slice(void *user, const npkit_dump_slice *s) {
   x->entry_size = s->entry_size;
   x->entry_rsvd = s->entry_rsvd;
   x->name = name_id(s);
-  x->source = s->source == NPKIT_SOURCE_GPU ? NPKIT_NPK_GPU : NPKIT_NPK_CPU;
+  x->source = s->source == NPKIT_SOURCE_GPU ? NPKIT_DUMP_SLICE_GPU : NPKIT_DUMP_SLICE_CPU;
   switch (s->type) {
-  case NPKIT_SLICE_COMPLETE: x->type = NPKIT_NPK_PAIR; break;
-  case NPKIT_SLICE_UNPAIRED_ENTRY: x->type = NPKIT_NPK_UNPAIRED_ENTRY; break;
-  case NPKIT_SLICE_UNPAIRED_EXIT: x->type = NPKIT_NPK_UNPAIRED_EXIT; break;
-  default: x->type = NPKIT_NPK_POINT; break;
+  case NPKIT_SLICE_COMPLETE: x->type = NPKIT_DUMP_SLICE_PAIR; break;
+  case NPKIT_SLICE_UNPAIRED_ENTRY: x->type = NPKIT_DUMP_SLICE_UNPAIRED_ENTRY; break;
+  case NPKIT_SLICE_UNPAIRED_EXIT: x->type = NPKIT_DUMP_SLICE_UNPAIRED_EXIT; break;
+  default: x->type = NPKIT_DUMP_SLICE_POINT; break;
   }
   x->id = s->id;
-  x->flags = (s->flags & NPKIT_SLICE_UNALIGNED) ? NPKIT_NPK_UNALIGNED : 0;
+  x->flags = (s->flags & NPKIT_SLICE_UNALIGNED) ? NPKIT_DUMP_SLICE_UNALIGNED : 0;
   append(rd, &ev);
   return 0;
 }
@@ -152,7 +152,7 @@ static void write_reading(const reading *rd, const npkit_dump_scan_result *sr, u
   r->pairs = c->slices;
   r->read = rd->read;
   r->trigger = (uint16_t)trigger;
-  r->flags = shared ? NPKIT_NPK_READ_SHARED : 0;
+  r->flags = shared ? NPKIT_DUMP_READ_SHARED : 0;
   r->comm = comm;
   r->files = sat32(c->files);
   r->unpaired_entries = sat32(c->unpaired_entries);
@@ -213,7 +213,7 @@ static void convert(const npkit_dump_scan_result *sr, uint32_t trigger, uint32_t
          dir, ranks_text, held_most);
   npkit_info("NPKit dump of rank %s merged%s: %llu pairs, %llu unpaired, %llu point events from %llu "
              "files (%.1f KB)",
-             ranks_text, trigger == NPKIT_NPK_AT_EXIT ? " at exit" : "",
+             ranks_text, trigger == NPKIT_DUMP_READ_AT_EXIT ? " at exit" : "",
              (unsigned long long)rd.c.slices,
              (unsigned long long)(rd.c.unpaired_entries + rd.c.unpaired_exits),
              (unsigned long long)rd.c.point_events, (unsigned long long)rd.c.files,
@@ -243,7 +243,7 @@ static int read_ranks(const uint32_t *want, size_t n_want, uint32_t trigger, uin
          (double)sr.bytes_over_limit / 1048576.0, dir, dir);
   if (sr.dump == NULL) return 0;
   convert(&sr, trigger, comm, thread, t0);
-  npkit_dump_scan_free(sr.dump);
+  npkit_dump_close(sr.dump);
   return 1;
 }
 
@@ -306,7 +306,7 @@ void npkit_dump_source_comm_gone(uint32_t comm, int rank, int ended, int aborted
   if (out == NULL) goto done;
   /* Both reach NCCL's commDestroySync, where NPKit dumps (NPKit's patch for 2.17.1, src/init.cc):
    * ncclCommAbort through commReclaim's loop over the process's ranks of the communicator. */
-  uint32_t trigger = aborted ? NPKIT_NPK_AFTER_ABORT : NPKIT_NPK_AFTER_DESTROY;
+  uint32_t trigger = aborted ? NPKIT_DUMP_READ_AFTER_ABORT : NPKIT_DUMP_READ_AFTER_DESTROY;
   teardowns++;
   uint32_t own = rank >= 0 ? (uint32_t)rank : UINT32_MAX;
   if (own != UINT32_MAX && read_ranks(&own, 1, trigger, comm, thread) != 0) goto done;
@@ -328,7 +328,7 @@ static void finish(npkit_source_totals *totals) {
   if (out == NULL) goto done;
   /* On a signal this runs on the writer thread against a deadline; a patched NCCL has nothing
    * new to dump then anyway (it dumps only when a communicator is torn down). */
-  if (!npkit_recorder_on_writer()) read_ranks(ranks, n_ranks, NPKIT_NPK_AT_EXIT, 0, 0);
+  if (!npkit_recorder_on_writer()) read_ranks(ranks, n_ranks, NPKIT_DUMP_READ_AT_EXIT, 0, 0);
   if (readings == 0 && teardowns > 0 && !folder_noted)
     npkit_note(NPKIT_LEVEL_WARN,
          "NPKIT_DUMP_DIR=%s is set but no NPKit dump of this process's ranks appeared there after "

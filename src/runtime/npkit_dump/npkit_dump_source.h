@@ -20,7 +20,7 @@
  * NPKit keeps one state per process, which every communicator's setup re-initialises
  * (NpKit::Init in devCommSetup): with two communicators alive at once the dump holds the GPU
  * events of the one set up last and the network events of both, and only the first teardown
- * dumps.  A reading after such an overlap is flagged (NPKIT_NPK_READ_SHARED) and a note says it
+ * dumps.  A reading after such an overlap is flagged (NPKIT_DUMP_READ_SHARED) and a note says it
  * once. */
 #ifndef NPKIT_NPKIT_DUMP_SOURCE_H
 #define NPKIT_NPKIT_DUMP_SOURCE_H

@@ -27,25 +27,19 @@ static int init_v4(void **ctx, int *mask, const char *name, uint64_t comm_hash, 
   return init_comm(ctx, mask, 4, comm_hash, name, nnodes, nranks, rank);
 }
 
-/* v5 moved the communicator id before the mask; v6 has v5's signature but its own number, which
- * the core keeps (npkit_plugin_comm.abi). */
-static int init_v5(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,
-                   int nranks, int rank, npkit_nccl_logger log) {
-  (void)log;
-  return init_comm(ctx, mask, 5, comm_id, name, nnodes, nranks, rank);
-}
-
-static int init_v6(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,
-                   int nranks, int rank, npkit_nccl_logger log) {
-  (void)log;
-  return init_comm(ctx, mask, 6, comm_id, name, nnodes, nranks, rank);
-}
-
-static int init_v7(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,
-                   int nranks, int rank, npkit_nccl_logger log) {
-  (void)log;
-  return init_comm(ctx, mask, 7, comm_id, name, nnodes, nranks, rank);
-}
+/* v5 moved the communicator id before the mask; v6 and v7 kept v5's signature, each with its own
+ * number, which the core keeps (npkit_plugin_comm.abi).  NCCL calls each through its own table's
+ * pointer type, hence one function per version, all made from this one body. */
+#define INIT_LIKE_V5(ver, abi)                                                                    \
+  static int init_##ver(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,   \
+                        int nranks, int rank, npkit_nccl_logger log) {                            \
+    (void)log;                                                                                    \
+    return init_comm(ctx, mask, abi, comm_id, name, nnodes, nranks, rank);                        \
+  }
+INIT_LIKE_V5(v5, 5)
+INIT_LIKE_V5(v6, 6)
+INIT_LIKE_V5(v7, 7)
+#undef INIT_LIKE_V5
 
 /* ---- the union members whose layout changes between versions ----
  * Each gets a pointer to the descriptor's union (which points to every member of it). */
@@ -241,36 +235,22 @@ static int start_descr(void *ctx, void **handle, const members *m, uint64_t type
   return npkit_plugin_start(ctx, handle, &e);
 }
 
-static int start_v1(void *ctx, void **handle, npkit_abi_v1_descr *d) {
-  if (d == NULL) return npkit_plugin_start(ctx, handle, NULL);
-  return start_descr(ctx, handle, &members_v1, d->type, d->parent, d->rank, &d->u);
-}
-
-static int start_v2(void *ctx, void **handle, npkit_abi_v2_descr *d) {
-  if (d == NULL) return npkit_plugin_start(ctx, handle, NULL);
-  return start_descr(ctx, handle, &members_v2, d->type, d->parent, d->rank, &d->u);
-}
-
-static int start_v3(void *ctx, void **handle, npkit_abi_v3_descr *d) {
-  if (d == NULL) return npkit_plugin_start(ctx, handle, NULL);
-  return start_descr(ctx, handle, &members_v3, d->type, d->parent, d->rank, &d->u);
-}
-
-static int start_v4(void *ctx, void **handle, npkit_abi_v4_descr *d) {
-  if (d == NULL) return npkit_plugin_start(ctx, handle, NULL);
-  return start_descr(ctx, handle, &members_v4, d->type, d->parent, d->rank, &d->u);
-}
-
-/* v6 descriptors are v5's for every member read here (its copy-engine members come after). */
-static int start_v5(void *ctx, void **handle, npkit_abi_v5_descr *d) {
-  if (d == NULL) return npkit_plugin_start(ctx, handle, NULL);
-  return start_descr(ctx, handle, &members_v5, d->type, d->parent, d->rank, &d->u);
-}
-
-static int start_v7(void *ctx, void **handle, npkit_abi_v7_descr *d) {
-  if (d == NULL) return npkit_plugin_start(ctx, handle, NULL);
-  return start_descr(ctx, handle, &members_v7, d->type, d->parent, d->rank, &d->u);
-}
+/* Each version's start_event, called by NCCL through its own table's pointer type (so one
+ * function per version), all made from this one body: the version's descriptor type and its
+ * readers of the members (members_<ver>) are all that differ. */
+#define START_EVENT(ver)                                                                      \
+  static int start_##ver(void *ctx, void **handle, npkit_abi_##ver##_descr *d) {             \
+    if (d == NULL) return npkit_plugin_start(ctx, handle, NULL);                             \
+    return start_descr(ctx, handle, &members_##ver, d->type, d->parent, d->rank, &d->u);     \
+  }
+START_EVENT(v1)
+START_EVENT(v2)
+START_EVENT(v3)
+START_EVENT(v4)
+START_EVENT(v5) /* also v6's: its descriptors are v5's for every member read here (its
+                   copy-engine members come after) */
+START_EVENT(v7)
+#undef START_EVENT
 
 /* ---- state arguments ---- */
 
