@@ -11,11 +11,15 @@ NP = 4
 ITERS = 3
 LATE = 2
 DELAY_US = 20000
-# The late rank sleeps 20 ms; the others can themselves reach the call a few ms after the previous
-# collective released them when 4 ranks share 2 loaded cores (sanitizer builds), so the bounds
-# leave half the sleep as margin: still three orders of magnitude above an undelayed spread.
-MIN_LATE_NS = 10_000_000
-MIN_WAIT_NS = 10_000_000
+# The late rank sleeps 20 ms before each call, so its own gap from its previous AllReduce is at least
+# that whatever the load.  How late it is against the others is not: when 4 ranks share 2 loaded cores
+# (ThreadSanitizer builds on CI) the on-time ranks themselves reached the call 12 ms after the
+# previous one released them.  So the lateness bound is loose (still three orders of magnitude above
+# an undelayed spread), and the waiting is checked exactly: an on-time rank leaves the AllReduce only
+# after the late rank entered it (one host, one clock; a microsecond for rounding).
+MIN_GAP_NS = DELAY_US * 1000
+MIN_LATE_NS = 2_000_000
+ROUNDING_NS = 1000
 
 
 class Straggler(lib.TempDirTestCase):
@@ -34,6 +38,13 @@ class Straggler(lib.TempDirTestCase):
                 a = e["args"]
                 if e["name"] == "ncclAllReduce" and "group" not in a:
                     instances[(a["comm_id"], a["seq"])][r] = (t.start_ns(e), t.end_ns(e))
+
+        # the late rank's NCCL calls, to find the one before each of its AllReduces
+        late_calls = sorted((traces[LATE].start_ns(e), traces[LATE].end_ns(e))
+                            for e in traces[LATE].api())
+
+        def end_before(t):
+            return max(e for s, e in late_calls if e <= t)
 
         by_comm = collections.defaultdict(list)
         for (cid, seq), ranks in instances.items():
@@ -56,9 +67,13 @@ class Straggler(lib.TempDirTestCase):
                 self.assertGreaterEqual(late, MIN_LATE_NS, where)
                 for r, (s, e) in ranks.items():
                     if r != LATE:
-                        self.assertGreaterEqual(e - s, MIN_WAIT_NS,
-                                                "%s: rank %d waited only %d ns" % (where, r,
-                                                                                   e - s))
+                        self.assertGreaterEqual(e, starts[LATE] - ROUNDING_NS,
+                                                "%s: rank %d left at %d, before rank %d came"
+                                                % (where, r, e, LATE))
+                prev_end = end_before(starts[LATE])
+                self.assertGreaterEqual(starts[LATE] - prev_end, MIN_GAP_NS - ROUNDING_NS,
+                                        "%s: rank %d slept only %d ns" % (where, LATE,
+                                                                          starts[LATE] - prev_end))
                 checked += 1
         # world: 4 bucket AllReduces per iteration; even half of the split: 1
         self.assertEqual(checked, (ITERS - 1) * (4 + 1))

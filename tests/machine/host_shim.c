@@ -28,8 +28,12 @@ SHIM_EXPORT int gethostname(char *name, size_t len) {
     memcpy(name, fake, strlen(fake) + 1);
     return 0;
   }
-  if (real == NULL) real = (int (*)(char *, size_t))dlsym(RTLD_NEXT, "gethostname");
-  return real(name, len);
+  int (*f)(char *, size_t) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+  if (f == NULL) {
+    f = (int (*)(char *, size_t))dlsym(RTLD_NEXT, "gethostname");
+    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+  }
+  return f(name, len);
 }
 
 static int listed(const char *name, const char *list) {
@@ -42,8 +46,12 @@ static int listed(const char *name, const char *list) {
 SHIM_EXPORT int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
                             struct addrinfo **res) {
   static int (*real)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
-  if (real == NULL)
-    real = (int (*)(const char *, const char *, const struct addrinfo *, struct addrinfo **))dlsym(RTLD_NEXT, "getaddrinfo");
+  int (*f)(const char *, const char *, const struct addrinfo *, struct addrinfo **) =
+      __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+  if (f == NULL) {
+    f = (int (*)(const char *, const char *, const struct addrinfo *, struct addrinfo **))dlsym(RTLD_NEXT, "getaddrinfo");
+    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+  }
   if (node != NULL && strncmp(node, "npkit-fake-", 11) == 0) {
     if (!listed(node, getenv("FAKE_RESOLVABLE"))) return EAI_NONAME;
     struct addrinfo h;
@@ -51,7 +59,7 @@ SHIM_EXPORT int getaddrinfo(const char *node, const char *service, const struct 
     h.ai_family = AF_INET;
     h.ai_socktype = hints != NULL ? hints->ai_socktype : 0;
     h.ai_flags = AI_NUMERICHOST;
-    return real("127.0.0.1", service, &h, res);
+    return f("127.0.0.1", service, &h, res);
   }
-  return real(node, service, hints, res);
+  return f(node, service, hints, res);
 }

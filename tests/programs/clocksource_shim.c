@@ -14,13 +14,23 @@ static const char *redirect(const char *path) {
 }
 
 FILE *fopen(const char *path, const char *mode) {
+  /* Atomic: the library's machine thread opens files too. */
   static FILE *(*real)(const char *, const char *);
-  if (real == NULL) real = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen");
-  return real(redirect(path), mode);
+  FILE *(*f)(const char *, const char *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+  if (f == NULL) {
+    f = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen");
+    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+  }
+  return f(redirect(path), mode);
 }
 
 FILE *fopen64(const char *path, const char *mode) {
+  /* Atomic: the library's machine thread opens files too. */
   static FILE *(*real)(const char *, const char *);
-  if (real == NULL) real = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen64");
-  return real(redirect(path), mode);
+  FILE *(*f)(const char *, const char *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+  if (f == NULL) {
+    f = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen64");
+    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+  }
+  return f(redirect(path), mode);
 }

@@ -31,8 +31,13 @@ static int over_limit(size_t more) {
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int n) {
+  /* Atomic: the library's writer and machine threads both write (a plain lazy store is a race). */
   static ssize_t (*real)(int, const struct iovec *, int);
-  if (real == NULL) real = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
+  ssize_t (*f)(int, const struct iovec *, int) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+  if (f == NULL) {
+    f = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
+    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+  }
   if (is_target(fd)) {
     size_t total = 0;
     for (int i = 0; i < n; i++) total += iov[i].iov_len;
@@ -42,12 +47,16 @@ ssize_t writev(int fd, const struct iovec *iov, int n) {
     }
     atomic_fetch_add(&written, (long long)total);
   }
-  return real(fd, iov, n);
+  return f(fd, iov, n);
 }
 
 ssize_t write(int fd, const void *buf, size_t len) {
   static ssize_t (*real)(int, const void *, size_t);
-  if (real == NULL) real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+  ssize_t (*f)(int, const void *, size_t) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+  if (f == NULL) {
+    f = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+  }
   if (is_target(fd)) {
     if (over_limit(len)) {
       errno = ENOSPC;
@@ -55,5 +64,5 @@ ssize_t write(int fd, const void *buf, size_t len) {
     }
     atomic_fetch_add(&written, (long long)len);
   }
-  return real(fd, buf, len);
+  return f(fd, buf, len);
 }
