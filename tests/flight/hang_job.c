@@ -46,7 +46,7 @@ static void forever(void) {
 
 int main(int argc, char **argv) {
   const char *mode = "none", *ready_dir = NULL;
-  long at = -1, at2 = -1, calls = 20, ready_after = 1, sleep_us = 0, pause_ms = 0;
+  long at = -1, at2 = -1, calls = 20, ready_after = 1, sleep_us = 0, pause_ms = 0, queries = 0;
   int bad_rank = -1, hold = 0, rank, nranks;
   npkit_job_start(&argc, &argv, &rank, &nranks);
   for (int i = 1; i < argc; i++) {
@@ -59,10 +59,11 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ready-dir") && i + 1 < argc) ready_dir = argv[++i];
     else if (!strcmp(argv[i], "--ready-after") && i + 1 < argc) ready_after = atol(argv[++i]);
     else if (!strcmp(argv[i], "--sleep-us") && i + 1 < argc) sleep_us = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--queries") && i + 1 < argc) queries = atol(argv[++i]);
     else if (!strcmp(argv[i], "--hold")) hold = 1;
     else {
       fprintf(stderr, "usage: hang_job [--mode none|skip|mismatch|kill|segv|pause] [--rank R] [--at N] "
-                      "[--at2 N] [--pause-ms P] [--calls N] [--ready-dir D] [--ready-after N] [--sleep-us U] "
+                      "[--at2 N] [--pause-ms P] [--calls N] [--queries Q] [--ready-dir D] [--ready-after N] [--sleep-us U] "
                       "[--hold]\n");
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -91,6 +92,11 @@ int main(int argc, char **argv) {
     if (ncclAllReduce(buf, buf, (size_t)n, ncclFloat32, ncclSum, comm, 0) != ncclSuccess) {
       fprintf(stderr, "hang_job: rank %d: AllReduce %ld failed\n", rank, i);
       break;
+    }
+    for (long q = 0; q < queries; q++) { /* cheap recorded calls: fill a ring without the fake's
+                                           * per-collective rendezvous (shared files, 0.4 ms) */
+      int nr;
+      ncclCommCount(comm, &nr);
     }
     if (sleep_us > 0) nanosleep(&(struct timespec){sleep_us / 1000000, sleep_us % 1000000 * 1000}, NULL);
   }
