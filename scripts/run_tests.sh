@@ -32,6 +32,7 @@ npkit_deps_ensure run_tests.sh test || exit 1
 
 jobs=$(nproc)
 failed=()
+rerun=()
 for v in "${variants[@]}"; do
   case "$v" in
     normal) build=build; opts=(-DNPKIT_SANITIZE= -DNPKIT_FUZZ="$fuzz") ;;
@@ -42,11 +43,23 @@ for v in "${variants[@]}"; do
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${opts[@]}" >/dev/null
   cmake --build "$build" -j "$jobs"
   if ! ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"; then
-    failed+=("$v")
+    # Once more, alone, the tests that failed: several compare times of processes that share the
+    # machine's cores (sanitizer builds make them 5-20 times slower), and a loaded CI host can push
+    # one past its margin.  A test that fails twice fails the run; one that passed only the second
+    # time is named on stderr, so that it is seen and its margin looked at, not forgotten.
+    flaky=$(sed -n 's/^[0-9]*:\(.*\)$/\1/p' "$build/Testing/Temporary/LastTestsFailed.log" | tr '\n' ' ')
+    echo "=== $v: running again, one at a time, the tests that failed: $flaky"
+    if ctest --test-dir "$build" --output-on-failure --rerun-failed -j 1; then
+      echo "run_tests.sh: warning: passed only when run again ($v build): $flaky" >&2
+      rerun+=("$v: $flaky")
+    else
+      failed+=("$v")
+    fi
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "run_tests.sh: tests failed in: ${failed[*]}" >&2
   exit 1
 fi
+for r in "${rerun[@]}"; do echo "run_tests.sh: warning: passed only when run again: $r" >&2; done
 echo "run_tests.sh: all test runs passed (${variants[*]})"
