@@ -4,8 +4,8 @@
  * Appends EVENTS events (default 2,000,000) to a log in DIR in blocks of 1024 events, as the
  * recorder's writer thread does with its chunks, through the library's own writer
  * (src/runtime/core/log_writer.c): as a log of version 1 (EVENTS blocks, no checksums), of version
- * 2 (a CHECK block with the CRC32C of every block; version 3 writes its events the same way) and of
- * version 4 (the events packed), in turn,
+ * 2 (a CHECK block with the CRC32C of every block; versions 3 and 4 write their events the same way) and of
+ * version 5 (the events packed), in turn,
  * REPS times (default 7).  Prints, per repeat and as medians, the writer's CPU time per event for
  * each (the kernel's copy into the page cache included) and the ratios, the log's bytes per
  * event, then the throughput of the two CRC32C implementations on one block.
@@ -33,7 +33,7 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* CPU ns per event of writing the n events of ev as a log of `version` (4: packed); its size in
+/* CPU ns per event of writing the n events of ev as a log of `version` (5: packed); its size in
  * *bytes. */
 static double write_log(const char *path, uint32_t version, const npkit_event *ev, unsigned long n, double *bytes) {
   npkit_log_header h;
@@ -47,7 +47,7 @@ static double write_log(const char *path, uint32_t version, const npkit_event *e
   }
   double t0 = cpu_ns();
   for (unsigned long done = 0; done < n; done += BLOCK_EVENTS) {
-    int rc = version >= 4 ? npkit_logw_events(w, ev + done, BLOCK_EVENTS)
+    int rc = version >= NPKIT_LOG_VERSION_PACKED ? npkit_logw_events(w, ev + done, BLOCK_EVENTS)
                           : npkit_logw_append(w, NPKIT_BLOCK_EVENTS, BLOCK_EVENTS, ev + done, BLOCK_EVENTS * sizeof *ev);
     if (rc != 0) {
       fprintf(stderr, "log_write_bench: write failed\n");
@@ -111,11 +111,11 @@ int main(int argc, char **argv) {
   double v[3][100], ratio2[100], ratio3[100], bytes[3];
   write_log(path, 2, ev, n, &bytes[1]); /* warm-up: page cache, allocator */
   printf("%lu events per log, blocks of %u events, %d repeats, writer CPU per event\n", n, BLOCK_EVENTS, reps);
-  printf("repeat  v1: EVENTS (ns)  v2: + CRC32C (ns)  v4: packed (ns)  v2/v1  v4/v2\n");
+  printf("repeat  v1: EVENTS (ns)  v2: + CRC32C (ns)  v5: packed (ns)  v2/v1  v5/v2\n");
   for (int r = 0; r < reps; r++) {
     for (int k = 0; k < 3; k++) { /* the order turns every repeat */
       int ver = (k + r) % 3;
-      v[ver][r] = write_log(path, ver == 2 ? 4u : (uint32_t)ver + 1, ev, n, &bytes[ver]);
+      v[ver][r] = write_log(path, ver == 2 ? NPKIT_LOG_VERSION_PACKED : (uint32_t)ver + 1, ev, n, &bytes[ver]);
     }
     ratio2[r] = v[1][r] / v[0][r];
     ratio3[r] = v[2][r] / v[1][r];
@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
   qsort(ratio3, (size_t)reps, sizeof ratio3[0], cmp_double);
   printf("median  %15.1f  %17.1f  %15.1f  %5.3f  %5.3f\n", v[0][reps / 2], v[1][reps / 2], v[2][reps / 2],
          ratio2[reps / 2], ratio3[reps / 2]);
-  printf("log bytes per event: v1 %.1f, v2 %.1f, v4 %.1f\n", bytes[0], bytes[1], bytes[2]);
+  printf("log bytes per event: v1 %.1f, v2 %.1f, v5 %.1f\n", bytes[0], bytes[1], bytes[2]);
   static npkit_event block[BLOCK_EVENTS];
   memcpy(block, ev, sizeof block);
   free(ev);

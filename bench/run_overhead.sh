@@ -24,7 +24,6 @@ bench_require "$bin" "$lib"
 bench_noop_nccl
 bench_scratch
 
-field() { sed -n "s/.*[ ^]$1=\([0-9.,-]*\).*/\1/p"; }
 run() { # threads, preload?
   if [ "$2" = yes ]; then
     env NPKIT_TRACE_DIR="$out" NPKIT_JSON=0 NPKIT_QUIET=1 ${buf_mb:+NPKIT_EVENT_BUF_SIZE=$buf_mb} \

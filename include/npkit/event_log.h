@@ -23,12 +23,17 @@
  *     once its first communicator names it) and the counters sampled every NPKIT_GPU_SAMPLE_RATE
  *     (NPKIT_EV_MACHINE_* events, COUNTERS of source NPKIT_SRC_MACHINE).  Readers of version 2
  *     skip both, as a block type and event kinds they do not know.
- *  4  events are written as EVENTS_PACKED blocks: each event as its difference from the previous
+ *  4  the flight recorder and the hang watchdog: the work in flight at a dump and the dump itself
+ *     (NPKIT_EV_INFLIGHT, NPKIT_EV_FLIGHT), the header flag NPKIT_LOG_F_RING (a log written whole
+ *     from the in-memory ring), and a collective NCCL did not accept says the sequence number it
+ *     was made at (NPKIT_API_SEQ_AT, in aux).  Readers of version 3 skip the event kinds and
+ *     ignore the flags.
+ *  5  events are written as EVENTS_PACKED blocks: each event as its difference from the previous
  *     event of its kind in the block, about a tenth of the bytes (src/format/event_pack.h has the
  *     encoding, docs/trace-format.md an example).  The writer's thread moved every byte of a
  *     128-byte event through the kernel's write path and the checksum, which cost more CPU than
  *     the call it recorded (bench/RESULTS.md).  EVENTS blocks stay valid; readers of versions 2
- *     and 3 skip the packed blocks as a type they do not know, and so see no events.
+ *     to 4 skip the packed blocks as a type they do not know, and so see no events.
  */
 #ifndef NPKIT_EVENT_LOG_H
 #define NPKIT_EVENT_LOG_H
@@ -40,7 +45,8 @@ extern "C" {
 #endif
 
 #define NPKIT_LOG_MAGIC "NPKITLOG" /* 8 bytes, no terminating NUL in the file */
-#define NPKIT_LOG_VERSION 4u
+#define NPKIT_LOG_VERSION 5u
+#define NPKIT_LOG_VERSION_PACKED 5u /* the first version whose EVENTS_PACKED blocks hold events */
 #define NPKIT_LOG_ENDIAN_TAG 0x01020304u
 #define NPKIT_BLOCK_MAGIC 0x424b504eu /* "NPKB" read as little endian */
 #define NPKIT_LOG_SUFFIX ".npkit"
@@ -78,10 +84,14 @@ typedef struct npkit_log_header {
 #define NPKIT_LOG_F_JSON_AT_EXIT 0x4u /* since version 2: the process meant to render its Chrome
                                          trace at exit (NPKIT_JSON=1), so a log without one next
                                          to it lost it to a kill (docs/faults.md) */
+#define NPKIT_LOG_F_RING 0x8u /* written by the flight recorder (NPKIT_RING_MB): the events the
+                                 in-memory ring still held at a dump; older ones were overwritten
+                                 (NPKIT_EV_FLIGHT says how many).  The log is rewritten whole at
+                                 every dump */
 
 typedef enum npkit_block_type {
   NPKIT_BLOCK_EVENTS = 1,   /* payload: count × npkit_event (record_size each) */
-  NPKIT_BLOCK_EVENTS_PACKED = 10, /* since version 4: count events of record_size bytes, packed
+  NPKIT_BLOCK_EVENTS_PACKED = 10, /* since version 5: count events of record_size bytes, packed
                                      (src/format/event_pack.h), padded with zeros to 8 bytes */
   NPKIT_BLOCK_COMM = 2,     /* payload: count × npkit_comm_rec */
   NPKIT_BLOCK_THREAD = 3,   /* payload: count × npkit_thread_rec */
@@ -143,6 +153,11 @@ typedef enum npkit_event_kind {
   NPKIT_EV_MARK_END = 33,          /* npkit_mark_end(name): closes the latest open range of name */
   NPKIT_EV_MARK_INSTANT = 34,      /* npkit_mark_instant(name) (u.mark) */
   NPKIT_EV_RECORDING = 35,         /* recording paused or resumed (u.recording) */
+  /* The flight recorder and the hang watchdog (docs/trace-format.md). */
+  NPKIT_EV_INFLIGHT = 36,          /* work not finished when a dump was taken: start_ns = since
+                                      when, end_ns = the snapshot (u.inflight) */
+  NPKIT_EV_FLIGHT = 37,            /* a dump: why and when it was taken, what the ring lost
+                                      (u.flight); start_ns = end_ns */
   /* NPKit dump files of NCCL builds with the NPKit patch, read from NPKIT_DUMP_DIR after
    * ncclCommDestroy and at exit (src/runtime/npkit_source.h). */
   NPKIT_EV_NPKIT_DUMP_SLICE = 48,       /* one NPKit event or ENTRY/EXIT pair (u.npkit), thread 0 */
@@ -169,6 +184,8 @@ typedef enum npkit_event_kind {
 #define NPKIT_API_FROM_PLUGIN 0x80u /* no wrapper saw the call (NCCL called through pointers of the
                                        application's own): taken from NCCL's CollApi/P2pApi event
                                        (NCCL 2.28+); redop and the p2p peer are unknown */
+#define NPKIT_API_SEQ_AT 0x100u   /* a collective NCCL did not accept (seq is NPKIT_NO_SEQ): aux holds
+                                     the sequence number it was made at, which it did not consume */
 
 typedef struct npkit_ev_api {
   uint64_t count;     /* element count as passed to NCCL */
@@ -464,6 +481,74 @@ typedef struct npkit_ev_recording {
   uint64_t reserved[10];
 } npkit_ev_recording;    /* 104 bytes */
 
+/* npkit_ev_inflight.what: a kind of work in flight */
+#define NPKIT_INFL_CALL 1       /* a wrapped NCCL call that has not returned: a thread inside NCCL */
+#define NPKIT_INFL_QUEUED 2     /* a task NCCL launched whose kernel has started on none of its
+                                   channels (the stream still runs earlier work) */
+#define NPKIT_INFL_KERNEL_CH 3  /* one channel of a task's kernel started on the GPU, not stopped */
+#define NPKIT_INFL_PROXY_OP 4   /* a proxy (network) operation of one channel, not done */
+#define NPKIT_INFL_PROXY_STEP 5 /* one network transfer of a proxy operation, not done */
+/* npkit_ev_inflight.flags */
+#define NPKIT_INFL_F_HANG 0x1u  /* the work the watchdog found stuck (NPKIT_FLIGHT_HANG) */
+#define NPKIT_INFL_F_GPU_TIMER 0x2u /* KERNEL_CH: start_ns is the GPU's start stamp mapped onto the
+                                       host clock; else when NCCL reported the start */
+
+/* NPKIT_EV_INFLIGHT: one item of the in-flight snapshot taken before a dump (every item of one
+ * snapshot has the same end_ns and dump).  npkit_event.func is the NCCL function (npkit_fn),
+ * npkit_event.thread the calling thread of a CALL, else 0. */
+typedef struct npkit_ev_inflight {
+  uint64_t comm_id;      /* npkit_comm_rec.comm_id of the communicator (the same on every rank), 0
+                            if unknown */
+  uint64_t seq;          /* the collective's sequence number on it (npkit_ev_api.seq; for a CALL:
+                            the one it will get), NPKIT_NO_SEQ if unknown or not a collective */
+  uint64_t nccl_seq;     /* tasks: NCCL's seqNumber (per communicator and function), NPKIT_NO_SEQ */
+  uint64_t task;         /* the plugin task (npkit_ev_plugin_task.task), 0 */
+  uint64_t progress_ns;  /* PROXY_OP: when its last step finished; PROXY_STEP: when it entered
+                            its phase; 0 */
+  uint64_t count;        /* CALL: element count; tasks: NCCL's count; 0 */
+  uint32_t comm;         /* local communicator id (npkit_comm_rec.local_id), 0 if unknown */
+  uint32_t ctx;          /* plugin context, 0 */
+  uint32_t dump;         /* the dump of the snapshot (npkit_ev_flight.dump) */
+  int32_t rank, nranks;  /* the process's rank in the communicator and its size, -1 if unknown */
+  int32_t channel;       /* KERNEL_CH, PROXY_*: the channel; else -1 */
+  int32_t peer;          /* PROXY_*: the peer; CALL: root or peer; else -1 */
+  int32_t step;          /* PROXY_STEP: the step; PROXY_OP: steps done; else -1 */
+  int32_t nsteps;        /* PROXY_OP: steps; QUEUED: channels; else -1 */
+  uint8_t what;          /* NPKIT_INFL_* */
+  uint8_t is_send;       /* PROXY_*: 1 send, 0 receive */
+  uint8_t phase;         /* PROXY_STEP: the phase it is in (npkit_ev_proxy_step.phase_ns index:
+                            send 0 waiting for the GPU's data, 1 for the peer, 2 for the network;
+                            recv 0 posted, 1 data received, 2 waiting for the GPU), 0xff none */
+  uint8_t flags;         /* NPKIT_INFL_F_* */
+  uint64_t reserved[2];
+} npkit_ev_inflight;     /* 104 bytes */
+
+/* npkit_ev_flight.trigger: what made the library dump */
+#define NPKIT_FLIGHT_EXIT 1   /* the process finished: exit, or a stop signal (signal set) */
+#define NPKIT_FLIGHT_SIGNAL 2 /* NPKIT_DUMP_SIGNAL arrived: the job goes on */
+#define NPKIT_FLIGHT_HANG 3   /* the hang watchdog found work older than NPKIT_HANG_TIMEOUT */
+#define NPKIT_FLIGHT_ERROR 4  /* an NCCL call failed with an error of the job (result) */
+#define NPKIT_FLIGHT_ABORT 5  /* ncclCommAbort was called */
+#define NPKIT_FLIGHT_FATAL 6  /* SIGSEGV, SIGBUS or SIGABRT: the raw ring, written from the signal
+                                 handler; no snapshot */
+
+/* NPKIT_EV_FLIGHT: the last event of a dump's snapshot.  Without a ring (NPKIT_RING_MB unset) the
+ * log holds everything anyway: the event marks the moment and carries the snapshot's count. */
+typedef struct npkit_ev_flight {
+  uint64_t ring_bytes;         /* NPKIT_RING_MB in bytes, 0 without a ring */
+  uint64_t events_kept;        /* ring: events it held at the dump (this one excluded) */
+  uint64_t events_overwritten; /* ring: events overwritten since the start: lost */
+  uint64_t meta_lost;          /* ring: non-event blocks (names, threads, notes) it had no room for */
+  uint32_t trigger;            /* NPKIT_FLIGHT_* */
+  int32_t signal;              /* EXIT on a stop signal, SIGNAL, FATAL: the signal; else 0 */
+  int32_t result;              /* ERROR: the ncclResult_t; else 0 */
+  uint32_t dump;               /* the dump's number in the process, from 1 */
+  uint32_t inflight;           /* INFLIGHT events of its snapshot (with this dump number) */
+  uint32_t inflight_omitted;   /* in-flight work left out of the snapshot (too much of it) */
+  char reason[48];             /* HANG, ERROR, ABORT: what ("AllReduce #14 of comm 3f2a0b1c"),
+                                  NUL terminated; "" */
+} npkit_ev_flight;             /* 104 bytes */
+
 /* npkit_ev_npkit.type (the NPKit dump source's slices: NPKIT_DUMP_SLICE_*; the values are those
  * of every log written so far) */
 #define NPKIT_DUMP_SLICE_PAIR 0           /* an ENTRY and its EXIT: start_ns..end_ns */
@@ -607,6 +692,8 @@ typedef struct npkit_event {
     npkit_ev_plugin_clock plugin_clock;
     npkit_ev_mark mark;
     npkit_ev_recording recording;
+    npkit_ev_inflight inflight;
+    npkit_ev_flight flight;
     npkit_ev_npkit npkit;
     npkit_ev_npkit_read npkit_read;
     npkit_ev_machine_gpu machine_gpu;
@@ -757,6 +844,8 @@ _Static_assert(sizeof(npkit_ev_plugin_api) == 104, "plugin API event layout");
 _Static_assert(sizeof(npkit_ev_plugin_clock) == 104, "plugin clock event layout");
 _Static_assert(sizeof(npkit_ev_mark) == 104, "mark event layout");
 _Static_assert(sizeof(npkit_ev_recording) == 104, "recording event layout");
+_Static_assert(sizeof(npkit_ev_inflight) == 104, "in-flight event layout");
+_Static_assert(sizeof(npkit_ev_flight) == 104, "flight dump event layout");
 _Static_assert(sizeof(npkit_ev_npkit) == 104, "NPKit dump event layout");
 _Static_assert(sizeof(npkit_ev_npkit_read) == 104, "NPKit dump reading layout");
 _Static_assert(sizeof(npkit_ev_machine_gpu) == 104, "machine GPU sample layout");

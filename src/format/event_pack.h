@@ -1,5 +1,5 @@
 /*
- * Packed events: the payload of NPKIT_BLOCK_EVENTS_PACKED (event-log version 4), the same events
+ * Packed events: the payload of NPKIT_BLOCK_EVENTS_PACKED (event-log version 5), the same events
  * as an EVENTS block in a tenth of the bytes or less.
  *
  * Why: the writer thread's cost per event was the bytes it moved (the kernel's copy into the page

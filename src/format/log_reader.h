@@ -102,7 +102,7 @@ typedef struct npkit_log_reader {
   uint64_t n_events;            /* in complete EVENTS and EVENTS_PACKED blocks */
   uint64_t n_blocks;            /* complete blocks */
   uint64_t n_event_blocks;      /* EVENTS and EVENTS_PACKED */
-  uint64_t n_packed_blocks;     /* EVENTS_PACKED (version 4) */
+  uint64_t n_packed_blocks;     /* EVENTS_PACKED (version 5) */
   uint64_t event_blocks_read;   /* event blocks (EVENTS and EVENTS_PACKED) the event iterator has
                                    entered since the log was opened: n_event_blocks per pass over
                                    the events (the report's tests count its passes with it) */
@@ -175,11 +175,12 @@ const npkit_log_string *npkit_reader_string(const npkit_log_reader *r, uint32_t 
  * itself, the stack table, the merge's spill files. */
 int npkit_read_at(int fd, void *buf, size_t n, uint64_t off);
 
-/* Whether a block of this type holds packed events: EVENTS_PACKED in a log of version 4 or later.
- * Version 3 of the format was taken by the machine snapshot before events were packed, so in an
+/* Whether a block of this type holds packed events: EVENTS_PACKED in a log of version 5 or later.
+ * Versions 3 and 4 of the format were taken by the machine snapshot and the flight recorder before
+ * events were packed, so in an
  * earlier log the type is one the reader does not know, skipped by size. */
 static inline int npkit_reader_is_packed(const npkit_log_reader *r, unsigned type) {
-  return type == NPKIT_BLOCK_EVENTS_PACKED && r->header.version >= 4;
+  return type == NPKIT_BLOCK_EVENTS_PACKED && r->header.version >= NPKIT_LOG_VERSION_PACKED;
 }
 
 /* "EVENTS", "COMM", ..., "unknown". */

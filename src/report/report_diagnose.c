@@ -327,8 +327,55 @@ static int data_quality(npkit_report *rep) {
   return 0;
 }
 
+/* One finding per hang (report_hang.h), the time stuck at stake; its evidence the state of each
+ * rank that did not complete the collective. */
+static int hangs(npkit_report *rep) {
+  npkit_finding *f;
+  char list[256], a[32];
+  for (size_t i = 0; i < rep->hangs.n; i++) {
+    const npkit_hang *h = &rep->hangs.h[i];
+    ADD(&rep->findings, NPKIT_FIND_HANG, (double)h->stuck_ns);
+    f->comm = h->comm;
+    f->fn = h->fn;
+    snprintf(f->title, sizeof(f->title), "%.250s", h->title);
+    f->evidence[0] = '\0';
+    for (size_t k = 0; k < h->n_ranks; k++) {
+      const npkit_hang_rank *r = &h->ranks[k];
+      if (r->status == NPKIT_HANG_DONE || r->n_where == 0) continue;
+      appendf(f->evidence, sizeof(f->evidence), "%sRank %" PRId32 ": %s.", f->evidence[0] ? " " : "", r->rank, r->where[0]);
+    }
+    npkit_report_duration((double)h->stuck_ns, a, sizeof(a));
+    if (h->stuck_ns > 0) appendf(f->evidence, sizeof(f->evidence), " The longest wait: %s.", a);
+    int missing = 0, stuck = 0;
+    for (size_t k = 0; k < h->n_ranks; k++) {
+      missing |= h->ranks[k].status == NPKIT_HANG_MISSING || h->ranks[k].status == NPKIT_HANG_NO_LOG;
+      stuck |= h->ranks[k].stuck || h->ranks[k].mismatched;
+    }
+    if (missing)
+      snprintf(f->next_step, sizeof(f->next_step),
+               "Find out what rank%s %s did instead of calling the collective: its own stack (py-spy dump, gdb -p, or "
+               "NPKIT_STACK_DEPTH for the calls before), a data-dependent branch that skips the call on some ranks, an "
+               "exception, or a process that died (the launcher's and the kernel's log: dmesg, OOM killer).",
+               strchr(npkit_hang_rank_list(h, NPKIT_HANG_MISSING, list, sizeof(list)), ' ') ? "s" : "", list);
+    else if (stuck && (npkit_hang_rank_list(h, -2, list, sizeof(list))[0] || npkit_hang_rank_list(h, -1, list, sizeof(list))[0]))
+      snprintf(f->next_step, sizeof(f->next_step),
+               "Look at rank%s %s: a desync means the ranks' code paths diverged before this collective (compare the "
+               "calls before it); a kernel that never started means its stream is held by earlier work (a hung kernel "
+               "of the application); a network step that never completes points at the NIC or the fabric (NCCL_DEBUG=INFO, "
+               "the HCA's counters).",
+               strchr(list, ' ') ? "s" : "", list);
+    else
+      snprintf(f->next_step, sizeof(f->next_step),
+               "Every rank entered the collective and none finished it: a hang inside NCCL or the GPU. Run again with "
+               "NPKIT_HANG_TIMEOUT and the profiler plugin's kernel and proxy events (the defaults) to see the channel "
+               "and network step each rank is stuck in, and NCCL_DEBUG=INFO.");
+  }
+  return 0;
+}
+
 int npkit_report_diagnose(npkit_report *rep) {
   double attributed;
+  if (hangs(rep) != 0) return -1;
   if (stragglers(rep, &attributed) != 0) return -1;
   if (sync_delay(rep, attributed) != 0) return -1;
   if (bandwidth(rep) != 0) return -1;

@@ -31,7 +31,9 @@ void npkit_findings_sort(npkit_findings *fs) {
     size_t j = i;
     while (j > 0) {
       const npkit_finding *p = &fs->f[j - 1];
-      int before = !isnan(f.at_stake_ns) && (isnan(p->at_stake_ns) || f.at_stake_ns > p->at_stake_ns);
+      int hang = f.kind == NPKIT_FIND_HANG, phang = p->kind == NPKIT_FIND_HANG;
+      int before = hang != phang ? hang
+                                 : !isnan(f.at_stake_ns) && (isnan(p->at_stake_ns) || f.at_stake_ns > p->at_stake_ns);
       if (!before) break;
       fs->f[j] = fs->f[j - 1];
       j--;
@@ -62,6 +64,7 @@ const char *npkit_finding_kind_name(npkit_finding_kind k) {
   case NPKIT_FIND_ADVICE_SOCKETS: return "advice_socket_threads";
   case NPKIT_FIND_ADVICE_SMALL: return "advice_small_collectives";
   case NPKIT_FIND_ADVICE_CHANNELS: return "advice_channels";
+  case NPKIT_FIND_HANG: return "hang";
   }
   return "unknown";
 }

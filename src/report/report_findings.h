@@ -33,6 +33,7 @@ typedef enum npkit_finding_kind {
   NPKIT_FIND_ADVICE_SOCKETS, /* socket transport far below the port's rate */
   NPKIT_FIND_ADVICE_SMALL,   /* many small collectives dominated by latency */
   NPKIT_FIND_ADVICE_CHANNELS,/* few channels on large messages */
+  NPKIT_FIND_HANG,           /* a collective some rank did not complete (report_hang.h): ranked first */
 } npkit_finding_kind;
 
 typedef struct npkit_finding {
@@ -53,7 +54,8 @@ typedef struct npkit_findings {
 
 /* Appends a finding (title, evidence and next step are copied); returns it, or NULL (memory). */
 npkit_finding *npkit_findings_add(npkit_findings *fs, npkit_finding_kind kind, double at_stake_ns);
-/* Timed findings by decreasing time at stake, then the others in the order they were added. */
+/* Hangs first (the job makes no progress: nothing else matters until they are gone), then timed
+ * findings by decreasing time at stake, then the others in the order they were added. */
 void npkit_findings_sort(npkit_findings *fs);
 void npkit_findings_free(npkit_findings *fs);
 const char *npkit_finding_kind_name(npkit_finding_kind k);

@@ -7,6 +7,7 @@
 
 #include "nccl_names.h"
 #include "report_extras.h"
+#include "report_hang_views.h"
 #include "report_html_util.h"
 #include "report_machine_view.h"
 #include "report_render.h"
@@ -461,6 +462,7 @@ int npkit_report_html(npkit_report *rep, FILE *o) {
     fputs("</ul>\n", o);
   }
   findings(rep, o);
+  if (npkit_report_hangs_html(rep, o) != 0) return -1;
   timeline(rep, o);
   table(rep, o);
   npkit_report_html_tags(rep, o);

@@ -8,6 +8,7 @@
 #include "machine_json.h"
 #include "nccl_names.h"
 #include "report_extras.h"
+#include "report_hang_views.h"
 #include "report_render.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -462,6 +463,7 @@ int npkit_report_json(npkit_report *rep, int fd, char *err, size_t errlen) {
   npkit_json_end_array(&w);
   npkit_json_end_object(&w);
   findings(rep, &w);
+  npkit_report_hangs_json(rep, &w);
   ranks(rep, &w);
   alignment(rep, &w);
   comms(rep, &w);

@@ -23,6 +23,7 @@
 #include "report_curve.h"
 #include "report_findings.h"
 #include "report_gpu.h"
+#include "report_hang.h"
 #include "job_instances.h"
 #include "report_machine.h"
 #include "report_marks.h"
@@ -76,6 +77,8 @@ typedef struct npkit_report {
   uint32_t gpu_ranks;           /* logs with GPU activity */
   npkit_callsites sites;        /* the call-site table (NPKIT_STACK_DEPTH) */
   npkit_timeline timeline;      /* with opts.timeline: the strip of the HTML view */
+  npkit_hang_scan hscan;        /* what the scan keeps for the hang analysis */
+  npkit_hangs hangs;            /* collectives some rank did not complete (report_hang.h) */
   npkit_findings findings;
 } npkit_report;
 

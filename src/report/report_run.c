@@ -94,6 +94,7 @@ static int analyse(npkit_report *rep, char *err, size_t errlen) {
   if (rc != 0) goto oom;
   if (npkit_tags_summarize(&rep->table, &rep->tags, &rep->n_tags) < 0) goto oom;
   for (size_t i = 0; i < job->n_logs; i++) rep->gpu_ranks += rep->logs[i].has_gpu != 0;
+  if (npkit_report_hangs(rep) != 0) goto oom;
   if (npkit_report_diagnose(rep) != 0) goto oom;
   if (rep->opts.timeline && npkit_timeline_build(rep, err, errlen) != 0) return -1;
   return 0;
@@ -115,6 +116,10 @@ int npkit_report_run_job(npkit_report *rep, npkit_job *job, const npkit_report_o
     return -1;
   }
   for (size_t i = 0; i < rep->job.n_logs; i++) npkit_mark_overlap_init(&rep->logs[i].overlap);
+  if (npkit_hang_scan_init(&rep->hscan, rep->job.n_members, rep->job.n_logs) != 0) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
   if (read_logs(rep, err, errlen) != 0) return -1;
   return analyse(rep, err, errlen);
 }
@@ -144,6 +149,8 @@ void npkit_report_free(npkit_report *rep) {
   npkit_curves_free(&rep->curves);
   npkit_callsites_free(&rep->sites);
   npkit_timeline_free(&rep->timeline);
+  npkit_hang_scan_free(&rep->hscan);
+  npkit_hangs_free(&rep->hangs);
   npkit_findings_free(&rep->findings);
   memset(rep, 0, sizeof(*rep));
 }

@@ -49,10 +49,17 @@ static int oom(scan_state *s, char *err, size_t errlen) {
 
 /* ---- NCCL calls ---- */
 
+/* The log's member of the communicator with local id `local` (NPKIT_JOB_NONE if unknown). */
+static uint32_t member_of(scan_state *s, uint32_t local) {
+  size_t pos = comm_pos(s, local);
+  return pos != SIZE_MAX ? s->rep->job.logs[s->log_index].member_of[pos] : NPKIT_JOB_NONE;
+}
+
 static int api_event(scan_state *s, const npkit_event *ev, char *err, size_t errlen) {
   const npkit_ev_api *a = &ev->u.api;
   unsigned fn = ev->func;
   s->log->api_calls++;
+  if (npkit_fn_class_of(fn) == NPKIT_CLASS_coll) npkit_hang_scan_call(&s->rep->hscan, member_of(s, a->comm), ev);
   if (!npkit_fn_moves_data(fn)) return 0;
   if (!npkit_api_succeeded(ev)) {
     s->log->failed_calls++;
@@ -225,6 +232,12 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, char *err, size_t errlen)
     case NPKIT_EV_MARK_END:
     case NPKIT_EV_MARK_INSTANT:
       s->log->marks++;
+      break;
+    case NPKIT_EV_INFLIGHT:
+      if (npkit_hang_scan_item(&rep->hscan, log, member_of(s, ev->u.inflight.comm), ev) != 0) rc = oom(s, err, errlen);
+      break;
+    case NPKIT_EV_FLIGHT:
+      npkit_hang_scan_flight(&rep->hscan, log, ev);
       break;
     case NPKIT_EV_MACHINE_GPU:
     case NPKIT_EV_MACHINE_PORT:

@@ -4,6 +4,9 @@
 
 #include "report_model.h"
 
+/* report_hang_find.c: the hangs (report_hang.h), from the scan's hang tracker.  0 or -1 (memory). */
+int npkit_report_hangs(npkit_report *rep);
+
 /* report_diagnose.c: the findings, from everything else.  0 or -1 (memory). */
 int npkit_report_diagnose(npkit_report *rep);
 /* report_machine_find.c: the machine's findings (ports, NVLinks, settings, host names, open-file

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nccl_names.h"
+#include "report_hang_views.h"
 #include "report_machine_view.h"
 #include "report_render.h"
 
@@ -281,6 +282,7 @@ static void losses(npkit_report *rep, FILE *o) {
 int npkit_report_text(npkit_report *rep, FILE *o) {
   overview(rep, o);
   findings(rep, o);
+  npkit_report_hangs_text(rep, o);
   alignment(rep, o);
   table(rep, o);
   user_tags(rep, o);

@@ -21,6 +21,8 @@ typedef struct event_counts {
   fn_count fn[NPKIT_FN_COUNT]; /* [NPKIT_FN_NONE]: ids this build does not know */
   uint64_t other_kinds;
   uint64_t first_ns, last_ns;
+  uint64_t dumps;              /* NPKIT_EV_FLIGHT events */
+  npkit_event last_dump;       /* the latest (by dump number) */
 } event_counts;
 
 static void help(void) {
@@ -66,6 +68,9 @@ static int count_events(npkit_log_reader *r, event_counts *c, char *err, size_t 
   c->first_ns = UINT64_MAX;
   npkit_reader_rewind(r);
   while ((k = npkit_reader_next(r, &ev, err, errlen)) > 0) {
+    if (ev->kind == NPKIT_EV_FLIGHT) {
+      if (c->dumps++ == 0 || ev->u.flight.dump >= c->last_dump.u.flight.dump) c->last_dump = *ev;
+    }
     if (ev->kind != NPKIT_EV_API) {
       c->other_kinds++;
       continue;
@@ -183,6 +188,22 @@ static void print_calls(const event_counts *c) {
   }
 }
 
+/* The flight recorder's dumps: the latest, why, and what a ring lost. */
+static void print_dumps(const npkit_log_reader *r, const event_counts *c) {
+  static const char *const triggers[] = {"?", "exit", "dump signal", "hang", "NCCL error", "ncclCommAbort", "fatal signal"};
+  if (c->dumps == 0) return;
+  const npkit_ev_flight *f = &c->last_dump.u.flight;
+  printf("\ndumps          %" PRIu64 " in the log; the latest, number %" PRIu32 ", at ", c->dumps, f->dump);
+  print_time(c->last_dump.start_ns);
+  printf(" (%s", f->trigger < sizeof triggers / sizeof triggers[0] ? triggers[f->trigger] : "?");
+  if (f->signal != 0) printf(", signal %" PRId32, f->signal);
+  if (f->reason[0] != '\0') printf(": %.*s", (int)sizeof f->reason, f->reason);
+  printf("), %" PRIu32 " items in flight\n", f->inflight);
+  if ((r->header.flags & NPKIT_LOG_F_RING) || f->ring_bytes > 0)
+    printf("flight ring    %" PRIu64 " MB: %" PRIu64 " events kept, %" PRIu64 " older ones overwritten\n",
+           f->ring_bytes >> 20, f->events_kept, f->events_overwritten);
+}
+
 static void print_notes(const npkit_log_reader *r) {
   static const char *const levels[] = {"note", "error", "warning", "info"};
   if (r->n_notes == 0) return;
@@ -225,6 +246,7 @@ int npkit_cmd_info(int argc, char **argv) {
   print_comms(r);
   print_threads(r);
   print_calls(&counts);
+  print_dumps(r, &counts);
   print_notes(r);
   char note[400];
   if (r->skipped_blocks) fprintf(stderr, "npkit info: warning: %s: %s\n", log, npkit_reader_damage(r, note, sizeof(note)));

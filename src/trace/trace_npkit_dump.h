@@ -1,10 +1,10 @@
 /*
  * NPKit dump events of a log (NPKIT_EV_NPKIT_DUMP_SLICE, NPKIT_EV_NPKIT_DUMP_READ) as Chrome trace events,
  * under the process that read them (docs/trace-format.md, "NPKit dumps"):
- *  - one track per NPKit rank, GPU buffer or network channel, and lane, in the tid band 950-999:
+ *  - one track per NPKit rank, GPU buffer or network channel, and lane, in the tid band 950-998:
  *    "NPKit GPU buf 5", "NPKit GPU buf 5 · lane 1", "NPKit net channel 2 · lane 3" (prefixed with
  *    "NPKit rank 3 · " when the process holds other ranks than its own, suffixed "· unaligned" for
- *    GPU events without a time base); from the 50th track on they share the last one;
+ *    GPU events without a time base); from the 49th track on they share the last one;
  *  - ENTRY/EXIT pairs as "X" slices named after their kind, with size, rsvd or slot, and the
  *    bandwidth size / duration; unpaired ENTRYs and EXITs and single events as instants;
  *  - each reading of the dump folder as an "X" slice "NPKit dump read" on the thread whose

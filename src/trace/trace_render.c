@@ -28,6 +28,7 @@ static const struct {
     {&npkit_marks_trace_source, offsetof(npkit_render_stats, marks)},
     {&npkit_dump_trace_source, offsetof(npkit_render_stats, npkit)},
     {&npkit_cupti_trace_source, offsetof(npkit_render_stats, gpu)},
+    {&npkit_flight_trace_source, offsetof(npkit_render_stats, flight)},
     {&npkit_machine_trace_source, offsetof(npkit_render_stats, machine)},
 };
 #define N_SOURCES (sizeof(sources) / sizeof(sources[0]))

@@ -27,6 +27,7 @@ typedef struct npkit_render_stats {
   uint64_t gpu;       /* GPU activity events read: kernels, copies, memsets (trace_cupti.h) */
   uint64_t marks;     /* user marks and recording changes read (trace_marks.h) */
   uint64_t npkit;     /* NPKit dump events read (trace_npkit_dump.h) */
+  uint64_t flight;    /* in-flight snapshots' items and dumps read (trace_flight.h) */
   uint64_t machine;   /* sampled machine counters read (trace_machine.c) */
   uint64_t dropped;   /* events the recorder lost, from the log's counters */
   int truncated;      /* the log ended in an incomplete or corrupt block */

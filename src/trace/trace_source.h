@@ -36,6 +36,7 @@ extern const npkit_trace_source npkit_plugin_trace_source; /* trace_plugin.c */
 extern const npkit_trace_source npkit_marks_trace_source;  /* trace_marks.c */
 extern const npkit_trace_source npkit_dump_trace_source;   /* trace_npkit_dump.c */
 extern const npkit_trace_source npkit_cupti_trace_source;  /* trace_cupti.c */
+extern const npkit_trace_source npkit_flight_trace_source; /* trace_flight.c */
 extern const npkit_trace_source npkit_machine_trace_source; /* trace_machine.c */
 
 #endif /* NPKIT_TRACE_SOURCE_H */

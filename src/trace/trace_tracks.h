@@ -18,7 +18,8 @@
  *   400..699  GPU streams of CUPTI; the 300th and later share the last    (trace_cupti.c)
  *   700..898  profiler-plugin channels; 899 shared by the rest           (trace_plugin*.c)
  *   900..948  profiler-plugin proxy lanes; 949 shared by the rest        (trace_plugin*.c)
- *   950..999  NPKit dump tracks; the 50th and later share the last        (trace_npkit_dump.c) */
+ *   950..998  NPKit dump tracks; the 49th and later share the last        (trace_npkit_dump.c)
+ *   999       the flight recorder: work in flight at dumps, the dumps    (trace_flight.c) */
 #define NPKIT_TRACE_SHARED_TRACK 399
 #define NPKIT_TRACE_GPU_BAND 400
 #define NPKIT_TRACE_GPU_TRACKS 300
@@ -27,7 +28,8 @@
 #define NPKIT_TRACE_PROXY_BAND 900
 #define NPKIT_TRACE_PROXY_TRACKS 49
 #define NPKIT_TRACE_NPKIT_BAND 950
-#define NPKIT_TRACE_NPKIT_TRACKS 50
+#define NPKIT_TRACE_NPKIT_TRACKS 49
+#define NPKIT_TRACE_FLIGHT_TRACK 999
 
 #define NPKIT_TRACE_MIDDOT "\xc2\xb7" /* U+00B7, the separator of track names */
 

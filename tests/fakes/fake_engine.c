@@ -261,6 +261,10 @@ static ncclResult_t stuck_error(npkit_fake_op *list, bool check_pids) {
   return ncclSuccess;
 }
 
+/* Set while the calling thread runs a single call outside a group (npkit_fake_submit): the only
+ * launch FAKE_NCCL_STALL stops (fake_stall.c). */
+static _Thread_local bool single_call;
+
 ncclResult_t npkit_fake_run(npkit_fake_op *list) { return npkit_fake_run_group(list, NULL, false); }
 
 ncclResult_t npkit_fake_run_group(npkit_fake_op *list, void *group_api, bool stop_group) {
@@ -269,10 +273,17 @@ ncclResult_t npkit_fake_run_group(npkit_fake_op *list, void *group_api, bool sto
     post(op);
     if (op->comm != NULL) atomic_fetch_add(&op->comm->busy, 1);
   }
+  bool stalled = npkit_fake_stall_mark(list, single_call);
   /* a replay's kernels are the graph's, launched by the application's cudaGraphLaunch */
   npkit_fake_kernels *kernels = list != NULL && list->replay ? NULL : npkit_fake_gpu_plan(list);
   void *prof = npkit_fake_prof_launch(list, kernels, group_api);
   if (stop_group) npkit_fake_prof_group_done(group_api); /* blocking: once launched (grp.cc:754) */
+  if (stalled) { /* NCCL's launch returns; this kernel never finishes (fake_stall.c) */
+    npkit_fake_prof_abandon(prof);
+    for (npkit_fake_op *op = list; op != NULL; op = op->next)
+      if (op->comm != NULL) atomic_fetch_sub(&op->comm->busy, 1);
+    return ncclSuccess;
+  }
   /* Work queued before the kernel on its stream: on a GPU NCCL's call returns at once and the
    * kernel starts when the stream gets to it (an H200 with NCCL 2.28.9 started kernels 2-44 ms
    * after their launch, device check of 2026-12-04); here the call waits for it, so that the data
@@ -352,7 +363,13 @@ ncclResult_t npkit_fake_submit(npkit_fake_op *op, double t_call) {
   double until = op->timed ? t_call + npkit_fake_cfg()->lat_s + op->sim_s : 0;
   if (op->comm != NULL && op->comm->nonblocking)
     return npkit_fake_async_launch(op, npkit_fake_prof_take_group(), NULL, until);
+  single_call = true;
   ncclResult_t res = npkit_fake_run_group(op, npkit_fake_prof_take_group(), true);
+  single_call = false;
+  if (op->stall != NPKIT_FAKE_STALL_NONE) { /* its transfers stay queued: never freed */
+    npkit_fake_stall_keep(op);
+    return res;
+  }
   npkit_fake_op_free(op);
   if (res == ncclSuccess) npkit_fake_sleep_until(until);
   return res;

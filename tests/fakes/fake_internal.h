@@ -171,6 +171,8 @@ struct ncclComm {
   _Atomic int pending;            /* non-blocking work still running */
   struct npkit_fake_prof_comm *prof; /* the profiler plugin's view, NULL without one */
   struct npkit_fake_npkit_comm *npkit; /* its NPKit state (fake_npkit.c), NULL before NpKit::Init */
+  uint64_t data_calls;            /* data collectives run so far (FAKE_NCCL_STALL counts them) */
+  bool stalled;                   /* its GPU work stopped (fake_stall.c): later work queues behind */
 };
 
 /* A communicator object, not yet joined to its segment. */
@@ -285,6 +287,7 @@ struct npkit_fake_op {
   bool captured;      /* issued on a stream that captures a CUDA graph (fake_graph.c) */
   uint64_t user_tag;  /* its profiler tag (nccl*Config, NCCL 2.31) */
   bool replay;        /* run by a replay of such a graph */
+  uint8_t stall;      /* NPKIT_FAKE_STALL_* (fake_stall.c): its kernel never finishes */
 };
 
 /* NCCL's name of the call ("AllReduce", "CommShrink"); NULL for a value that is no kind. */
@@ -346,6 +349,21 @@ void npkit_fake_init_version(void);
  * tasks at the replays) instead of run; true when it was (op is then freed). */
 bool npkit_fake_graph_capture(const npkit_fake_call *call, npkit_fake_op *op);
 
+/* ---------------------------------------------------------------- GPU-side hangs (fake_stall.c) */
+enum {
+  NPKIT_FAKE_STALL_NONE = 0,
+  NPKIT_FAKE_STALL_KERNEL, /* its kernel never starts (the stream is held by earlier work) */
+  NPKIT_FAKE_STALL_PROXY,  /* its kernel starts and waits for a network send that never completes */
+  NPKIT_FAKE_STALL_BEHIND, /* queued on a stream whose earlier kernel never finished */
+};
+/* Counts the data collectives of a launch and marks those FAKE_NCCL_STALL stops (op->stall): only
+ * the single call of a blocking communicator outside a group (single_call) stalls.  True when the
+ * launch stalls: it then returns at once, as NCCL's asynchronous launch does, and its ops are
+ * never freed (their transfers stay queued, so the comm's later work waits behind them). */
+bool npkit_fake_stall_mark(npkit_fake_op *list, bool single_call);
+/* Keeps the ops of a stalled launch (they are never freed). */
+void npkit_fake_stall_keep(npkit_fake_op *list);
+
 /* ---------------------------------------------------------------- profiler plugin (fake_profiler.c) */
 /* Loads the plugin (first communicator) and initialises it for comm; finalizes it. */
 void npkit_fake_prof_comm_init(ncclComm_t comm);
@@ -364,6 +382,8 @@ void *npkit_fake_prof_launch(npkit_fake_op *list, npkit_fake_kernels *kernels, v
 void npkit_fake_prof_capture(npkit_fake_op *list, npkit_fake_kernels *kernels, void *group);
 /* They finished (or failed): kernel-channel and proxy events, from the proxy thread. */
 void npkit_fake_prof_complete(void *launch, ncclResult_t res);
+/* They never finish (fake_stall.c): what was started stays so. */
+void npkit_fake_prof_abandon(void *launch);
 
 /* ---------------------------------------------------------------- GPU activity (fake_gpu.c) */
 /* CLOCK_REALTIME ns. */

@@ -66,6 +66,7 @@ void npkit_fake_prof_complete(void *launch, ncclResult_t res) {
   (void)launch;
   (void)res;
 }
+void npkit_fake_prof_abandon(void *launch) { (void)launch; }
 
 #else
 
@@ -508,6 +509,7 @@ typedef struct launch {
 
 /* The proxy thread's reports of a task's channels (below). */
 static void channels_started(task *t, uint64_t t_start);
+static void stalled_send(const launch *l, const task *t);
 static void channels_stopped(task *t, uint64_t t_stop);
 
 static uint64_t realtime_ns(void) {
@@ -737,8 +739,13 @@ static void *launch_tasks(npkit_fake_op *list, npkit_fake_kernels *kernels, void
     stop_event(pc, group);
     /* the GPU writes each channel's start stamp when the kernel starts; the proxy reports it */
     uint64_t t_start = npkit_fake_gpu_start_of(kernels, comm);
-    for (int k = i; k < j && (mask & EV_KERNEL_CH) && pc->abi >= 3 && mode != MODE_CAPTURE; k++)
+    for (int k = i; k < j && (mask & EV_KERNEL_CH) && pc->abi >= 3 && mode != MODE_CAPTURE; k++) {
+      uint8_t stall = l->tasks[k].op->stall;
+      if (stall == NPKIT_FAKE_STALL_KERNEL || stall == NPKIT_FAKE_STALL_BEHIND) continue; /* never starts */
       channels_started(&l->tasks[k], t_start);
+    }
+    for (int k = i; k < j && cfg.net; k++)
+      if (l->tasks[k].op->stall == NPKIT_FAKE_STALL_PROXY) stalled_send(l, &l->tasks[k]);
     i = j;
   }
   npkit_fake_gpu_launch_comm(kernels, NULL, &(uint64_t){0}); /* communicators without a plugin */
@@ -758,7 +765,8 @@ typedef struct work {
   struct work *next;
   struct npkit_fake_prof_comm *pc;
   void *parent;
-  int kind;       /* 0 kernel channel start, 3 its stop, 1 network op, 2 proxy control */
+  int kind;       /* 0 kernel channel start, 3 its stop, 1 network op, 2 proxy control,
+                     4 a network op whose middle send step never completes (fake_stall.c) */
   int channel, peer, is_send;
   int rank;
   bool p2p;                 /* of a P2p task */
@@ -841,7 +849,11 @@ static void run_kernel_ch_stop(const work *w) {
 
 
 
-static void run_net_op(const work *w) {
+/* A network op's steps up to `stop_at` (all of them when it is nsteps): each with NCCL's states
+ * (v2.28.9-1 src/transport/net.cc sendProxyProgress / recvProxyProgress).  With stop_at < nsteps
+ * (FAKE_NCCL_STALL=proxy) step stop_at is posted (SendGPUWait, SendPeerWait, SendWait: isend
+ * issued) and neither it nor the op is ever stopped: ncclNet->test never says it is done. */
+static void run_net_steps(const work *w, int stop_at) {
   int nsteps = (int)((w->bytes + NET_CHUNK - 1) / NET_CHUNK);
   descr_v7 d;
   memset(&d, 0, sizeof d);
@@ -883,12 +895,20 @@ static void run_net_op(const work *w) {
       record_state(w->pc, step, ST_RECV_FLUSH_WAIT, &a);
       record_state(w->pc, step, ST_RECV_GPU_WAIT, &a);
     }
+    if (s == stop_at) return; /* posted, never completed */
     done += size;
     prev = size;
     record_op_bytes_v3(w->pc, op, w->is_send, done, s + 1);
     stop_event(w->pc, step);
   }
   stop_event(w->pc, op);
+}
+
+static void run_net_op(const work *w) { run_net_steps(w, -1); }
+
+static void run_stalled_net_op(const work *w) {
+  int nsteps = (int)((w->bytes + NET_CHUNK - 1) / NET_CHUNK);
+  run_net_steps(w, nsteps / 2);
 }
 
 static void run_ctrl(struct npkit_fake_prof_comm *pc, int appended) {
@@ -911,6 +931,7 @@ static void run_work(const work *w) {
   case 0: run_kernel_ch_start(w); break;
   case 3: run_kernel_ch_stop(w); break;
   case 1: run_net_op(w); break;
+  case 4: run_stalled_net_op(w); break;
   default: run_ctrl(w->pc, w->channel); break;
   }
 }
@@ -1010,6 +1031,31 @@ static const task *task_of(const launch *l, const npkit_fake_op *op, int peer, b
     if (t->op == op && (!t->p2p || (t->peer == peer && t->is_send == send))) return t;
   }
   return NULL;
+}
+
+/* A launch that never completes (fake_stall.c): its channels stay started, or never start. */
+void npkit_fake_prof_abandon(void *launch_state) {
+  launch *l = launch_state;
+  if (l == NULL) return;
+  free(l->tasks); /* each task's channel reports (t->kch) stay open for good */
+  free(l);
+}
+
+/* The first send of the stalled op on the first channel of its task: it never completes. */
+static void stalled_send(const launch *l, const task *t) {
+  const npkit_fake_op *op = t->op;
+  (void)l;
+  for (int x = 0; x < op->nxfers; x++) {
+    const npkit_fake_xfer *xf = &op->xfers[x];
+    if (!xf->is_send || xf->len == 0 || t->handle == NULL || (t->p2p && t->peer != xf->peer)) continue;
+    work *w = new_work(t, 4, t->first_channel % 64);
+    if (w == NULL) return;
+    w->peer = xf->peer;
+    w->is_send = 1;
+    w->bytes = xf->len / (size_t)(t->nch > 0 ? t->nch : 1) + 1;
+    post(w);
+    return;
+  }
 }
 
 void npkit_fake_prof_complete(void *launch_state, ncclResult_t res) {

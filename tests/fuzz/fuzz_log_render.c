@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   npkit_json_end_object(&w);
   if (npkit_json_finish(&w, err, sizeof(err)) != 0) abort();
   /* every event is accounted for by exactly one renderer module, or as skipped */
-  if (st.events + st.skipped + st.plugin + st.gpu + st.marks + st.npkit + st.machine != r->n_events) abort();
+  if (st.events + st.skipped + st.plugin + st.gpu + st.marks + st.npkit + st.machine + st.flight != r->n_events) abort();
 
   check_json_fd(out);
   close(out);

@@ -1,6 +1,7 @@
 /* Fuzz target of the settings parser: the input is split at newlines into values given, in turn,
  * to every NPKIT_* variable the library reads (a missing line leaves the variable unset).  Whatever
  * the values, npkit_config_load must return a configuration within its documented ranges. */
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,8 @@ static const char *const names[] = {
     "NPKIT_JSON",         "NPKIT_SIGNALS",       "NPKIT_CUPTI",          "NPKIT_CUPTI_LIBRARY",
     "NPKIT_CUPTI_BUFFERS", "NPKIT_CUPTI_BUFFER_KB", "NPKIT_PLUGIN",       "NPKIT_PLUGIN_EVENTS",
     "NPKIT_STACK_DEPTH",  "NPKIT_STACK_LINES",   "NPKIT_START_AFTER",    "NPKIT_STOP_AFTER",
-    "NPKIT_TOGGLE_SIGNAL", "NPKIT_DUMP_DIR",     "NPKIT_DUMP_HEADER",    "NPKIT_DUMP_MAX_MB"};
+    "NPKIT_TOGGLE_SIGNAL", "NPKIT_DUMP_DIR",     "NPKIT_DUMP_HEADER",    "NPKIT_DUMP_MAX_MB",
+    "NPKIT_RING_MB",      "NPKIT_DUMP_SIGNAL",   "NPKIT_HANG_TIMEOUT"};
 #define N_NAMES (sizeof names / sizeof names[0])
 static char *values[N_NAMES];
 
@@ -45,6 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (cfg.trace_dir[0] == '\0' || memchr(cfg.trace_dir, '\0', sizeof cfg.trace_dir) == NULL) abort();
   if (cfg.log_level < NPKIT_LEVEL_ERROR || cfg.log_level > NPKIT_LEVEL_DEBUG) abort();
   if ((cfg.disable | cfg.quiet | cfg.write_json | cfg.signals) & ~1) abort();
+  if (cfg.ring_mb > NPKIT_MAX_RING_MB) abort();
+  if (cfg.hang_timeout_ns != 0 &&
+      (cfg.hang_timeout_ns < NPKIT_MIN_HANG_TIMEOUT_NS || cfg.hang_timeout_ns > NPKIT_MAX_HANG_TIMEOUT_NS))
+    abort();
+  if (cfg.dump_signal != 0 && (cfg.dump_signal == cfg.toggle_signal || cfg.dump_signal == SIGTERM ||
+                               cfg.dump_signal == SIGINT || cfg.dump_signal == SIGKILL || cfg.dump_signal == SIGSEGV))
+    abort();
   for (size_t i = 0; i < k; i++) {
     free(values[i]);
     values[i] = NULL;

@@ -13,7 +13,9 @@
 #      transport: NCCL's profiler plugin for real (tasks, kernel channels with %globaltimer stamps,
 #      proxy operations, network steps, a CUDA graph's replays), checked by check_plugin_trace.py,
 #      then `npkit report` and `npkit merge` on the two logs; once more with the library named in
-#      NCCL_PROFILER_PLUGIN only, not preloaded (calls from NCCL's API events);
+#      NCCL_PROFILER_PLUGIN only, not preloaded (calls from NCCL's API events); and a hang (rank 1
+#      stops before collective 9) under the flight recorder and the hang watchdog, which must name
+#      AllReduce #9, rank 1 missing and rank 0 waiting;
 #   6. a one-rank torch.distributed NCCL job under the library with NPKIT_CUPTI=1: every call
 #      recorded, its GPU work tied to it (check_torch_trace.py); and once with the default, which
 #      must leave CUPTI to PyTorch with one line;
@@ -149,14 +151,33 @@ for p in sorted(glob.glob(sys.argv[1] + "/*.json")):
 PY
 
 # a hang: rank 1 stops before collective 9 (AllReduce sum of 4 MB) and sleeps; rank 0 enters it and
-# waits on the GPU; both are stopped with SIGTERM after 8 s.  What the logs hold of the stuck
-# collective (a kernel channel started and not stopped, proxy steps not done) is what a hang
-# diagnosis can read.
+# waits on the GPU; both are stopped with SIGTERM after 8 s.  Both run the flight recorder (a ring,
+# nothing on disk until a dump) and the hang watchdog: rank 0 must name AllReduce #9 on stderr within
+# the timeout and dump its work in flight (the kernel channel started and not stopped, the proxy
+# steps not done, from NCCL's profiler plugin), and `npkit report` must find rank 1 missing from #9
+# and rank 0 waiting in it.
 step stall 60 env RANK1_OPTS="--stall-at 9" KILL_AFTER=8 "$here/two_ranks.sh" "$work/stall" "$bin/gpu_job" \
-  "LD_PRELOAD=$lib" --iters 1 --max-mb 8 --spin-us 500
+  "LD_PRELOAD=$lib NPKIT_RING_MB=64 NPKIT_HANG_TIMEOUT=3s" --iters 1 --max-mb 8 --spin-us 500
 cat "$work/stall.out" >> "$summary"
+grep -h "^npkit: hang:" "$work"/stall/rank*.err >> "$summary" 2> /dev/null
 step stall_report 60 "$npkit" report "$work/stall/trace"
 head -n 40 "$work/stall_report.out" >> "$summary"
+step stall_report_json 60 "$npkit" report "$work/stall/trace" --json
+python3 - "$work/stall_report_json.out" "$work/stall" >> "$summary" 2>&1 <<'PY'
+import glob, json, sys
+hangs = json.load(open(sys.argv[1])).get("hangs", [])
+lines = [l for p in glob.glob(sys.argv[2] + "/rank0.err") for l in open(p) if l.startswith("npkit: hang:")]
+h = hangs[0] if hangs else {}
+ok = (h.get("seq"), h.get("missing_ranks"), h.get("waiting_ranks")) == (9, [1], [0])
+print("%s stall_hangs: %d hangs; first: %s #%s missing %s waiting %s since_ns %s" % (
+    "ok  " if ok else "FAIL", len(hangs), h.get("op"), h.get("seq"), h.get("missing_ranks"),
+    h.get("waiting_ranks"), h.get("since_ns")))
+for r in h.get("ranks", []):
+    print("info stall_hangs rank %s: %s, last entered %s, completed %s; where %s" % (
+        r.get("rank"), r.get("status"), r.get("last_entered"), r.get("last_completed"), r.get("where")))
+print("%s stall_watchdog: rank 0 named #9 on stderr: %r" % (
+    "ok  " if any("#9 " in l for l in lines) else "FAIL", lines[:2]))
+PY
 python3 - "$work/stall/trace" >> "$summary" 2>&1 <<'PY'
 import glob, json, sys
 for p in sorted(glob.glob(sys.argv[1] + "/*.json")):

@@ -29,7 +29,7 @@ LIBRARY_SETTINGS = (
     "CUDA_INJECTION64_PATH", "NPKIT_SIGNALS", "NPKIT_STACK_DEPTH", "NPKIT_STACK_LINES",
     "NPKIT_START_AFTER", "NPKIT_STOP_AFTER", "NPKIT_TOGGLE_SIGNAL",
     "NPKIT_DUMP_DIR", "NPKIT_DUMP_HEADER", "NPKIT_DUMP_MAX_MB", "NPKIT_CLOCK",
-    "NPKIT_SIMULATED",
+    "NPKIT_SIMULATED", "NPKIT_RING_MB", "NPKIT_DUMP_SIGNAL", "NPKIT_HANG_TIMEOUT",
     "NCCL_CONF_FILE",
     "NPKIT_MACHINE", "NPKIT_GPU_SAMPLE_RATE", "NPKIT_CPU_SAMPLE_INTERVAL", "NPKIT_SYSFS_ROOT",
     "NPKIT_NVML_LIBRARY",
@@ -532,7 +532,7 @@ def _varint(data, o):
 
 
 def unpack_events(data, payload, size, count, record_size):
-    """The records of an EVENTS_PACKED block (event-log version 4), decoded as docs/trace-format.md
+    """The records of an EVENTS_PACKED block (event-log version 5), decoded as docs/trace-format.md
     describes the encoding, independently of src/format/event_pack.c: each event is its kind
     (varint), a mask of the 64-bit words that differ from the previous event of the same kind
     (lane kind % 64) and those differences (zigzag varints); the second word is stored as the
@@ -579,7 +579,7 @@ class LogFile:
         self.kinds = []    # the event kind of each of them
         self.comms = []    # (local_id, comm_id, rank, nranks)
         self.checked = 0   # blocks whose CHECK block (version 2 on) holds their CRC32C
-        self.packed_events = 0  # events that came from EVENTS_PACKED blocks (version 4 on)
+        self.packed_events = 0  # events that came from EVENTS_PACKED blocks (version 5 on)
         off = self.header_size
         while off + BLOCK_HEADER.size <= len(data):
             magic, btype, _flags, count, size = BLOCK_HEADER.unpack_from(data, off)
@@ -602,8 +602,8 @@ class LogFile:
                     raise AssertionError("%s: block at offset %d: checksum does not match" % (path, off))
                 self.checked += 1
             self.blocks.append((btype, count, size))
-            # packed events exist from version 4 on (version 3 was the machine snapshot's)
-            if btype == BLOCK_EVENTS or (btype == BLOCK_EVENTS_PACKED and self.version >= 4):
+            # packed events exist from version 5 on (3 and 4 were the machine snapshot's and the ring's)
+            if btype == BLOCK_EVENTS or (btype == BLOCK_EVENTS_PACKED and self.version >= 5):
                 if btype == BLOCK_EVENTS:
                     records = [data[payload + i * self.record_size:payload + (i + 1) * self.record_size]
                                for i in range(count)]

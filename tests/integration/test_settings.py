@@ -9,7 +9,7 @@ import unittest
 
 import npkit_testlib as lib
 
-NUMERIC = ("NPKIT_EVENT_BUF_SIZE", "NPKIT_FLUSH_MS")
+NUMERIC = ("NPKIT_EVENT_BUF_SIZE", "NPKIT_FLUSH_MS", "NPKIT_RING_MB")
 BAD_VALUES = ("", "-5", "abc", "99999999999999999999")
 MIX_ARGS = ["--small", "--iters", "1"]
 
@@ -75,6 +75,20 @@ class Settings(lib.TempDirTestCase):
                     "NPKIT_LOG_LEVEL": "debug", "NPKIT_OPS": "all,-query"}
         run = self.run_mix("good", 2, settings, journal=True)
         self.assertEqual(run.warnings, [], run.describe())
+        traces = lib.load_traces(run.trace_dir, expect=2)
+        for r, t in traces.items():
+            j = lib.Journal(os.path.join(run.out, "journal.rank%d" % r))
+            problems = lib.compare_calls(j.recorded(), t.api())
+            self.assertEqual(problems, [], lib.format_problems(problems))
+            self.assertEqual(t.other["dropped"], 0)
+
+    def test_flight_recorder_records_the_same(self):
+        """A ring that holds the whole job, the watchdog and a dump signal: silent, the results
+        unchanged, every call in the trace as the journal has it."""
+        settings = {"NPKIT_RING_MB": "8", "NPKIT_HANG_TIMEOUT": "60s", "NPKIT_DUMP_SIGNAL": "SIGUSR1"}
+        run = self.run_mix("ring", 2, settings, journal=True)
+        self.assertEqual(run.warnings, [], run.describe())
+        self.assertEqual([l for l in run.npkit_lines if "hang" in l], [], run.describe())
         traces = lib.load_traces(run.trace_dir, expect=2)
         for r, t in traces.items():
             j = lib.Journal(os.path.join(run.out, "journal.rank%d" % r))

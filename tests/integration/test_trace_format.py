@@ -128,8 +128,8 @@ class TraceFormat(unittest.TestCase):
             self.assertEqual(log.trailing, 0)
             self.assertEqual(log.blocks[-1][0], lib.BLOCK_END, "clean close ends with END")
             self.assertEqual(len(log.events), len(t.api()))
-            # from version 4 the library writes its events packed, decoded here independently
-            self.assertEqual(log.packed_events, len(log.events) if log.version >= 4 else 0)
+            # from version 5 the library writes its events packed, decoded here independently
+            self.assertEqual(log.packed_events, len(log.events) if log.version >= 5 else 0)
             # function ids are 1-based positions in nccl_api.def
             api = lib.api_table()
             from_log = sorted((s, e - s, api[f - 1][0]) for f, s, e, _, _ in log.events)

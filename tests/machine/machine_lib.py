@@ -261,7 +261,7 @@ def machine_events(path, record_size=128):
     for btype, count, payload in blocks(path):
         if btype == lib.BLOCK_EVENTS:
             records = [payload[i * record_size:(i + 1) * record_size] for i in range(count)]
-        elif btype == lib.BLOCK_EVENTS_PACKED and version >= 4:  # the library's events from version 4
+        elif btype == lib.BLOCK_EVENTS_PACKED and version >= 5:  # the library's events from version 5
             records = lib.unpack_events(payload, 0, len(payload), count, record_size)
         else:
             continue

@@ -1,6 +1,7 @@
 /* NPKIT_* settings: good values are taken, every bad value gives exactly one warning naming the
  * variable and the value, and the default is used. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,8 +203,50 @@ static void test_identity(void) {
   CHECK(id.pid == (int)getpid() && id.host[0] != '\0');
 }
 
+/* The flight recorder's and the watchdog's settings: good values taken (the timeout in ns from its
+ * unit), each bad value one warning naming it, and the feature off. */
+static void test_flight(void) {
+  npkit_config cfg;
+  const char *none[] = {NULL};
+  const char *err = load(&cfg, none);
+  CHECK(cfg.ring_mb == 0 && cfg.dump_signal == 0 && cfg.hang_timeout_ns == 0);
+  static const struct { const char *value; uint64_t ns; } good[] = {
+      {"60s", 60000000000ull}, {"500ms", 500000000ull}, {"2min", 120000000000ull}, {"1.5s", 1500000000ull},
+      {"0", 0},                {"10ms", 10000000ull},   {" 3s", 3000000000ull}};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    char v[64];
+    snprintf(v, sizeof v, "NPKIT_HANG_TIMEOUT=%s", good[i].value);
+    const char *env[] = {v, "NPKIT_RING_MB=16", "NPKIT_DUMP_SIGNAL=SIGUSR1", NULL};
+    err = load(&cfg, env);
+    CHECKF(err[0] == '\0', "%s: %s", v, err);
+    CHECKF(cfg.hang_timeout_ns == good[i].ns, "%s: %llu", v, (unsigned long long)cfg.hang_timeout_ns);
+    CHECK(cfg.ring_mb == 16 && cfg.dump_signal == SIGUSR1);
+  }
+  static const char *const bad_timeouts[] = {"60", "5ms", "8d", "-1s", "abc", "1e3s", "", "0x10s", "10081min"};
+  for (size_t i = 0; i < sizeof bad_timeouts / sizeof bad_timeouts[0]; i++) {
+    char v[64];
+    snprintf(v, sizeof v, "NPKIT_HANG_TIMEOUT=%s", bad_timeouts[i]);
+    const char *env[] = {v, NULL};
+    err = load(&cfg, env);
+    CHECKF(count_lines(err, "npkit: warning: NPKIT_HANG_TIMEOUT=") == 1 && strstr(err, "no hang watchdog"), "%s: %s", v,
+           err);
+    CHECK(cfg.hang_timeout_ns == 0);
+  }
+  const char *ring_bad[] = {"NPKIT_RING_MB=65537", "NPKIT_DUMP_SIGNAL=SIGTERM", NULL};
+  err = load(&cfg, ring_bad);
+  CHECK(count_lines(err, "npkit: warning: NPKIT_RING_MB='65537'") == 1);
+  CHECK(count_lines(err, "npkit: warning: NPKIT_DUMP_SIGNAL='SIGTERM'") == 1);
+  CHECK(cfg.ring_mb == 0 && cfg.dump_signal == 0);
+  /* one signal cannot both toggle and dump: it toggles */
+  const char *same[] = {"NPKIT_DUMP_SIGNAL=USR2", "NPKIT_TOGGLE_SIGNAL=SIGUSR2", NULL};
+  err = load(&cfg, same);
+  CHECK(count_lines(err, "npkit: warning: NPKIT_DUMP_SIGNAL and NPKIT_TOGGLE_SIGNAL are the same signal") == 1);
+  CHECK(cfg.dump_signal == 0 && cfg.toggle_signal == SIGUSR2);
+}
+
 int main(void) {
   test_defaults();
+  test_flight();
   test_good_values();
   test_bad_values();
   test_machine_settings();

@@ -22,7 +22,7 @@ typedef struct npkit_lb_options {
   uint32_t header_size;  /* > 256: zero padding after the known header (a later writer) */
   uint32_t record_size;  /* > 96: zero padding after each event */
   uint32_t endian;
-  int packed;            /* events as EVENTS_PACKED blocks (version 4), by the builder's own encoder */
+  int packed;            /* events as EVENTS_PACKED blocks (version 5), by the builder's own encoder */
 } npkit_lb_options;
 
 /* A block as written: its type, the offset of its header and the offset just after its payload

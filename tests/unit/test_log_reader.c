@@ -1,5 +1,5 @@
 /* Log reader: every part of a complete log read back exactly, in the current format (events
- * packed, or as EVENTS blocks), in the formats before packing (version 3: the machine snapshot;
+ * packed, or as EVENTS blocks), in the formats before packing (version 4: the flight recorder;
  * version 2) and in the format of
  * npkit-preload 0.1/0.2 (version 1, no checksums); later writers' longer headers and
  * records; unknown blocks skipped; a cut at every byte offset; corrupt headers; corrupt blocks
@@ -175,7 +175,7 @@ static void test_reference(void) {
     npkit_reader_close(r);
   }
 
-  /* events packed (EVENTS_PACKED, version 4): the same content */
+  /* events packed (EVENTS_PACKED, version 5): the same content */
   o.packed = 1;
   path_of(path, sizeof(path), "packed.npkit");
   npkit_lb_close(write_reference(path, &o));
@@ -196,28 +196,29 @@ static void test_reference(void) {
   }
   o.packed = 0;
 
-  /* the format before packing, with the machine snapshot: version 3, EVENTS blocks */
-  uint64_t unknown_v3 = 0;
-  o.version = 3;
-  path_of(path, sizeof(path), "version3.npkit");
+  /* the format just before packing, with the machine snapshot and the flight recorder: version 4,
+   * EVENTS blocks */
+  uint64_t unknown_v4 = 0;
+  o.version = NPKIT_LOG_VERSION_PACKED - 1;
+  path_of(path, sizeof(path), "version4.npkit");
   npkit_lb_close(write_reference(path, &o));
   CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
   if (r) {
     CHECK(r->checksums && !r->newer_version);
-    check_reference(r, "log of version 3");
-    unknown_v3 = r->n_unknown_blocks;
+    check_reference(r, "log of version 4");
+    unknown_v4 = r->n_unknown_blocks;
     npkit_reader_close(r);
   }
   /* ... where packed blocks did not exist yet: a block of their type is one the reader does not
    * know, skipped by its size, and its events are not decoded */
   o.packed = 1;
-  path_of(path, sizeof(path), "version3_packed.npkit");
+  path_of(path, sizeof(path), "version4_packed.npkit");
   npkit_lb_close(write_reference(path, &o));
   CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
   if (r) {
     CHECK_EQ_U64(r->n_events, 0);
     CHECK_EQ_U64(r->n_event_blocks, 0);
-    CHECK_EQ_U64(r->n_unknown_blocks, unknown_v3 + 4);
+    CHECK_EQ_U64(r->n_unknown_blocks, unknown_v4 + 4);
     CHECK_EQ_U64(r->n_packed_blocks, 0);
     CHECK(!r->truncated && r->skipped_blocks == 0);
     const npkit_event *ev;
@@ -519,12 +520,12 @@ static void test_bad_blocks(void) {
   block_case("STRING text past its block", b_string_long, "STRING text beyond", 2);
   block_case("STRING count too large", b_string_count, "more strings", 2);
   block_case("END too short", b_end_short, "END block shorter", 2);
-  block_case_since(4, "EVENTS_PACKED count past its size", b_packed_count, "100 events cannot fit in 8 bytes", 2);
-  block_case_since(4, "EVENTS_PACKED event cut short", b_packed_cut, "an event does not decode", 2);
-  block_case_since(4, "EVENTS_PACKED kind that disagrees", b_packed_kind, "an event does not decode", 2);
-  block_case_since(4, "EVENTS_PACKED varint of 11 bytes", b_packed_overflow, "an event does not decode", 2);
-  block_case_since(4, "EVENTS_PACKED bytes after the last event", b_packed_trailing, "bytes after the last event", 2);
-  block_case_since(4, "EVENTS_PACKED padding not zero", b_packed_garbage, "bytes after the last event", 2);
+  block_case_since(NPKIT_LOG_VERSION_PACKED, "EVENTS_PACKED count past its size", b_packed_count, "100 events cannot fit in 8 bytes", 2);
+  block_case_since(NPKIT_LOG_VERSION_PACKED, "EVENTS_PACKED event cut short", b_packed_cut, "an event does not decode", 2);
+  block_case_since(NPKIT_LOG_VERSION_PACKED, "EVENTS_PACKED kind that disagrees", b_packed_kind, "an event does not decode", 2);
+  block_case_since(NPKIT_LOG_VERSION_PACKED, "EVENTS_PACKED varint of 11 bytes", b_packed_overflow, "an event does not decode", 2);
+  block_case_since(NPKIT_LOG_VERSION_PACKED, "EVENTS_PACKED bytes after the last event", b_packed_trailing, "bytes after the last event", 2);
+  block_case_since(NPKIT_LOG_VERSION_PACKED, "EVENTS_PACKED padding not zero", b_packed_garbage, "bytes after the last event", 2);
   char want[120];
 
   /* bad block magic, and a block running past the end of the file: patched bytes; nothing intact

@@ -61,7 +61,7 @@ static inline int npkit_call_begin(npkit_call *c, unsigned fn) {
   c->ev.u.api.peer = -1;
   c->ev.u.api.datatype = -1;
   c->ev.u.api.redop = -1;
-  c->ev.u.api.call_no = t->cur_call = ++t->calls;
+  c->ev.u.api.call_no = ++t->calls;
   if (t->group_depth > 0) {
     c->ev.u.api.group = t->group_id;
     c->ev.u.api.flags = NPKIT_API_IN_GROUP;
@@ -80,11 +80,23 @@ static inline uint64_t npkit_call_next(_Atomic uint64_t *counter) {
   return v;
 }
 
+/* A call NCCL did not accept: a collective says which sequence number it was made at
+ * (NPKIT_API_SEQ_AT), and an error of the job (not of the arguments) asks for a dump. */
+void npkit_call_failed(npkit_call *c);
+/* ncclUnhandledCudaError, ncclSystemError, ncclInternalError, ncclInvalidUsage, ncclRemoteError:
+ * the job is broken (a call the caller got wrong, ncclInvalidArgument, is not; nor a function the
+ * loaded NCCL lacks). */
+int npkit_call_job_error(int result);
+
 /* Sequence numbers advance only for calls NCCL accepted, so that a call rejected on one rank
  * (bad argument) does not shift the numbering against the other ranks. */
 static inline void npkit_call_sequence(npkit_call *c) {
   npkit_ev_api *a = &c->ev.u.api;
-  if (c->comm == NULL || (a->result != 0 && a->result != 7 /* ncclInProgress */)) return;
+  if (__builtin_expect(a->result != 0 && a->result != 7 /* ncclInProgress */, 0)) {
+    npkit_call_failed(c);
+    return;
+  }
+  if (c->comm == NULL) return;
   npkit_fn_class cls = npkit_fn_class_of(c->ev.func);
   if (cls == NPKIT_CLASS_coll) {
     a->seq = npkit_call_next(&c->comm->coll_seq);
@@ -95,12 +107,18 @@ static inline void npkit_call_sequence(npkit_call *c) {
   }
 }
 
-/* Right after the first clock reading: NCCL's events of this thread can name the call. */
-static inline void npkit_call_started(npkit_call *c) { c->t->cur_call_start = c->ev.start_ns; }
+/* Right after the first clock reading: NCCL's events of this thread and the hang watchdog can name
+ * the call (npkit_thread_in_call reads the three words; the call number goes last). */
+static inline void npkit_call_started(npkit_call *c) {
+  npkit_thread *t = c->t;
+  atomic_store_explicit(&t->cur_call_start, c->ev.start_ns, memory_order_relaxed);
+  atomic_store_explicit(&t->cur_what, (uint64_t)c->ev.u.api.comm << 16 | c->ev.func, memory_order_relaxed);
+  atomic_store_explicit(&t->cur_call, c->ev.u.api.call_no, memory_order_release);
+}
 
 static inline void npkit_call_end(npkit_call *c) {
   npkit_call_sequence(c);
-  c->t->cur_call = 0;
+  atomic_store_explicit(&c->t->cur_call, 0, memory_order_relaxed);
   c->t->depth--;
   int paused = atomic_load_explicit(&npkit_rec_paused, memory_order_relaxed);
   if (__builtin_expect(npkit_call_extras_on, 0)) paused = npkit_call_extras(c->t, &c->ev, paused);

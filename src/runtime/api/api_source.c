@@ -9,6 +9,7 @@
 #include "nccl_names.h"
 #include "nccl_resolve.h"
 #include "notes.h"
+#include "recorder.h"
 
 /* 1: named when it was called, 2: to be named at the finish. */
 static _Atomic int missing_warned[NPKIT_FN_COUNT];
@@ -66,4 +67,23 @@ static void finish(npkit_source_totals *totals) {
   missing_summary();
 }
 
-const npkit_source_ops npkit_source_api = {"api", configure, attach, finish, NULL, NULL};
+/* Threads inside a wrapped call (recorder.h: the words each publishes when a call starts): the
+ * collective's sequence number is the one its communicator hands out next, which the call takes
+ * when it returns (one thread drives a communicator at a time, as NCCL requires). */
+static void inflight(npkit_inflight_sink *sink) {
+  for (npkit_thread *t = npkit_recorder_threads(); t != NULL; t = t->next) {
+    uint64_t call_no, start, what;
+    if (!npkit_thread_in_call(t, &call_no, &start, &what)) continue;
+    npkit_event *ev = npkit_inflight_add(sink, NPKIT_INFL_CALL, (uint16_t)(what & 0xffff), start);
+    if (ev == NULL) return;
+    ev->thread = t->index;
+    const npkit_comm *c = npkit_comm_by_id((uint32_t)(what >> 16));
+    if (c == NULL) continue;
+    npkit_ev_inflight *f = &ev->u.inflight;
+    npkit_inflight_set_comm(f, c->local_id, c->comm_id, c->rank, c->nranks);
+    if (npkit_fn_class_of(ev->func) == NPKIT_CLASS_coll)
+      f->seq = atomic_load_explicit(&c->coll_seq, memory_order_relaxed);
+  }
+}
+
+const npkit_source_ops npkit_source_api = {"api", configure, attach, finish, NULL, NULL, inflight};

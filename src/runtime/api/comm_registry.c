@@ -10,6 +10,7 @@
 
 static _Atomic(uintptr_t) keys[TABLE_SIZE];
 static _Atomic(npkit_comm *) values[TABLE_SIZE];
+static _Atomic(npkit_comm *) by_id[TABLE_SIZE]; /* index: local id */
 static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t next_local_id = 1;
 static npkit_log_writer *comm_log;
@@ -30,6 +31,10 @@ npkit_comm *npkit_comm_find(const void *handle) {
     if (k == 0) return NULL;
   }
   return NULL;
+}
+
+npkit_comm *npkit_comm_by_id(uint32_t local_id) {
+  return local_id < TABLE_SIZE ? atomic_load_explicit(&by_id[local_id], memory_order_acquire) : NULL;
 }
 
 uint32_t npkit_comm_count(void) { return atomic_load(&next_local_id) - 1; }
@@ -73,6 +78,7 @@ npkit_comm *npkit_comm_register(const npkit_comm_info *info) {
   /* Value first, then key: a reader that sees the key sees the value. */
   atomic_store_explicit(&values[i], c, memory_order_release);
   atomic_store_explicit(&keys[i], key, memory_order_release);
+  if (c->local_id < TABLE_SIZE) atomic_store_explicit(&by_id[c->local_id], c, memory_order_release);
   pthread_mutex_unlock(&insert_lock);
 
   npkit_comm_rec rec;

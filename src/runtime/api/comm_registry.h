@@ -39,6 +39,8 @@ void npkit_comms_attach_log(npkit_log_writer *log);
 npkit_comm *npkit_comm_register(const npkit_comm_info *info);
 /* Lock-free; NULL for an unknown handle. */
 npkit_comm *npkit_comm_find(const void *handle);
+/* Lock-free, from any thread; NULL for an unknown id (or one beyond the first 16k). */
+npkit_comm *npkit_comm_by_id(uint32_t local_id);
 /* Number of communicators registered so far. */
 uint32_t npkit_comm_count(void);
 

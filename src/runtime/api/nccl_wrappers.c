@@ -12,7 +12,9 @@
 #include "api_source.h"
 #include "cupti_source.h"
 #include "diag.h"
+#include "flight.h"
 #include "hash.h"
+#include "inflight_text.h"
 #include "lifecycle.h"
 #include "machine_source.h"
 #include "nccl_compat.h"
@@ -155,6 +157,11 @@ static void after_derive(npkit_call *c, ncclResult_t r, ncclComm_t parent, const
 }
 
 static void after_gone(npkit_call *c) {
+  if (c->ev.func == NPKIT_FN_CommAbort) {
+    char reason[48];
+    snprintf(reason, sizeof reason, "CommAbort of comm %08llx", c->comm != NULL ? NPKIT_COMM_SHORT(c->comm->comm_id) : 0ull);
+    npkit_flight_request(NPKIT_FLIGHT_ABORT, 0, c->ev.u.api.result, reason, 0);
+  }
   int ended = c->comm != NULL && atomic_exchange(&c->comm->alive, 0);
   if (ended) npkit_cupti_comm_destroyed();
   npkit_dump_source_comm_gone(c->comm != NULL ? c->comm->local_id : 0, c->comm != NULL ? c->comm->rank : -1,
@@ -176,6 +183,12 @@ static void after_gone(npkit_call *c) {
     if (call.t->group_depth > 0 && --call.t->group_depth == 0) call.t->group_id = 0; \
   } while (0)
 #define A_REDOP(op) ((void)0)
+/* The error a communicator reports is a trigger of the flight recorder as a failed call is. */
+#define A_ASYNC_ERROR(errp)                                                                          \
+  do {                                                                                             \
+    if (res == ncclSuccess && (errp) != NULL && npkit_call_job_error((int)*(errp)))                \
+      npkit_flight_request(NPKIT_FLIGHT_ERROR, 0, (int)*(errp), "CommGetAsyncError", 0);           \
+  } while (0)
 #define A_AUX(x) (call.ev.u.api.aux = (uint64_t)(x))
 #define A_INT(value) (call.ev.u.api.aux = (uint64_t)(int64_t)(value))
 #define A_GROW(newcommp, nranks, ids, rank, config) \

@@ -182,13 +182,9 @@ int npkit_config_parse_plugin_events(const char *text, uint32_t *events, char *b
   return 0;
 }
 
-int npkit_config_parse_window(const char *text, npkit_window_point *out) {
-  uint64_t n;
-  if (parse_u64(text, &n) == 0) {
-    *out = (npkit_window_point){.collectives = n}; /* 0: not set */
-    return 0;
-  }
-  /* a time: a decimal number and a unit (strtod alone would also take hex, inf and nan) */
+/* A decimal number and a unit, in ns: "s", "ms", and with allow_min "min" (strtod alone would
+ * also take hex, inf and nan).  0 or -1. */
+static int parse_time_ns(const char *text, int allow_min, uint64_t *ns) {
   const char *p = text;
   while (isspace((unsigned char)*p)) p++;
   const char *digits = p;
@@ -204,9 +200,30 @@ int npkit_config_parse_window(const char *text, npkit_window_point *out) {
   double scale;
   if (strcmp(p, "s") == 0) scale = 1e9;
   else if (strcmp(p, "ms") == 0) scale = 1e6;
+  else if (allow_min && strcmp(p, "min") == 0) scale = 60e9;
   else return -1;
   if (v * scale >= 1e18) return -1;
-  *out = (npkit_window_point){.ns = (uint64_t)(v * scale + 0.5)};
+  *ns = (uint64_t)(v * scale + 0.5);
+  return 0;
+}
+
+int npkit_config_parse_window(const char *text, npkit_window_point *out) {
+  uint64_t n;
+  if (parse_u64(text, &n) == 0) {
+    *out = (npkit_window_point){.collectives = n}; /* 0: not set */
+    return 0;
+  }
+  if (parse_time_ns(text, 0, &n) != 0) return -1;
+  *out = (npkit_window_point){.ns = n};
+  return 0;
+}
+
+int npkit_config_parse_timeout(const char *text, uint64_t *ns) {
+  uint64_t v;
+  if (parse_u64(text, &v) == 0 && v == 0) return *ns = 0, 0; /* "0": none */
+  if (parse_time_ns(text, 1, &v) != 0) return -1;
+  if (v != 0 && (v < NPKIT_MIN_HANG_TIMEOUT_NS || v > NPKIT_MAX_HANG_TIMEOUT_NS)) return -1;
+  *ns = v;
   return 0;
 }
 
@@ -224,6 +241,17 @@ int npkit_config_parse_signal(const char *text, int *sig) {
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcasecmp(name, names[i].name) == 0) return *sig = names[i].sig, 0;
   return -1;
+}
+
+void npkit_config_signal_name(int sig, char *buf, size_t len) {
+  static const struct { const char *name; int sig; } names[] = {
+      {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGHUP", SIGHUP}, {"SIGWINCH", SIGWINCH}, {"SIGURG", SIGURG}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].sig == sig) {
+      snprintf(buf, len, "%s", names[i].name);
+      return;
+    }
+  snprintf(buf, len, "SIG%d", sig);
 }
 
 static void get_window(const char *(*getenv_fn)(const char *), const char *name,
@@ -263,6 +291,37 @@ static int get_cupti(const char *(*getenv_fn)(const char *)) {
   if (npkit_config_parse_bool(v, &b) == 0) return b ? NPKIT_CUPTI_ON : NPKIT_CUPTI_OFF;
   npkit_warn("NPKIT_CUPTI='%.64s' is not one of auto, 1, 0; using auto", v);
   return NPKIT_CUPTI_AUTO;
+}
+
+/* A signal setting: 0 when unset or bad (with one warning naming what it would have done). */
+static int get_signal(const char *(*getenv_fn)(const char *), const char *name, const char *does) {
+  const char *v = getenv_fn(name);
+  int sig = 0;
+  if (v != NULL && npkit_config_parse_signal(v, &sig) != 0) {
+    npkit_warn("%s='%.64s' is not one of SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGURG or a real-time "
+               "signal; no signal %s",
+               name, v, does);
+    sig = 0;
+  }
+  return sig;
+}
+
+/* The flight recorder and the hang watchdog (NPKIT_RING_MB, NPKIT_DUMP_SIGNAL, NPKIT_HANG_TIMEOUT). */
+static void get_flight(const char *(*getenv_fn)(const char *), npkit_config *cfg) {
+  cfg->ring_mb = get_u64(getenv_fn, "NPKIT_RING_MB", 0, 0, NPKIT_MAX_RING_MB);
+  cfg->dump_signal = get_signal(getenv_fn, "NPKIT_DUMP_SIGNAL", "dumps what was recorded");
+  if (cfg->dump_signal != 0 && cfg->dump_signal == cfg->toggle_signal) {
+    npkit_warn("NPKIT_DUMP_SIGNAL and NPKIT_TOGGLE_SIGNAL are the same signal; it toggles recording, "
+               "no signal dumps");
+    cfg->dump_signal = 0;
+  }
+  const char *ht = getenv_fn("NPKIT_HANG_TIMEOUT");
+  if (ht != NULL && npkit_config_parse_timeout(ht, &cfg->hang_timeout_ns) != 0) {
+    npkit_warn("NPKIT_HANG_TIMEOUT='%.64s' is not a time from 10ms to 7 days with its unit (60s, "
+               "500ms, 2min) or 0; no hang watchdog",
+               ht);
+    cfg->hang_timeout_ns = 0;
+  }
 }
 
 void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *name)) {
@@ -305,13 +364,7 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   cfg->stack_lines = get_bool(getenv_fn, "NPKIT_STACK_LINES", 0);
   get_window(getenv_fn, "NPKIT_START_AFTER", &cfg->start_after);
   get_window(getenv_fn, "NPKIT_STOP_AFTER", &cfg->stop_after);
-  const char *ts = getenv_fn("NPKIT_TOGGLE_SIGNAL");
-  if (ts != NULL && npkit_config_parse_signal(ts, &cfg->toggle_signal) != 0) {
-    npkit_warn("NPKIT_TOGGLE_SIGNAL='%.64s' is not one of SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGURG "
-               "or a real-time signal; no signal toggles recording",
-               ts);
-    cfg->toggle_signal = 0;
-  }
+  cfg->toggle_signal = get_signal(getenv_fn, "NPKIT_TOGGLE_SIGNAL", "toggles recording");
 
   cfg->plugin = get_bool(getenv_fn, "NPKIT_PLUGIN", 1);
   npkit_config_parse_plugin_events(NPKIT_DEFAULT_PLUGIN_EVENTS, &cfg->plugin_events, bad,
@@ -320,6 +373,7 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   get_path(getenv_fn, "NPKIT_DUMP_HEADER", "", cfg->npkit_dump_header, sizeof cfg->npkit_dump_header);
   cfg->npkit_dump_max_mb =
       get_u64(getenv_fn, "NPKIT_DUMP_MAX_MB", NPKIT_DEFAULT_DUMP_MAX_MB, 0, 1048576);
+  get_flight(getenv_fn, cfg);
   cfg->machine = get_bool(getenv_fn, "NPKIT_MACHINE", 1);
   cfg->gpu_sample_us = get_period(getenv_fn, "NPKIT_GPU_SAMPLE_RATE", "microseconds", NPKIT_MIN_GPU_SAMPLE_US,
                                   NPKIT_MAX_GPU_SAMPLE_US, "no counters are sampled");

@@ -3,6 +3,7 @@
 #ifndef NPKIT_CONFIG_H
 #define NPKIT_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fn_set.h"
@@ -44,6 +45,12 @@ typedef struct npkit_config {
   char npkit_dump_dir[512];    /* NPKIT_DUMP_DIR (NCCL's own setting): NPKit dumps to merge, "" */
   char npkit_dump_header[512]; /* NPKIT_DUMP_HEADER: npkit_event.h of an NPKit fork, "" = built in */
   uint64_t npkit_dump_max_mb;  /* NPKIT_DUMP_MAX_MB: dump MB read per process at most, 0 = none */
+  uint64_t ring_mb;            /* NPKIT_RING_MB: the flight recorder's in-memory ring, 0 = none
+                                  (the log is streamed to disk) */
+  int dump_signal;             /* NPKIT_DUMP_SIGNAL: a signal that dumps what was recorded and lets
+                                  the job go on, 0 = none */
+  uint64_t hang_timeout_ns;    /* NPKIT_HANG_TIMEOUT: age of unfinished work that counts as a
+                                  hang, 0 = no watchdog */
   int machine;                 /* NPKIT_MACHINE: the machine snapshot (and its sampling) */
   uint64_t gpu_sample_us;      /* NPKIT_GPU_SAMPLE_RATE: µs between samples of the GPU and the
                                   network ports, 0 = no sampling */
@@ -79,6 +86,11 @@ typedef struct npkit_config {
 #define NPKIT_DEFAULT_CUPTI_BUFFERS 32
 #define NPKIT_DEFAULT_PLUGIN_EVENTS "coll,p2p,kernel,proxy,step"
 #define NPKIT_DEFAULT_DUMP_MAX_MB 256
+#define NPKIT_MAX_RING_MB 65536
+/* NPKIT_HANG_TIMEOUT's range: below 10 ms a scheduling delay looks like a hang; a week is longer
+ * than any collective. */
+#define NPKIT_MIN_HANG_TIMEOUT_NS 10000000ull
+#define NPKIT_MAX_HANG_TIMEOUT_NS (7ull * 24 * 3600 * 1000000000ull)
 #define NPKIT_MIN_GPU_SAMPLE_US 1000ull            /* NPKIT_GPU_SAMPLE_RATE: 1 ms ... */
 #define NPKIT_MAX_GPU_SAMPLE_US 3600000000ull      /* ... to 1 h */
 #define NPKIT_MIN_CPU_SAMPLE_NS 1000000ull         /* NPKIT_CPU_SAMPLE_INTERVAL: 1 ms ... */
@@ -103,9 +115,15 @@ int npkit_config_parse_bool(const char *text, int *out);
  * ("30s", "2.5s", "500ms"); "0" means not set.  0 with *out set, or -1. */
 int npkit_config_parse_window(const char *text, npkit_window_point *out);
 
+/* NPKIT_HANG_TIMEOUT: a time with its unit ("60s", "500ms", "2min", "1.5s"), or "0" for none.
+ * 0 with *ns set (0 = none), or -1. */
+int npkit_config_parse_timeout(const char *text, uint64_t *ns);
+
 /* NPKIT_TOGGLE_SIGNAL: "SIGUSR2", "USR2" or a number; only signals that do not stop, crash or
  * belong to the profiler are accepted (SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGURG, real-time
  * signals).  0 with *sig set, or -1. */
 int npkit_config_parse_signal(const char *text, int *sig);
+/* The same signals' names, for messages: "SIGUSR2", "SIG36" for a real-time one. */
+void npkit_config_signal_name(int sig, char *buf, size_t len);
 
 #endif

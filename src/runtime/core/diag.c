@@ -20,20 +20,31 @@ int npkit_diag_enabled(npkit_level level) {
   return (int)level <= atomic_load(&diag_level);
 }
 
-void npkit_diag(npkit_level level, const char *fmt, ...) {
+static void vdiag(npkit_level level, const char *word, const char *fmt, va_list ap) {
   if (!npkit_diag_enabled(level)) return;
   int saved_errno = errno; /* never disturb the host job's errno */
-  static const char *const prefix[] = {"", "error: ", "warning: ", "", "debug: "};
   char line[1024];
-  int n = snprintf(line, sizeof line, "npkit: %s", prefix[level]);
-  va_list ap;
-  va_start(ap, fmt);
+  int n = snprintf(line, sizeof line, "npkit: %s", word);
   int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-  va_end(ap);
   size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
   if (len > sizeof line - 2) len = sizeof line - 2;
   line[len++] = '\n';
   ssize_t w = write(STDERR_FILENO, line, len);
   (void)w;
   errno = saved_errno;
+}
+
+void npkit_diag(npkit_level level, const char *fmt, ...) {
+  static const char *const prefix[] = {"", "error: ", "warning: ", "", "debug: "};
+  va_list ap;
+  va_start(ap, fmt);
+  vdiag(level, prefix[level], fmt, ap);
+  va_end(ap);
+}
+
+void npkit_diag_as(npkit_level level, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vdiag(level, "", fmt, ap);
+  va_end(ap);
 }

@@ -16,6 +16,9 @@ int npkit_diag_enabled(npkit_level level);
  * threads never interleave mid-line. */
 void npkit_diag(npkit_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A line of `level` that names its own kind ("npkit: hang: ...") instead of the level's word. */
+void npkit_diag_as(npkit_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #define npkit_warn(...) npkit_diag(NPKIT_LEVEL_WARN, __VA_ARGS__)
 #define npkit_info(...) npkit_diag(NPKIT_LEVEL_INFO, __VA_ARGS__)
 #define npkit_debug(...) npkit_diag(NPKIT_LEVEL_DEBUG, __VA_ARGS__)

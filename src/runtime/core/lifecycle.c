@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "diag.h"
+#include "flight.h"
 #include "identity.h"
 #include "log_writer.h"
 #include "notes.h"
@@ -22,6 +23,7 @@
 #include "string_table.h"
 #include "trace_files.h"
 #include "trace_render.h"
+#include "watchdog.h"
 #include "window.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -74,6 +76,9 @@ static void fail_log(const char *what) {
 
 static void log_failed(void) { fail_log("cannot write"); }
 
+/* Every source's work in flight, for the hang watchdog and the snapshots of dumps. */
+static void collect_inflight(npkit_inflight_sink *sink) { EACH_SOURCE(inflight, sink); }
+
 static void clock_fallback(const char *why) {
   npkit_note(NPKIT_LEVEL_WARN, "%s any more: timestamps from CLOCK_REALTIME from here on", why);
 }
@@ -114,7 +119,10 @@ static void start(void) {
   snprintf(log_path, sizeof log_path, "%s/npkit_%s_%d%s", npkit_cfg.trace_dir, ident.host, ident.pid,
            NPKIT_LOG_SUFFIX);
   char err[512];
-  log_writer = npkit_logw_open(log_path, &h, err, sizeof err);
+  if (npkit_cfg.ring_mb > 0)
+    log_writer = npkit_logw_open_ring(log_path, &h, npkit_cfg.ring_mb << 20, err, sizeof err);
+  else
+    log_writer = npkit_logw_open(log_path, &h, err, sizeof err);
   if (log_writer == NULL) {
     npkit_warn("%s (NPKIT_TRACE_DIR='%s'); nothing is recorded, the job continues", err,
                npkit_cfg.trace_dir);
@@ -150,6 +158,11 @@ static void start(void) {
   npkit_window_start(&npkit_cfg);
   npkit_source_log at = {log_writer, &npkit_cfg, h.clock_base_ns};
   EACH_SOURCE(attach, &at);
+  npkit_flight_start(&npkit_cfg, log_writer, log_path, collect_inflight);
+  if (npkit_cfg.ring_mb > 0)
+    npkit_debug("flight recorder: a ring of %llu MB, written to %s at dumps only",
+                (unsigned long long)npkit_cfg.ring_mb, log_path);
+  if (npkit_cfg.hang_timeout_ns > 0) npkit_watchdog_start(npkit_cfg.hang_timeout_ns, collect_inflight);
   char text[512]; /* what self-registration left alone, said now that the trace can keep it */
   for (int i = 0, level; (level = npkit_self_register_note(i, text, sizeof text)) >= 0; i++)
     if (level > 0) npkit_note(level, "%s", text);
@@ -189,13 +202,17 @@ void npkit_identity_from_comm(int rank, int nranks, int device) {
  * so that it is closed cleanly as early as possible, then the Chrome trace rendered from it. */
 static void finish_trace(void) {
   if (log_writer == NULL || getpid() != owner_pid) return;
-  /* The sources first, while the log and the string table still take what they hold (CUPTI's
-   * last buffers, NPKit's last dump, the plugin's statistics). */
+  npkit_watchdog_stop();
+  /* The sources, while the log and the string table still take what they hold (CUPTI's last
+   * buffers, NPKit's last dump, the plugin's statistics). */
   npkit_source_totals own = {0, 0};
   EACH_SOURCE(finish, &own);
   int was_on = atomic_exchange(&npkit_state, NPKIT_STATE_OFF) == NPKIT_STATE_ON;
   npkit_end_rec end;
   npkit_recorder_stop(&end);
+  /* What was still in flight, and why the log was written, once every event recorded is in the
+   * log: the FLIGHT event's counts of a ring are then exact. */
+  npkit_flight_finish(npkit_signals_held());
   uint64_t pool_dropped = end.events_dropped;
   npkit_window_finish(log_writer);
   EACH_SOURCE(detach, log_writer);

@@ -11,7 +11,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "crc32c.h"
+#include "block_frame.h"
+#include "log_ring.h"
 #include "event_pack.h"
 
 /* Events packed per block: the recorder's chunk, so that one chunk is one block. */
@@ -20,11 +21,14 @@
 struct npkit_log_writer {
   pthread_mutex_t lock;
   int fd;
+  npkit_log_ring *ring;  /* the flight recorder's: blocks are kept in memory, written at dumps */
+  npkit_log_header header; /* ring: written at the head of every dump */
   int checksums;       /* version 2 and later: a CHECK block after every block */
   _Atomic int error;   /* first errno; sticky */
   uint64_t blocks;
-  /* Version 3 and later: events go out packed (npkit_logw_events).  One packer and its buffer,
-   * behind their own lock, so that a thread appending another block never waits for a packing. */
+  /* Version 5 and later: events go out packed (npkit_logw_events); not into the flight
+   * recorder's ring, whose blocks are its unit of overwriting.  One packer and its buffer, behind
+   * their own lock, so that a thread appending another block never waits for a packing. */
   pthread_mutex_t pack_lock;
   npkit_packer *packer;
   unsigned char *pack_buf; /* PACK_BLOCK_EVENTS * NPKIT_PACK_EVENT_MAX bytes */
@@ -107,7 +111,7 @@ npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *head
   pthread_mutex_init(&w->pack_lock, NULL);
   w->fd = fd;
   w->checksums = header->version >= 2;
-  if (header->version >= 4 && header->record_size == sizeof(npkit_event)) {
+  if (header->version >= NPKIT_LOG_VERSION_PACKED && header->record_size == sizeof(npkit_event)) {
     /* Without the memory, events go out as EVENTS blocks, which every version reads. */
     w->packer = malloc(sizeof *w->packer);
     w->pack_buf = malloc((size_t)PACK_BLOCK_EVENTS * NPKIT_PACK_EVENT_MAX);
@@ -128,30 +132,76 @@ npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *head
   return w;
 }
 
+npkit_log_writer *npkit_logw_open_ring(const char *path, const npkit_log_header *header, uint64_t ring_bytes,
+                                       char *err, size_t errlen) {
+  npkit_log_writer *w = calloc(1, sizeof *w);
+  if (w == NULL) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  w->ring = npkit_ring_create(ring_bytes, path, err, errlen);
+  if (w->ring == NULL) {
+    free(w);
+    return NULL;
+  }
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_mutex_init(&w->pack_lock, NULL);
+  w->fd = -1;
+  w->checksums = 1;
+  w->header = *header;
+  return w;
+}
+
+/* A block kept by the ring (under the lock: one producer at a time). */
+static int ring_append(npkit_log_writer *w, npkit_block_type type, uint32_t count, const void *payload, size_t size) {
+  if (size > UINT32_MAX - 8) return -1;
+  pthread_mutex_lock(&w->lock);
+  int closed = atomic_load(&w->error) != 0;
+  if (!closed) {
+    npkit_ring_put(w->ring, (uint16_t)type, count, payload, size);
+    w->blocks++;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return closed ? -1 : 0;
+}
+
+/* The ring written as a complete log (with `end`: the last one); 0 or an errno. */
+static int ring_dump(npkit_log_writer *w, const npkit_end_rec *end) {
+  npkit_ring_out o;
+  int e = npkit_ring_out_begin(w->ring, &o, &w->header);
+  return e != 0 ? e : npkit_ring_out_finish(w->ring, &o, end);
+}
+
+int npkit_logw_dump(npkit_log_writer *w) {
+  if (w == NULL || w->ring == NULL) return 0; /* a streamed log is on disk already */
+  pthread_mutex_lock(&w->lock);
+  int e = atomic_load(&w->error) != 0 ? EBADF : ring_dump(w, NULL);
+  pthread_mutex_unlock(&w->lock);
+  return e;
+}
+
+npkit_log_ring *npkit_logw_ring(npkit_log_writer *w) { return w != NULL ? w->ring : NULL; }
+
+const npkit_log_header *npkit_logw_header(const npkit_log_writer *w) { return &w->header; }
+
 int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count,
                       const void *payload, size_t size) {
   if (w == NULL || atomic_load_explicit(&w->error, memory_order_relaxed) != 0) return -1;
+  if (w->ring != NULL) return ring_append(w, type, count, payload, size);
   static const uint8_t zeros[8];
-  size_t pad = (8 - (size & 7)) & 7;
+  size_t pad = npkit_block_pad(size);
   if (size + pad > UINT32_MAX) return -1;
-  npkit_block_header bh = {NPKIT_BLOCK_MAGIC, (uint16_t)type, 0, count, (uint32_t)(size + pad)};
-  /* The block and its checksum go out in one writev, so that they stay next to each other. */
-  struct {
-    npkit_block_header bh;
-    npkit_check_rec rec;
-  } check = {{NPKIT_BLOCK_MAGIC, NPKIT_BLOCK_CHECK, 0, 1, sizeof(npkit_check_rec)}, {0, 0}};
+  /* The block and its checksum go out in one writev, so that they stay next to each other; the
+   * checksum is computed outside the lock: blocks of several threads are checksummed in parallel. */
+  npkit_block_header bh;
+  npkit_block_check check;
+  npkit_block_frame((uint16_t)type, count, payload, size, &bh, &check);
   struct iovec iov[4];
   int n = 0;
   iov[n++] = (struct iovec){&bh, sizeof bh};
   if (size > 0) iov[n++] = (struct iovec){(void *)payload, size};
   if (pad > 0) iov[n++] = (struct iovec){(void *)zeros, pad};
-  if (w->checksums) {
-    /* computed outside the lock: blocks of several threads are checksummed in parallel */
-    uint32_t crc = npkit_crc32c(0, &bh, sizeof bh);
-    crc = npkit_crc32c(crc, payload, size);
-    check.rec.crc32c = npkit_crc32c(crc, zeros, pad);
-    iov[n++] = (struct iovec){&check, sizeof check};
-  }
+  if (w->checksums) iov[n++] = (struct iovec){&check, sizeof check};
   pthread_mutex_lock(&w->lock);
   int e = atomic_load(&w->error) != 0 ? -1 : write_all(w->fd, iov, n);
   if (e > 0) atomic_store(&w->error, e);
@@ -186,8 +236,14 @@ uint64_t npkit_logw_blocks(const npkit_log_writer *w) { return w ? w->blocks : 0
 
 int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end) {
   if (w == NULL) return EBADF;
-  if (end != NULL) npkit_logw_append(w, NPKIT_BLOCK_END, 1, end, sizeof *end);
+  if (end != NULL && w->ring == NULL) npkit_logw_append(w, NPKIT_BLOCK_END, 1, end, sizeof *end);
   pthread_mutex_lock(&w->lock);
+  if (w->ring != NULL && atomic_load(&w->error) == 0) { /* the last dump: the log on disk */
+    npkit_end_rec e2 = {0};
+    if (end != NULL) e2 = *end;
+    int de = ring_dump(w, end != NULL ? &e2 : NULL);
+    if (de != 0) atomic_store(&w->error, de);
+  }
   int e = atomic_load(&w->error);
   if (w->fd >= 0 && close(w->fd) != 0 && e == 0) e = errno;
   w->fd = -1;
@@ -202,6 +258,7 @@ int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end) {
 void npkit_logw_free(npkit_log_writer *w) {
   if (w == NULL) return;
   if (w->fd >= 0) npkit_logw_close(w, NULL);
+  npkit_ring_free(w->ring);
   pthread_mutex_destroy(&w->lock);
   pthread_mutex_destroy(&w->pack_lock);
   free(w->packer);

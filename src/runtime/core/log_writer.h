@@ -19,16 +19,28 @@ void npkit_log_header_init(npkit_log_header *h);
 /* Creates the file (and its folder) and writes the header.  NULL with a message in `err`. */
 npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *header, char *err,
                                   size_t errlen);
+/* The flight recorder's writer (NPKIT_RING_MB): nothing is written until npkit_logw_dump or the
+ * close, which write the ring (log_ring.h) as a complete log at `path`.  NULL with a message. */
+npkit_log_writer *npkit_logw_open_ring(const char *path, const npkit_log_header *header, uint64_t ring_bytes,
+                                       char *err, size_t errlen);
+/* Ring: writes the log as the ring holds it now (the job goes on); 0 or an errno.  A streamed log
+ * is on disk already: 0. */
+int npkit_logw_dump(npkit_log_writer *w);
+/* The ring of a flight recorder's writer (NULL for a streamed log) and the header its dumps
+ * begin with: for the dump a fatal signal's handler writes itself. */
+struct npkit_log_ring *npkit_logw_ring(npkit_log_writer *w);
+const npkit_log_header *npkit_logw_header(const npkit_log_writer *w);
+
 /* One block: header + `size` bytes of payload (padded to 8 here).  0 or -1. */
 int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count,
                       const void *payload, size_t size);
-/* Events: n of them in as many blocks as it takes, packed from version 4 on (EVENTS_PACKED,
+/* Events: n of them in as many blocks as it takes, packed from version 5 on (EVENTS_PACKED,
  * src/format/event_pack.h: about a tenth of the bytes), else as EVENTS blocks.  0 or -1. */
 int npkit_logw_events(npkit_log_writer *w, const npkit_event *ev, size_t n);
 /* The first error, as errno, or 0. */
 int npkit_logw_error(const npkit_log_writer *w);
 uint64_t npkit_logw_blocks(const npkit_log_writer *w);
-/* Writes the END block (if healthy) and closes the file; later appends return -1 (the writer stays
+/* Writes the END block (if healthy) and closes the file (a ring: writes its last dump); later appends return -1 (the writer stays
  * allocated, so that late appends of other threads are harmless).  Returns 0 or the first errno. */
 int npkit_logw_close(npkit_log_writer *w, const npkit_end_rec *end);
 /* Frees a closed writer, for an owner that knows no other thread still holds it (a tool, a test). */

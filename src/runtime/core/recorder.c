@@ -32,6 +32,8 @@ struct npkit_recorder {
   _Atomic int alive;           /* the writer thread runs its loop */
   _Atomic int request_pending;
   void (*_Atomic on_request)(void);
+  _Atomic int task_pending;    /* npkit_recorder_kick */
+  void (*task)(void);
   uint64_t last_counter_sum; /* writer only */
   pthread_key_t key;
 };
@@ -61,7 +63,7 @@ static void free_push(npkit_recorder *r, uint32_t idx) {
   atomic_store_explicit(&m->used, 0, memory_order_relaxed);
   atomic_store_explicit(&m->next, NPKIT_NO_CHUNK, memory_order_relaxed);
   atomic_store_explicit(&m->finished, 0, memory_order_relaxed);
-  m->written = 0;
+  atomic_store_explicit(&m->written, 0, memory_order_relaxed);
   uint64_t head = atomic_load_explicit(&r->free_head, memory_order_relaxed);
   uint64_t nhead;
   do {
@@ -95,11 +97,11 @@ static uint32_t drain_thread(npkit_recorder *r, npkit_thread *t, int partial) {
     int finished = atomic_load_explicit(&m->finished, memory_order_acquire);
     if (!finished && !partial) return recycled;
     uint32_t used = atomic_load_explicit(&m->used, memory_order_acquire);
-    if (used > m->written) {
-      if (npkit_logw_events(r->log, &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + m->written],
-                            used - m->written) != 0)
+    uint32_t written = atomic_load_explicit(&m->written, memory_order_relaxed);
+    if (used > written) {
+      if (npkit_logw_events(r->log, &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + written], used - written) != 0)
         return recycled;
-      m->written = used;
+      atomic_store_explicit(&m->written, used, memory_order_relaxed);
     }
     if (!finished) return recycled;
     uint32_t next = atomic_load_explicit(&m->next, memory_order_relaxed);
@@ -235,6 +237,7 @@ static void *writer_main(void *arg) {
     quick_ns = quick_period_ns(r, drain_all(r, 1), mono - last_mono);
     last_mono = mono;
     write_counters(r, 0);
+    if (atomic_exchange(&r->task_pending, 0) && r->task != NULL) r->task();
     if (npkit_logw_error(r->log) != 0) {
       if (r->on_failure != NULL) r->on_failure();
       return writer_exit(r);
@@ -253,6 +256,37 @@ int npkit_recorder_request(void (*fn)(void)) {
    * its exit took it (writer_exit runs it). */
   if (!atomic_load(&r->alive) && atomic_exchange(&r->request_pending, 0)) return -1;
   return 0;
+}
+
+void npkit_recorder_set_task(void (*fn)(void)) {
+  if (npkit_rec != NULL) npkit_rec->task = fn;
+}
+
+int npkit_recorder_kick(void) {
+  npkit_recorder *r = npkit_rec;
+  if (r == NULL || !atomic_load(&r->alive) || atomic_load(&r->stop)) return -1;
+  atomic_store(&r->task_pending, 1);
+  sem_post(&r->wake);
+  return 0;
+}
+
+npkit_thread *npkit_recorder_threads(void) {
+  return npkit_rec != NULL ? atomic_load_explicit(&npkit_rec->threads, memory_order_acquire) : NULL;
+}
+
+void npkit_recorder_each_pending(void (*fn)(void *ctx, const npkit_event *ev, size_t n), void *ctx) {
+  for (npkit_thread *t = npkit_recorder_threads(); t != NULL; t = t->next) {
+    uint32_t c = atomic_load_explicit(&t->first, memory_order_acquire);
+    for (uint32_t hops = 0; c != NPKIT_NO_CHUNK && hops < npkit_rec->nchunks; hops++) {
+      const npkit_chunk_meta *m = &npkit_rec_meta[c];
+      uint32_t used = atomic_load_explicit(&m->used, memory_order_acquire);
+      uint32_t written = atomic_load_explicit(&m->written, memory_order_relaxed);
+      if (used > written && used <= NPKIT_CHUNK_EVENTS)
+        fn(ctx, &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + written], used - written);
+      if (!atomic_load_explicit(&m->finished, memory_order_acquire)) break;
+      c = atomic_load_explicit(&m->next, memory_order_relaxed);
+    }
+  }
 }
 
 void npkit_recorder_flush(void) {

@@ -31,8 +31,14 @@ typedef struct npkit_thread {
   uint64_t group_id;      /* id of the open outermost group, 0 if none */
   uint64_t groups_opened; /* per-thread counter that makes group ids */
   uint64_t calls;         /* wrapped calls made, for npkit_ev_api.call_no */
-  uint64_t cur_call;      /* call_no of the wrapped call running now, 0 outside one */
-  uint64_t cur_call_start;/* ... and its start time */
+  /* The wrapped call running now, published for the hang watchdog and NCCL's events of the
+   * thread: its call_no (0 outside one), stored last when the call starts so that a reader on
+   * another thread can check it before and after reading the other two (a sequence lock, see
+   * npkit_thread_in_call); its start time; its communicator's local id << 16 | npkit_fn.  Plain
+   * stores on x86-64 and arm64 (relaxed and release atomics). */
+  _Atomic uint64_t cur_call;
+  _Atomic uint64_t cur_call_start;
+  _Atomic uint64_t cur_what;
   /* ---- shared ---- */
   _Atomic uint64_t recorded;
   _Atomic uint64_t dropped;
@@ -48,7 +54,8 @@ typedef struct npkit_chunk_meta {
   _Alignas(64) _Atomic uint32_t used; /* events filled, published with release by the owner */
   _Atomic uint32_t next;   /* owner's next chunk once this one is finished */
   _Atomic int finished;    /* owner moved on: no more events will be added */
-  uint32_t written;        /* events already appended to the log (writer only) */
+  _Atomic uint32_t written; /* events already appended to the log (written by the writer only; a
+                              fatal signal's dump reads it) */
   _Atomic uint64_t free_next; /* free-list link */
 } npkit_chunk_meta;
 
@@ -108,5 +115,32 @@ void npkit_recorder_flush(void);
 int npkit_recorder_on_writer(void);
 /* Totals so far (all threads). */
 void npkit_recorder_totals(uint64_t *recorded, uint64_t *dropped);
+
+/* A task the writer thread runs whenever it is kicked, after appending what the threads recorded
+ * (the flight recorder's dumps: they see every event recorded before the kick).  Set once. */
+void npkit_recorder_set_task(void (*fn)(void));
+/* Wakes the writer to run the task; async-signal-safe.  -1 when there is no writer. */
+int npkit_recorder_kick(void);
+
+/* The threads that recorded, newest first (their `next` links never change). */
+npkit_thread *npkit_recorder_threads(void);
+
+/* The wrapped call thread t runs now, read from another thread: 1 with its call_no, start and
+ * what (npkit_thread.cur_what), 0 when it runs none (or started or ended one while it was read). */
+static inline int npkit_thread_in_call(const npkit_thread *t, uint64_t *call_no, uint64_t *start_ns,
+                                       uint64_t *what) {
+  uint64_t n = atomic_load_explicit(&t->cur_call, memory_order_acquire);
+  if (n == 0) return 0;
+  *start_ns = atomic_load_explicit(&t->cur_call_start, memory_order_relaxed);
+  *what = atomic_load_explicit(&t->cur_what, memory_order_relaxed);
+  atomic_thread_fence(memory_order_acquire);
+  if (atomic_load_explicit(&t->cur_call, memory_order_relaxed) != n) return 0;
+  *call_no = n;
+  return 1;
+}
+
+/* For a fatal signal's handler (async-signal-safe, no lock): calls fn for every stretch of events
+ * the threads recorded that the writer has not appended yet, in each thread's order. */
+void npkit_recorder_each_pending(void (*fn)(void *ctx, const npkit_event *ev, size_t n), void *ctx);
 
 #endif

@@ -30,17 +30,20 @@ static int index_of(int sig) {
   return -1;
 }
 
+void npkit_signals_call_old(const struct sigaction *old, int sig, siginfo_t *info, void *uc) {
+  if (old->sa_flags & SA_SIGINFO) {
+    if (old->sa_sigaction != NULL) old->sa_sigaction(sig, info, uc);
+  } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+    old->sa_handler(sig);
+  }
+}
+
 /* The signal's effect, from inside the handler: the application's handler, or the default action
  * (restored, then raised: the signal is blocked inside this handler, so it is delivered with the
  * default action as soon as the handler returns). */
 static void chain(int idx, int sig, siginfo_t *info, void *uc) {
   const struct sigaction *old = &previous[idx];
-  if (old->sa_flags & SA_SIGINFO) {
-    if (old->sa_sigaction != NULL) old->sa_sigaction(sig, info, uc);
-    return;
-  }
-  if (old->sa_handler == SIG_IGN) return;
-  if (old->sa_handler == SIG_DFL) {
+  if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL) {
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -49,7 +52,13 @@ static void chain(int idx, int sig, siginfo_t *info, void *uc) {
     raise(sig);
     return;
   }
-  old->sa_handler(sig);
+  npkit_signals_call_old(old, sig, info, uc);
+}
+
+int npkit_signals_held(void) {
+  for (size_t i = 0; i < N_HANDLED; i++)
+    if (atomic_load(&held[i])) return handled[i];
+  return 0;
 }
 
 /* Takes back a held signal to deliver it here; 1 when this caller owns it. */

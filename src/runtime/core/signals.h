@@ -14,6 +14,8 @@
 #ifndef NPKIT_SIGNALS_H
 #define NPKIT_SIGNALS_H
 
+#include <signal.h>
+
 /* Longest a stop signal is held back: far longer than an ordinary finish takes (docs/faults.md),
  * shorter than Slurm's and torchrun's default grace periods (30 s). */
 #define NPKIT_SIGNAL_DEADLINE_MS 20000u
@@ -32,6 +34,13 @@ void npkit_signals_mask_thread(void);
  * (or the default action) back in place: called by whoever finished the trace.  Idempotent; from
  * then on stop signals take effect at once. */
 void npkit_signals_redeliver(void);
+
+/* The first stop signal held back so far (SIGTERM, SIGINT), 0 if none. */
+int npkit_signals_held(void);
+
+/* Calls the handler `old` describes when it is a function of the application's (SIG_DFL and
+ * SIG_IGN: nothing): how the library's handlers of signals it shares pass them on. */
+void npkit_signals_call_old(const struct sigaction *old, int sig, siginfo_t *info, void *uc);
 
 /* Starts a thread that calls npkit_signals_redeliver after timeout_ms; without one (no thread could
  * be started) the finish itself is the only bound. */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "inflight.h"
 #include "log_writer.h"
 
 /* What a source gets when recording starts. */
@@ -44,6 +45,9 @@ typedef struct npkit_source_ops {
   void (*detach)(npkit_log_writer *log);
   /* Its part of the exit line ("; GPU: 12 kernels, ..."), "" for none. */
   void (*summary)(char *buf, size_t len);
+  /* Its work in flight, from any thread at any time (inflight.h): for the hang watchdog and the
+   * snapshot of a dump. */
+  void (*inflight)(npkit_inflight_sink *sink);
 } npkit_source_ops;
 
 #endif

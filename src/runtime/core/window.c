@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "nccl_names.h"
+#include "signals.h"
 #include "state.h"
 
 #define PENDING 64
@@ -130,14 +131,6 @@ void npkit_window_set(npkit_thread *t, int recording, uint32_t reason) {
                   atomic_load_explicit(&collectives, memory_order_relaxed));
 }
 
-static void chain(int sig, siginfo_t *info, void *uc) {
-  if (previous.sa_flags & SA_SIGINFO) {
-    if (previous.sa_sigaction != NULL) previous.sa_sigaction(sig, info, uc);
-  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
-    previous.sa_handler(sig);
-  }
-}
-
 static void on_toggle(int sig, siginfo_t *info, void *uc) {
   int saved_errno = errno;
   int old = atomic_load(&npkit_rec_paused);
@@ -145,7 +138,7 @@ static void on_toggle(int sig, siginfo_t *info, void *uc) {
   }
   push_pending(npkit_now_ns(), old /* was paused: now recording */, NPKIT_REC_SIGNAL, sig);
   errno = saved_errno;
-  chain(sig, info, uc);
+  npkit_signals_call_old(&previous, sig, info, uc);
 }
 
 void npkit_window_start(const npkit_config *cfg) {

@@ -488,4 +488,4 @@ static void summary(char *buf, size_t len) {
            (unsigned long long)c.memsets, (unsigned long long)(c.cupti_dropped + c.write_failed));
 }
 
-const npkit_source_ops npkit_source_cupti = {"cupti", NULL, attach, finish, NULL, summary};
+const npkit_source_ops npkit_source_cupti = {"cupti", NULL, attach, finish, NULL, summary, NULL};

@@ -353,4 +353,4 @@ done:
   pthread_mutex_unlock(&lock);
 }
 
-const npkit_source_ops npkit_source_npkit_dump = {"npkit_dump", NULL, attach, finish, NULL, NULL};
+const npkit_source_ops npkit_source_npkit_dump = {"npkit_dump", NULL, attach, finish, NULL, NULL, NULL};

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "comm_registry.h"
 #include "cupti_corr.h"
 #include "emit.h"
 #include "cupti_hook.h"
@@ -22,6 +23,10 @@
 
 typedef struct api_entry {
   _Atomic uint64_t id;     /* published last (release) */
+  /* CollApi: the collective's communicator (local id, 0 if unknown) and the sequence number its
+   * call takes, for its tasks, which may start on another thread */
+  _Atomic uint32_t comm;
+  _Atomic uint64_t seq;
   _Atomic uint64_t ext;    /* correlation id of the call that will launch its work (GroupApi) */
   _Atomic uint8_t flags;   /* NPKIT_PAPI_* */
   _Atomic int pushed;      /* KernelLaunch: pushed a correlation id */
@@ -57,6 +62,35 @@ int npkit_plugin_api_graph(uint64_t id) {
 
 uint64_t npkit_plugin_last_launch_ns(void) { return last_launch; }
 
+int npkit_plugin_api_call_seq(uint64_t id, uint32_t *comm, uint64_t *seq) {
+  api_entry *e = entry(id);
+  if (e == NULL) return 0;
+  *comm = atomic_load_explicit(&e->comm, memory_order_relaxed);
+  *seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+  return atomic_load_explicit(&e->id, memory_order_acquire) == id && *comm != 0;
+}
+
+/* A CollApi's communicator and the sequence number its call takes when it returns: the wrapped
+ * call running on the thread, or with no wrapper the communicator made for the context
+ * (plugin_calls.h), whose call is made at this event's stop.  A collective captured into a CUDA
+ * graph takes none (its replays are no calls). */
+static void call_seq_of(uint32_t ctx, const npkit_thread *t, uint64_t call_no, const npkit_plugin_descr *d,
+                        uint32_t *comm, uint64_t *seq) {
+  *comm = 0;
+  *seq = NPKIT_NO_SEQ;
+  if (d->u.api.kind != NPKIT_PAPI_COLL || d->u.api.graph_captured) return;
+  const npkit_comm *c = NULL;
+  if (call_no != 0) {
+    uint64_t what = atomic_load_explicit(&t->cur_what, memory_order_relaxed);
+    if (npkit_fn_class_of((unsigned)(what & 0xffff)) == NPKIT_CLASS_coll) c = npkit_comm_by_id((uint32_t)(what >> 16));
+  } else {
+    c = npkit_plugin_calls_comm(ctx);
+  }
+  if (c == NULL) return;
+  *comm = c->local_id;
+  *seq = atomic_load_explicit(&c->coll_seq, memory_order_relaxed);
+}
+
 void npkit_plugin_api_start(uint32_t ctx, void **handle, const npkit_plugin_descr *d) {
   uint64_t id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
   api_entry *e = &ring[id % API_RING];
@@ -64,11 +98,13 @@ void npkit_plugin_api_start(uint32_t ctx, void **handle, const npkit_plugin_desc
   uint64_t now = npkit_now_ns();
   npkit_thread *t = npkit_thread_self();
   uint8_t flags = d->u.api.graph_captured ? NPKIT_PAPI_GRAPH : 0;
-  e->call_no = 0;
-  if (t != NULL && t->cur_call != 0) {
-    flags |= NPKIT_PAPI_IN_CALL;
-    e->call_no = t->cur_call;
-  }
+  e->call_no = t != NULL ? atomic_load_explicit(&t->cur_call, memory_order_relaxed) : 0;
+  if (e->call_no != 0) flags |= NPKIT_PAPI_IN_CALL;
+  uint32_t comm;
+  uint64_t seq;
+  call_seq_of(ctx, t, e->call_no, d, &comm, &seq);
+  atomic_store_explicit(&e->comm, comm, memory_order_relaxed);
+  atomic_store_explicit(&e->seq, seq, memory_order_relaxed);
   e->start_ns = now;
   e->parent = npkit_plugin_api_id(d->parent);
   e->count = d->u.api.count;

@@ -25,6 +25,8 @@ void npkit_plugin_api_stop(void *handle);
 uint64_t npkit_plugin_api_id(const void *handle);
 /* 1 when that API event was captured into a CUDA graph. */
 int npkit_plugin_api_graph(uint64_t id);
+/* A CollApi's communicator (local id) and the sequence number its call took: 1, or 0 when unknown. */
+int npkit_plugin_api_call_seq(uint64_t id, uint32_t *comm, uint64_t *seq);
 /* When the calling thread last started a KernelLaunch (0: never). */
 uint64_t npkit_plugin_last_launch_ns(void);
 

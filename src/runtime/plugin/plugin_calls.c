@@ -84,6 +84,8 @@ static npkit_comm *comm_of(uint32_t ctx) {
   return x->comm;
 }
 
+npkit_comm *npkit_plugin_calls_comm(uint32_t ctx) { return comm_of(ctx); }
+
 uint64_t npkit_plugin_calls_begin(const npkit_plugin_call *p, npkit_call *c) {
   if (p->fn == NPKIT_FN_NONE) return 0;
   npkit_comm *comm = comm_of(p->ctx);

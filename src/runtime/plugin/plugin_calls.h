@@ -36,6 +36,10 @@ typedef struct npkit_plugin_call {
 uint64_t npkit_plugin_calls_begin(const npkit_plugin_call *p, npkit_call *call);
 void npkit_plugin_calls_end(npkit_call *call);
 
+/* The communicator made for a context whose calls no wrapper sees (registered on first use), NULL
+ * when NCCL did not say enough at init. */
+npkit_comm *npkit_plugin_calls_comm(uint32_t ctx);
+
 /* At the finish: when the wrappers saw no call, one line says what was recorded instead. */
 void npkit_plugin_calls_finish(void);
 

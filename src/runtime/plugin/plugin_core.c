@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "comm_registry.h"
 #include "lifecycle.h"
 #include "notes.h"
 #include "emit.h"
@@ -19,6 +20,7 @@
 #include "plugin_emit.h"
 #include "plugin_names.h"
 #include "plugin_slots.h"
+#include "plugin_tasks.h"
 #include "recorder.h"
 
 static _Atomic uint32_t next_ctx = 1;
@@ -101,27 +103,51 @@ static void emit_clock(ctx_map *c) {
   if (ev.u.plugin_clock.samples > 0) emit(&ev);
 }
 
-/* ---- tasks: what their kernel channels need to know ----
- * A host time before the task's kernel started, for the lower bound of the clock map. */
-#define TASK_RING 4096u
-typedef struct task_note {
-  _Atomic uint64_t id;
-  _Atomic uint64_t before_ns;
-} task_note;
-static task_note task_notes[TASK_RING];
-
-static void note_task(uint64_t id, uint64_t before_ns) {
-  task_note *n = &task_notes[id % TASK_RING];
-  atomic_store_explicit(&n->id, 0, memory_order_relaxed);
-  atomic_store_explicit(&n->before_ns, before_ns, memory_order_relaxed);
-  atomic_store_explicit(&n->id, id, memory_order_release);
+/* The collective a task belongs to: its communicator and the sequence number its call took, from
+ * its CollApi (NCCL 2.28+), else from the wrapped collective of the same function running on the
+ * thread (NCCL launches a call outside a group inside it). */
+static const npkit_comm *task_call(const npkit_event *ev, uint64_t *seq) {
+  uint32_t comm = 0;
+  *seq = NPKIT_NO_SEQ;
+  if (ev->u.plugin_task.flags & NPKIT_PTASK_P2P) return NULL;
+  if (!npkit_plugin_api_call_seq(ev->u.plugin_task.api, &comm, seq)) {
+    const npkit_thread *t = npkit_tls_self;
+    uint64_t what = t != NULL && atomic_load_explicit(&t->cur_call, memory_order_relaxed) != 0
+                        ? atomic_load_explicit(&t->cur_what, memory_order_relaxed)
+                        : 0;
+    const npkit_comm *c = what != 0 && (what & 0xffff) == ev->func ? npkit_comm_by_id((uint32_t)(what >> 16)) : NULL;
+    if (c == NULL) return NULL;
+    *seq = atomic_load_explicit(&c->coll_seq, memory_order_relaxed);
+    return c;
+  }
+  return npkit_comm_by_id(comm);
 }
 
-static uint64_t task_before(uint64_t id) {
-  task_note *n = &task_notes[id % TASK_RING];
-  if (id == 0 || atomic_load_explicit(&n->id, memory_order_acquire) != id) return 0;
-  uint64_t v = atomic_load_explicit(&n->before_ns, memory_order_relaxed);
-  return atomic_load_explicit(&n->id, memory_order_acquire) == id ? v : 0;
+/* What later events and the work in flight need of a task (plugin_tasks.h). */
+static void note_task(const npkit_event *ev, uint64_t before_ns) {
+  const npkit_ev_plugin_task *pt = &ev->u.plugin_task;
+  npkit_plugin_task_info t;
+  memset(&t, 0, sizeof t);
+  t.id = pt->task;
+  t.before_ns = before_ns;
+  t.start_ns = ev->start_ns;
+  t.nccl_seq = pt->nccl_seq;
+  t.count = pt->count;
+  t.ctx = pt->ctx;
+  t.rank = pt->rank;
+  t.nranks = -1;
+  t.peer = pt->root;
+  t.fn = ev->func;
+  t.nchannels = pt->nchannels;
+  t.flags = (uint8_t)pt->flags;
+  const npkit_comm *c = task_call(ev, &t.seq);
+  if (c != NULL) {
+    t.comm = c->local_id;
+    t.comm_id = c->comm_id;
+    t.rank = c->rank;
+    t.nranks = c->nranks;
+  }
+  npkit_plugin_task_note(&t);
 }
 
 /* A host time that precedes the kernel of a task NCCL starts now (v2.28.9-1):
@@ -137,7 +163,9 @@ static uint64_t before_kernel(uint64_t api, uint64_t now, unsigned abi) {
     return l != 0 ? l : now;
   }
   npkit_thread *t = npkit_thread_self();
-  return t != NULL && t->cur_call != 0 ? t->cur_call_start : 0;
+  return t != NULL && atomic_load_explicit(&t->cur_call, memory_order_relaxed) != 0
+             ? atomic_load_explicit(&t->cur_call_start, memory_order_relaxed)
+             : 0;
 }
 
 static void emit_stats(void) {
@@ -167,7 +195,43 @@ static void finish(npkit_source_totals *totals) {
   npkit_plugin_calls_finish();
 }
 
-const npkit_source_ops npkit_source_plugin = {"plugin", NULL, NULL, finish, NULL, NULL};
+/* ---- the work in flight (inflight.h) ---- */
+
+/* An item of a running event's slot: kernel channels, proxy operations and steps (proxy control
+ * and kernel phases say nothing a channel does not), named after their task's collective. */
+static void inflight_slot(void *ctx, const npkit_plugin_watched *w) {
+  npkit_inflight_sink *sink = ctx;
+  uint8_t what = w->tag == NPKIT_PLUGIN_H_KERNEL_CH    ? NPKIT_INFL_KERNEL_CH
+                 : w->tag == NPKIT_PLUGIN_H_PROXY_OP   ? NPKIT_INFL_PROXY_OP
+                 : w->tag == NPKIT_PLUGIN_H_PROXY_STEP ? NPKIT_INFL_PROXY_STEP
+                                                       : 0;
+  if (what == 0) return;
+  npkit_plugin_task_info t;
+  int known = npkit_plugin_task_get(w->task, &t);
+  npkit_event *ev = npkit_inflight_add(sink, what, known ? t.fn : 0, w->since);
+  if (ev == NULL) return;
+  npkit_ev_inflight *f = &ev->u.inflight;
+  f->task = w->task;
+  f->ctx = w->ctx;
+  f->channel = w->channel;
+  f->progress_ns = w->progress;
+  if (what != NPKIT_INFL_KERNEL_CH) {
+    f->peer = w->peer;
+    f->is_send = w->is_send;
+    f->step = what == NPKIT_INFL_PROXY_OP ? w->steps_done : w->step_or_nsteps;
+    if (what == NPKIT_INFL_PROXY_OP) f->nsteps = w->step_or_nsteps;
+    if (what == NPKIT_INFL_PROXY_STEP) f->phase = w->phase;
+  }
+  if (known) npkit_plugin_task_name_item(&t, f);
+}
+
+static void inflight(npkit_inflight_sink *sink) {
+  if (!atomic_load(&set_up)) return;
+  npkit_plugin_tasks_queued(sink);
+  npkit_plugin_slots_each(inflight_slot, sink);
+}
+
+const npkit_source_ops npkit_source_plugin = {"plugin", NULL, NULL, finish, NULL, NULL, inflight};
 
 /* NCCL dlcloses the plugin after its last communicator: a library that was loaded that way (not
  * preloaded) must stay mapped, since its threads and exit handlers outlive that moment. */
@@ -294,7 +358,7 @@ static void start_task(uint32_t ctx, void **handle, const npkit_plugin_descr *d)
   copy_name(pt->func, sizeof pt->func, t->func);
   pt->api = npkit_plugin_api_id(d->parent);
   emit(&ev);
-  note_task(id, before_kernel(pt->api, ev.start_ns, atomic_load_explicit(&abi_loaded, memory_order_relaxed)));
+  note_task(&ev, before_kernel(pt->api, ev.start_ns, atomic_load_explicit(&abi_loaded, memory_order_relaxed)));
   *handle = npkit_plugin_handle_make(p2p ? NPKIT_PLUGIN_H_P2P : NPKIT_PLUGIN_H_COLL, id);
 }
 
@@ -324,6 +388,7 @@ static void start_proxy_op(uint32_t ctx, void **handle, const npkit_plugin_descr
   s->u.op.nsteps = d->u.proxy_op.nsteps;
   s->u.op.chunk_size = d->u.proxy_op.chunk_size;
   s->u.op.is_send = d->u.proxy_op.is_send != 0;
+  npkit_plugin_watch_publish(s, s->start_ns, s->u.op.channel, s->u.op.is_send, s->u.op.peer, s->u.op.nsteps);
 }
 
 static void start_proxy_step(uint32_t ctx, void **handle, const npkit_plugin_descr *d) {
@@ -341,6 +406,8 @@ static void start_proxy_step(uint32_t ctx, void **handle, const npkit_plugin_des
     s->u.step.channel = op->u.op.channel;
     s->u.step.is_send = op->u.op.is_send;
   }
+  npkit_plugin_watch_publish(s, s->start_ns, op != NULL ? s->u.step.channel : -1, s->u.step.is_send,
+                             s->u.step.peer, s->u.step.step);
 }
 
 static void start_kernel_ch(uint32_t ctx, void **handle, const npkit_plugin_descr *d) {
@@ -354,6 +421,8 @@ static void start_kernel_ch(uint32_t ctx, void **handle, const npkit_plugin_desc
     s->u.kch.gpu_start = d->u.kernel_ch.ptimer;
     s->u.kch.has_gpu_start = 1;
   }
+  npkit_plugin_task_channel(s->task, ctx, 1);
+  npkit_plugin_watch_publish(s, s->u.kch.cpu_start, s->u.kch.channel, 0, -1, -1);
 }
 
 /* A phase inherits its channel's task and context: its parent is the KernelCh, still running. */
@@ -415,7 +484,10 @@ static void step_state(npkit_plugin_slot *s, int state, const npkit_plugin_state
   case NPKIT_NCCL_ST_STEP_RECV_GPU_WAIT: phase = 2; break;
   default: return;
   }
-  if (s->u.step.phase_ns[phase] == 0) s->u.step.phase_ns[phase] = npkit_now_ns();
+  if (s->u.step.phase_ns[phase] == 0) {
+    s->u.step.phase_ns[phase] = npkit_now_ns();
+    npkit_plugin_watch_progress(s, s->u.step.phase_ns[phase], phase, -1);
+  }
   /* The size is set when the transfer is posted (send) or has arrived (recv); the GPU-wait state
    * before it still carries the previous step's. */
   if (a != NULL && a->has_trans_size &&
@@ -491,7 +563,8 @@ static void stop_proxy_step(npkit_plugin_slot *s, uint64_t now, uint32_t events)
   npkit_plugin_slot *op = npkit_plugin_slot_get((void *)(uintptr_t)s->u.step.op_handle, NPKIT_PLUGIN_H_PROXY_OP);
   if (op != NULL) {
     atomic_fetch_add_explicit(&op->u.op.step_bytes, s->u.step.size, memory_order_relaxed);
-    atomic_fetch_add_explicit(&op->u.op.steps_done, 1, memory_order_relaxed);
+    uint32_t done = atomic_fetch_add_explicit(&op->u.op.steps_done, 1, memory_order_relaxed) + 1;
+    npkit_plugin_watch_progress(op, now, -1, (int)done);
   }
   if (!(events & NPKIT_PEV_STEP)) return;
   npkit_event ev;
@@ -519,7 +592,7 @@ static int map_stamps(npkit_plugin_slot *s, uint64_t now, uint64_t *start, uint6
     f->fix.valid = 0;
   }
   npkit_plugin_clock_map_add(c->m, s->u.kch.gpu_start, s->u.kch.gpu_stop, s->u.kch.cpu_start, now,
-                task_before(s->task), s->task != 0 ? &f->fix : NULL, start, end, err);
+                npkit_plugin_task_before(s->task), s->task != 0 ? &f->fix : NULL, start, end, err);
   pthread_mutex_unlock(&c->lock);
   return 1;
 }
@@ -553,6 +626,7 @@ static void stop_kernel_phase(npkit_plugin_slot *s, uint64_t now, uint32_t event
 }
 
 static void stop_kernel_ch(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
+  npkit_plugin_task_channel(s->task, s->ctx, 0);
   if (!(events & NPKIT_PEV_KERNEL)) return;
   npkit_event ev;
   uint8_t flags = 0;

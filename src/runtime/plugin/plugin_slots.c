@@ -89,6 +89,60 @@ npkit_plugin_slot *npkit_plugin_slot_get(const void *handle, uint32_t tag) {
 }
 
 void npkit_plugin_slot_free(npkit_plugin_slot *s) {
+  atomic_store_explicit(&s->watch.since, 0, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->gen, 1, memory_order_release);
   push(s);
+}
+
+void npkit_plugin_watch_publish(npkit_plugin_slot *s, uint64_t since, int channel, int is_send, int peer,
+                                int step_or_nsteps) {
+  npkit_plugin_watch *w = &s->watch;
+  atomic_store_explicit(&w->progress, 0, memory_order_relaxed);
+  atomic_store_explicit(&w->done, 0, memory_order_relaxed);
+  atomic_store_explicit(&w->task, s->task, memory_order_relaxed);
+  atomic_store_explicit(&w->where,
+                        (uint64_t)s->ctx | (uint64_t)(uint8_t)channel << 32 | (uint64_t)(is_send != 0) << 40 |
+                            0xffull << 48 | (uint64_t)(s->tag & 0xff) << 56,
+                        memory_order_relaxed);
+  atomic_store_explicit(&w->steps, (uint64_t)(uint32_t)peer | (uint64_t)(uint32_t)step_or_nsteps << 32,
+                        memory_order_relaxed);
+  atomic_store_explicit(&w->since, since != 0 ? since : 1, memory_order_release);
+}
+
+/* A copy of slot s's watch, or 0 when it holds no event or changed while read (a sequence lock on
+ * its generation). */
+static int read_watch(const npkit_plugin_slot *s, npkit_plugin_watched *out) {
+  uint32_t gen = atomic_load_explicit(&s->gen, memory_order_acquire);
+  const npkit_plugin_watch *w = &s->watch;
+  uint64_t since = atomic_load_explicit(&w->since, memory_order_acquire);
+  if (since == 0) return 0;
+  uint64_t where = atomic_load_explicit(&w->where, memory_order_relaxed);
+  uint64_t steps = atomic_load_explicit(&w->steps, memory_order_relaxed);
+  out->tag = (uint32_t)(where >> 56);
+  out->progress = atomic_load_explicit(&w->progress, memory_order_relaxed);
+  out->task = atomic_load_explicit(&w->task, memory_order_relaxed);
+  out->steps_done = atomic_load_explicit(&w->done, memory_order_relaxed);
+  atomic_thread_fence(memory_order_acquire);
+  if (atomic_load_explicit(&s->gen, memory_order_relaxed) != gen ||
+      atomic_load_explicit(&w->since, memory_order_relaxed) != since)
+    return 0;
+  out->since = since;
+  out->ctx = (uint32_t)where;
+  out->channel = (uint8_t)(where >> 32) == 0xff ? -1 : (int32_t)(uint8_t)(where >> 32); /* 0xff: unknown */
+  out->is_send = (uint8_t)(where >> 40 & 1);
+  out->phase = (uint8_t)(where >> 48);
+  out->peer = (int32_t)(uint32_t)steps;
+  out->step_or_nsteps = (int32_t)(uint32_t)(steps >> 32);
+  return 1;
+}
+
+void npkit_plugin_slots_each(void (*fn)(void *ctx, const npkit_plugin_watched *w), void *ctx) {
+  for (uint32_t b = 0; b < MAX_BLOCKS; b++) {
+    const npkit_plugin_slot *block = atomic_load_explicit(&blocks[b], memory_order_acquire);
+    if (block == NULL) return; /* blocks are added in order */
+    for (uint32_t i = 0; i < BLOCK_SLOTS; i++) {
+      npkit_plugin_watched w;
+      if (read_watch(&block[i], &w)) fn(ctx, &w);
+    }
+  }
 }

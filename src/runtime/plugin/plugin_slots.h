@@ -29,6 +29,28 @@ enum {
   NPKIT_PLUGIN_H_CTX = 12,       /* a context given to NCCL at init; bits 4-63: context id */
 };
 
+/* What a slot's running event publishes for readers on other threads (the hang watchdog, a dump's
+ * snapshot): written with relaxed atomics by the thread that drives the event, read under the
+ * slot's generation (npkit_plugin_slots_each). */
+typedef struct npkit_plugin_watch {
+  _Atomic uint64_t since;    /* when it started (host clock); 0 while the slot holds no event */
+  _Atomic uint64_t progress; /* PROXY_OP: when its last step stopped; PROXY_STEP: when it entered its
+                                latest phase; 0 */
+  _Atomic uint64_t task;
+  _Atomic uint64_t where;    /* ctx | channel << 32 | is_send << 40 | phase << 48 (0xff: none) |
+                                the slot's tag << 56 */
+  _Atomic uint64_t steps;    /* (uint32_t)peer | (uint32_t)step-or-nsteps << 32 */
+  _Atomic int32_t done;      /* PROXY_OP: steps that stopped */
+} npkit_plugin_watch;
+
+/* A copy of a watch, with the slot's tag. */
+typedef struct npkit_plugin_watched {
+  uint32_t tag, ctx;
+  uint64_t since, progress, task;
+  int32_t channel, peer, step_or_nsteps, steps_done;
+  uint8_t is_send, phase;
+} npkit_plugin_watched;
+
 typedef struct npkit_plugin_slot {
   _Atomic uint32_t gen;
   _Atomic uint32_t next_free; /* free-list link: index + 1, 0 = end */
@@ -64,6 +86,7 @@ typedef struct npkit_plugin_slot {
       int32_t appended;
     } ctrl;
   } u;
+  npkit_plugin_watch watch;
 } npkit_plugin_slot;
 
 static inline uint32_t npkit_plugin_handle_tag(const void *handle) {
@@ -82,7 +105,26 @@ static inline uint64_t npkit_plugin_handle_payload(const void *handle) {
 npkit_plugin_slot *npkit_plugin_slot_alloc(uint32_t tag, void **handle);
 /* The slot a handle names, or NULL if the handle is not a live slot handle of `tag`. */
 npkit_plugin_slot *npkit_plugin_slot_get(const void *handle, uint32_t tag);
-/* Ends the slot's current use: its handles stop resolving. */
+/* Ends the slot's current use: its handles stop resolving, its watch reads as empty. */
 void npkit_plugin_slot_free(npkit_plugin_slot *s);
+
+/* Publishes what the slot's event is (its fields are set): channel, peer, steps... */
+void npkit_plugin_watch_publish(npkit_plugin_slot *s, uint64_t since, int channel, int is_send, int peer,
+                                int step_or_nsteps);
+/* ... and that it moved: a step stopped (op: `done` steps now) or entered a phase (step); -1 for
+ * what did not change. */
+static inline void npkit_plugin_watch_progress(npkit_plugin_slot *s, uint64_t now, int phase, int done) {
+  if (done >= 0) atomic_store_explicit(&s->watch.done, done, memory_order_relaxed);
+  if (phase >= 0) {
+    uint64_t w = atomic_load_explicit(&s->watch.where, memory_order_relaxed);
+    w = (w & ~(0xffull << 48)) | (uint64_t)(uint8_t)phase << 48;
+    atomic_store_explicit(&s->watch.where, w, memory_order_relaxed);
+  }
+  atomic_store_explicit(&s->watch.progress, now, memory_order_relaxed);
+}
+
+/* Calls fn with a consistent copy of every slot that holds a running event, from any thread; a
+ * slot that changes while it is read is left out.  Lock-free. */
+void npkit_plugin_slots_each(void (*fn)(void *ctx, const npkit_plugin_watched *w), void *ctx);
 
 #endif

@@ -270,4 +270,4 @@ done:
   free(ips);
 }
 
-const npkit_source_ops npkit_source_stacks = {"stacks", NULL, attach, NULL, detach, NULL};
+const npkit_source_ops npkit_source_stacks = {"stacks", NULL, attach, NULL, detach, NULL, NULL};
