@@ -103,24 +103,19 @@ class Log:
             out.append((seq, count, start, end, result))
         return out
 
+    def of_kind(self, kind, layout):
+        """(func, start, end, payload fields) of the events of one kind."""
+        return [(func, start, end, layout.unpack_from(p)) for k, func, start, end, _t, p in self.events if k == kind]
+
     def inflight(self):
         """In-flight items: dict with what, seq, dump, flags, start, end, channel, peer, phase."""
-        out = []
-        for kind, func, start, end, _t, p in self.events:
-            if kind != EV_INFLIGHT:
-                continue
-            f = INFLIGHT.unpack_from(p)
-            out.append(dict(func=func, start=start, end=end, comm_id=f[0], seq=f[1], dump=f[8], rank=f[9],
-                            nranks=f[10], channel=f[11], peer=f[12], step=f[13], what=f[15], is_send=f[16],
-                            phase=f[17], flags=f[18]))
-        return out
+        return [dict(func=func, start=start, end=end, comm_id=f[0], seq=f[1], dump=f[8], rank=f[9],
+                     nranks=f[10], channel=f[11], peer=f[12], step=f[13], what=f[15], is_send=f[16],
+                     phase=f[17], flags=f[18]) for func, start, end, f in self.of_kind(EV_INFLIGHT, INFLIGHT)]
 
     def flights(self):
         out = []
-        for kind, _func, start, _end, _t, p in self.events:
-            if kind != EV_FLIGHT:
-                continue
-            f = FLIGHT.unpack_from(p)
+        for _func, start, _end, f in self.of_kind(EV_FLIGHT, FLIGHT):
             out.append(dict(time=start, ring_bytes=f[0], kept=f[1], overwritten=f[2], trigger=f[4], signal=f[5],
                             result=f[6], dump=f[7], inflight=f[8], reason=f[10].split(b"\0")[0].decode()))
         return out

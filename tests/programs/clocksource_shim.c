@@ -13,24 +13,25 @@ static const char *redirect(const char *path) {
   return path;
 }
 
-FILE *fopen(const char *path, const char *mode) {
-  /* Atomic: the library's machine thread opens files too. */
-  static FILE *(*real)(const char *, const char *);
-  FILE *(*f)(const char *, const char *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+typedef FILE *(*fopen_fn)(const char *, const char *);
+
+/* The next definition of `name`, looked up once.  Atomic: the library's machine thread opens files
+ * beside the job's threads. */
+static FILE *open_next(fopen_fn *real, const char *name, const char *path, const char *mode) {
+  fopen_fn f = __atomic_load_n(real, __ATOMIC_ACQUIRE);
   if (f == NULL) {
-    f = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen");
-    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+    f = (fopen_fn)dlsym(RTLD_NEXT, name);
+    __atomic_store_n(real, f, __ATOMIC_RELEASE);
   }
   return f(redirect(path), mode);
 }
 
+FILE *fopen(const char *path, const char *mode) {
+  static fopen_fn real;
+  return open_next(&real, "fopen", path, mode);
+}
+
 FILE *fopen64(const char *path, const char *mode) {
-  /* Atomic: the library's machine thread opens files too. */
-  static FILE *(*real)(const char *, const char *);
-  FILE *(*f)(const char *, const char *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-  if (f == NULL) {
-    f = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen64");
-    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
-  }
-  return f(redirect(path), mode);
+  static fopen_fn real;
+  return open_next(&real, "fopen64", path, mode);
 }
