@@ -1,6 +1,7 @@
 """A straggler made on purpose: rank 2 sleeps 20 ms before every AllReduce after the first
-iteration.  The traces must show it: in each such AllReduce rank 2 starts last, about 20 ms after
-the first rank, and the ranks that were on time spend that long inside the call waiting for it."""
+iteration.  The traces must show it: before each such AllReduce rank 2's own timeline has the 20 ms
+gap, it enters well after the first rank, and the ranks that were on time leave the call only after
+it came (they waited for it)."""
 
 import collections
 import unittest
@@ -11,12 +12,13 @@ NP = 4
 ITERS = 3
 LATE = 2
 DELAY_US = 20000
-# The late rank sleeps 20 ms before each call, so its own gap from its previous AllReduce is at least
-# that whatever the load.  How late it is against the others is not: when 4 ranks share 2 loaded cores
-# (ThreadSanitizer builds on CI) the on-time ranks themselves reached the call 12 ms after the
-# previous one released them.  So the lateness bound is loose (still three orders of magnitude above
-# an undelayed spread), and the waiting is checked exactly: an on-time rank leaves the AllReduce only
-# after the late rank entered it (one host, one clock; a microsecond for rounding).
+# The late rank's own gap from its previous call is at least the 20 ms it slept, whatever the load.
+# How late it is against the others is not: when 4 ranks share 2 loaded cores (ThreadSanitizer on
+# CI) on-time ranks reached the call 12 ms after the previous one released them, and once two of
+# them even came 15 ms after the late rank.  So lateness has a loose bound (still three orders of
+# magnitude above an undelayed spread) and is not required to be the largest; the waiting is
+# checked exactly: an on-time rank leaves the AllReduce only after the late rank entered it (one
+# host, one clock; a microsecond for rounding).
 MIN_GAP_NS = DELAY_US * 1000
 MIN_LATE_NS = 2_000_000
 ROUNDING_NS = 1000
@@ -63,7 +65,6 @@ class Straggler(lib.TempDirTestCase):
                 earliest = min(starts.values())
                 late = starts[LATE] - earliest
                 where = "comm %s seq %d: starts %r" % (cid, seq, starts)
-                self.assertEqual(max(starts, key=starts.get), LATE, where)
                 self.assertGreaterEqual(late, MIN_LATE_NS, where)
                 for r, (s, e) in ranks.items():
                     if r != LATE:

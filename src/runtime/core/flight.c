@@ -95,8 +95,8 @@ static uint32_t dump(uint32_t trigger, int signal, int result, const char *reaso
   return n;
 }
 
-/* The writer's task: every dump asked for, one per trigger. */
-static void take_pending(void) {
+/* Every dump asked for, one per trigger; with `to_disk`, a ring is written at each. */
+static void take_pending(int to_disk) {
   uint32_t bits = atomic_exchange(&pending, 0);
   for (uint32_t t = 1; t < TRIGGERS; t++) {
     if (!(bits & (1u << t))) continue;
@@ -109,17 +109,20 @@ static void take_pending(void) {
     int sig = atomic_load(&pending_signal[t]);
     npkit_ring_stats st;
     int err;
-    uint32_t n = dump(t, sig, atomic_load(&pending_result[t]), reason, key, 1, &st, &err);
+    uint32_t n = dump(t, sig, atomic_load(&pending_result[t]), reason, key, to_disk, &st, &err);
     if (err != 0)
       npkit_warn("dump %u (%s) could not be written to %s: %s; the job continues", n, trigger_name(t),
                  flight_path, strerror(err));
-    else if (flight_ring != NULL)
+    else if (flight_ring != NULL && to_disk)
       npkit_info("dump %u (%s): %llu events written to %s (%llu older ones overwritten)", n, trigger_name(t),
                  (unsigned long long)st.kept, flight_path, (unsigned long long)st.overwritten);
     else
       npkit_info("dump %u (%s): what was in flight added to %s", n, trigger_name(t), flight_path);
   }
 }
+
+/* The writer's task. */
+static void take_pending_task(void) { take_pending(1); }
 
 void npkit_flight_request(uint32_t trigger, int signal, int result, const char *reason, uint64_t key) {
   if (trigger == 0 || trigger >= NPKIT_FLIGHT_FATAL || !atomic_load(&flight_on) || !npkit_state_on()) return;
@@ -142,9 +145,12 @@ void npkit_flight_finish(int signal) {
   /* From here the log's close writes the last dump; a fatal signal must not replace it by a raw
    * one without its END. */
   atomic_store(&fatal_taken, 1);
+  /* A dump asked for just before the end (an NCCL error, then the process returned) that the
+   * writer had no pass left to take: its FLIGHT event still says why, before the exit's.  Not
+   * written to disk here: the log's close writes a ring, with the END block. */
+  take_pending(0);
   npkit_ring_stats st;
   int err;
-  /* A ring is written by the log's close, with the END block. */
   dump(NPKIT_FLIGHT_EXIT, signal, 0, NULL, 0, 0, &st, &err);
 }
 
@@ -230,7 +236,7 @@ void npkit_flight_start(const npkit_config *cfg, npkit_log_writer *log, const ch
   flight_collect = collect;
   snprintf(flight_path, sizeof flight_path, "%s", path);
   owner = getpid();
-  npkit_recorder_set_task(take_pending);
+  npkit_recorder_set_task(take_pending_task);
   atomic_store(&flight_on, 1);
   if (cfg->dump_signal > 0) install(cfg->dump_signal, on_dump_signal, &dump_previous, "NPKIT_DUMP_SIGNAL");
   if (flight_ring != NULL) {
