@@ -30,12 +30,14 @@ median() { sed -n 's/.*median_ns_per_call=\([0-9.]*\).*/\1/p'; }
 
 # bench_overhead THREADS yes|no [NAME=VALUE...]: one run of bench/overhead ($bin, $calls calls, 7
 # repeats, 1.5 s untimed pauses), with the preloaded library and the settings given or without
-# it; the writer's period is $flush_ms.  Prints the program's line.
+# it; the writer's period is $flush_ms and the pool $buf_mb MB where set, else the library's
+# defaults.  Prints the program's line.
 bench_overhead() {
   local threads="$1" preload="$2"
   shift 2
   if [ "$preload" = yes ]; then
-    env NPKIT_TRACE_DIR="$out" NPKIT_JSON=0 NPKIT_QUIET=1 NPKIT_EVENT_BUF_SIZE=1024 NPKIT_FLUSH_MS="$flush_ms" "$@" \
+    env NPKIT_TRACE_DIR="$out" NPKIT_JSON=0 NPKIT_QUIET=1 ${buf_mb:+NPKIT_EVENT_BUF_SIZE=$buf_mb} \
+      ${flush_ms:+NPKIT_FLUSH_MS=$flush_ms} "$@" \
       LD_PRELOAD="$(realpath "$lib")" "$bin" --calls "$calls" --repeats 7 --threads "$threads" --pause-ms 1500
   else
     "$bin" --calls "$calls" --repeats 7 --threads "$threads" --pause-ms 1500

@@ -24,21 +24,12 @@ bench_require "$bin" "$lib"
 bench_noop_nccl
 bench_scratch
 
-run() { # threads, preload?
-  if [ "$2" = yes ]; then
-    env NPKIT_TRACE_DIR="$out" NPKIT_JSON=0 NPKIT_QUIET=1 ${buf_mb:+NPKIT_EVENT_BUF_SIZE=$buf_mb} \
-      ${flush_ms:+NPKIT_FLUSH_MS=$flush_ms} LD_PRELOAD="$(realpath "$lib")" \
-      "$bin" --calls "$calls" --repeats 7 --threads "$1" --pause-ms 1500
-  else
-    "$bin" --calls "$calls" --repeats 7 --threads "$1" --pause-ms 1500
-  fi
-}
 echo "settings: NPKIT_FLUSH_MS=${flush_ms:-default} NPKIT_EVENT_BUF_SIZE=${buf_mb:-default}; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 printf '%-8s %13s %13s %9s %13s %13s %10s %11s %10s %10s\n' threads base_ns/call npkit_ns/call added_ns \
   base_cpu_ns npkit_cpu_ns added_cpu writer_cpu total_cpu dropped
 for threads in 1 2; do
-  bline=$(run "$threads" no)
-  line=$(run "$threads" yes)
+  bline=$(bench_overhead "$threads" no)
+  line=$(bench_overhead "$threads" yes)
   echo "threads=$threads without the library, repeats sorted (ns/call wall; cpu): $(echo "$bline" | field sorted_ns_per_call); $(echo "$bline" | field sorted_cpu_ns_per_call)" >&2
   echo "threads=$threads with the library,    repeats sorted (ns/call wall; cpu): $(echo "$line" | field sorted_ns_per_call); $(echo "$line" | field sorted_cpu_ns_per_call)" >&2
   dropped=$("$build/src/tool/npkit" info "$out"/*.npkit 2>/dev/null | sed -n 's/.*dropped[^0-9]*\([0-9][0-9]*\).*/\1/p' | head -1)

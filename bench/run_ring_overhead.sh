@@ -10,6 +10,7 @@ build="${1:-build}"
 calls="${2:-1000000}"
 flush_ms="${FLUSH_MS:-1000}"
 ring_mb="${RING_MB:-64}"
+buf_mb=1024
 bin="$build/bench/overhead"
 . "$(dirname "$0")/bench_lib.sh"
 bench_require "$bin" "$lib"
