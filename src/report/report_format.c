@@ -43,6 +43,24 @@ void npkit_report_overview(const npkit_report *rep, char *buf, size_t len) {
            rep->job.n_logs, rep->job.n_logs == 1 ? "" : "s", rep->job.n_hosts, rep->job.n_hosts == 1 ? "" : "s", events, calls, b, a);
 }
 
+void npkit_report_straggler_summary(npkit_report *rep, char *buf, size_t len) {
+  npkit_straggler *s = &rep->strag; /* the quantiles sort on first use */
+  char th[32], med[32], p99[32], max[32], delay[32];
+  npkit_report_duration(s->threshold_ns, th, sizeof(th));
+  npkit_report_duration(npkit_quantile_get(&s->spread, 0.5), med, sizeof(med));
+  npkit_report_duration(npkit_quantile_get(&s->spread, 0.99), p99, sizeof(p99));
+  npkit_report_duration((double)s->spread.max, max, sizeof(max));
+  npkit_report_duration(s->over_ns, delay, sizeof(delay));
+  int n = snprintf(buf, len,
+                   "%" PRIu64 " collective instances compared across ranks (%s times); arrival spread median %s, "
+                   "p99 %s, max %s. %" PRIu64 " (%.1f %%) exceed the threshold of %s, %s of delay in all.",
+                   s->instances, s->gpu == s->instances ? "GPU" : "API call", med, p99, max, s->over,
+                   s->instances ? 100.0 * (double)s->over / (double)s->instances : 0.0, th, delay);
+  if (s->mixed && n > 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, " %" PRIu64 " instances skipped: GPU times on some ranks, CPU times on others.",
+             s->mixed);
+}
+
 size_t npkit_report_simulated_logs(const npkit_report *rep) {
   size_t n = 0;
   for (size_t i = 0; i < rep->job.n_logs; i++) n += rep->job.logs[i].simulated != 0;

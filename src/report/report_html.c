@@ -239,22 +239,17 @@ out:
 
 static int stragglers(npkit_report *rep, FILE *o) {
   npkit_straggler *s = &rep->strag;
-  char a[32], b[32], c[32], lab[64], cl[96];
+  char a[32], lab[64], cl[96];
   npkit_report_duration(s->threshold_ns, a, sizeof(a));
   fprintf(o, "<section id=\"stragglers\"><h2>Stragglers and synchronisation delay (threshold %s)</h2>\n", a);
   if (s->instances == 0) {
     fputs("<p>No collective was recorded by two ranks or more outside groups: nothing to compare.</p></section>\n", o);
     return 0;
   }
-  npkit_report_duration(npkit_quantile_get(&s->spread, 0.5), a, sizeof(a));
-  npkit_report_duration(npkit_quantile_get(&s->spread, 0.99), b, sizeof(b));
-  npkit_report_duration((double)s->spread.max, c, sizeof(c));
-  fprintf(o, "<p>%" PRIu64 " collective instances compared across ranks (%s times); arrival spread median %s, p99 %s, "
-             "max %s.", s->instances, s->gpu == s->instances ? "GPU" : "API call", a, b, c);
-  npkit_report_duration(s->over_ns, a, sizeof(a));
-  fprintf(o, " %" PRIu64 " (%.1f %%) exceed the threshold, %s of delay in all.", s->over,
-          100.0 * (double)s->over / (double)s->instances, a);
-  if (s->mixed) fprintf(o, " %" PRIu64 " instances skipped: GPU times on some ranks, CPU times on others.", s->mixed);
+  char summary[512];
+  npkit_report_straggler_summary(rep, summary, sizeof(summary));
+  fputs("<p>", o);
+  ESC(summary);
   fputs("</p>\n", o);
   const char **labels = malloc((s->n_ranks ? s->n_ranks : 1) * sizeof(*labels));
   char (*store)[64] = malloc((s->n_ranks ? s->n_ranks : 1) * sizeof(*store));

@@ -107,6 +107,9 @@ void npkit_report_bytes(uint64_t bytes, char *buf, size_t len);
 void npkit_report_duration(double ns, char *buf, size_t len);
 /* "4 logs on 1 host, 18419 events (501 NCCL calls), 3.89 s of activity, 2.26 MiB read" */
 void npkit_report_overview(const npkit_report *rep, char *buf, size_t len);
+/* "N collective instances compared across ranks (GPU times); arrival spread median .., p99 .., max ...
+ * M (x %) exceed the threshold of .., .. of delay in all." (with the instances skipped when some are) */
+void npkit_report_straggler_summary(npkit_report *rep, char *buf, size_t len);
 /* A duration in the JSON views: nanoseconds written as microseconds (the key ends in _us; NaN,
  * no data, is written as null). */
 void npkit_report_json_us(npkit_json *w, const char *key, double ns);

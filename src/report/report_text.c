@@ -15,6 +15,19 @@ static void section(FILE *o, const char *title) {
   fprintf(o, "\n== %s\n", title);
 }
 
+/* A paragraph, one sentence a line (sentences end in ". "; numbers such as "1.5 ms" do not). */
+static void sentences(FILE *o, const char *indent, const char *text) {
+  fputs(indent, o);
+  for (const char *p = text; *p != '\0'; p++) {
+    fputc(*p, o);
+    if (p[0] == '.' && p[1] == ' ') {
+      fprintf(o, "\n%s", indent);
+      p++;
+    }
+  }
+  fputc('\n', o);
+}
+
 static void overview(npkit_report *rep, FILE *o) {
   char line[256], sim[320];
   npkit_report_overview(rep, line, sizeof(line));
@@ -175,15 +188,9 @@ static void stragglers(npkit_report *rep, FILE *o) {
     fprintf(o, "  No collective was recorded by two ranks or more outside groups: nothing to compare.\n");
     return;
   }
-  npkit_report_duration(npkit_quantile_get(&s->spread, 0.5), a, sizeof(a));
-  npkit_report_duration(npkit_quantile_get(&s->spread, 0.99), b, sizeof(b));
-  npkit_report_duration((double)s->spread.max, c, sizeof(c));
-  fprintf(o, "  %" PRIu64 " collective instances compared across ranks (%s times); arrival spread median %s, p99 %s, "
-             "max %s.\n", s->instances, s->gpu == s->instances ? "GPU" : "API call", a, b, c);
-  npkit_report_duration(s->over_ns, a, sizeof(a));
-  fprintf(o, "  %" PRIu64 " (%.1f %%) exceed the threshold of %s, %s of delay in all.\n", s->over,
-          100.0 * (double)s->over / (double)s->instances, th, a);
-  if (s->mixed) fprintf(o, "  %" PRIu64 " instances skipped: GPU times on some ranks, CPU times on others.\n", s->mixed);
+  char summary[512];
+  npkit_report_straggler_summary(rep, summary, sizeof(summary));
+  sentences(o, "  ", summary);
   fprintf(o, "  %-16s %10s %8s %10s %13s %12s %12s\n", "rank", "instances", "last", "last>thr", "delay caused",
           "mean lag", "waited");
   for (size_t i = 0; i < s->n_ranks; i++) {

@@ -70,14 +70,8 @@ int main(int argc, char **argv) {
   int rc = 0;
 
   npkit_thread_rec t = {1, 5001, "main"};
-  npkit_comm_rec c;
-  memset(&c, 0, sizeof c);
-  c.local_id = 1;
-  c.comm_id = 0x1f2e3d4c5b6a7988ull;
-  c.rank = 0;
-  c.nranks = 2;
-  c.device = 0;
-  c.created_by = NPKIT_FN_CommInitRank;
+  npkit_comm_rec c = {.local_id = 1, .comm_id = 0x1f2e3d4c5b6a7988ull, .rank = 0, .nranks = 2,
+                      .device = 0, .created_by = NPKIT_FN_CommInitRank};
   uint32_t ids[1] = {NPKIT_STRING_ID_GPU_BASE + 1};
   const char *texts[1] = {"ncclDevKernel_AllReduce_Sum_f32_RING_LL"};
   size_t lens[1] = {strlen(texts[0])};

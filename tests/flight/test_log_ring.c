@@ -73,11 +73,7 @@ static void test_dump_holds_the_newest(const char *dir) {
   if (w == NULL) return;
   const uint64_t cap = RING_EVENTS(MB), total = 3 * cap + 123;
   npkit_thread_rec th = {1, 4242, "main"};
-  npkit_comm_rec comm;
-  memset(&comm, 0, sizeof comm);
-  comm.local_id = 1;
-  comm.comm_id = 0x3f2a0b1c00000001ull;
-  comm.nranks = 3;
+  npkit_comm_rec comm = {.local_id = 1, .comm_id = 0x3f2a0b1c00000001ull, .nranks = 3};
   CHECK(npkit_logw_append(w, NPKIT_BLOCK_THREAD, 1, &th, sizeof th) == 0);
   CHECK(npkit_logw_append(w, NPKIT_BLOCK_COMM, 1, &comm, sizeof comm) == 0);
   put_events(w, 0, total, 1000);

@@ -167,16 +167,9 @@ class Expected:
             if role == "entry":
                 opened.setdefault(kind, []).append((ns, size, rsvd, unaligned))
             elif role == "exit" and opened.get(kind):
-                start, esize, ersvd, eun = opened[kind].pop()
-                if ns < start or eun != unaligned:
-                    self._single(rd, "gpu", index, kind + "_ENTRY", start, esize, ersvd, "entry", eun)
-                    self._single(rd, "gpu", index, name, ns, size, rsvd, "exit", unaligned)
-                    continue
-                n = seq.get(kind, 0)
-                seq[kind] = n + 1
-                self.pairs.append(dict(rank=rd.rank, source="gpu", buffer=index, name=kind, start=start,
-                                       end=ns, size=size, rsvd=rsvd, entry_size=esize, entry_rsvd=ersvd,
-                                       seq=n, unaligned=unaligned))
+                entry = opened[kind].pop()
+                self._close(rd, "gpu", index, seq, name, entry, (ns, size, rsvd, unaligned), entry[2],
+                            ns < entry[0] or entry[3] != unaligned)
             else:
                 self._single(rd, "gpu", index, name, ns, size, rsvd, role, unaligned)
         flush()
@@ -200,19 +193,27 @@ class Expected:
                 opened[(slot, kind)] = (ns, size)
             elif role == "exit" and (slot, kind) in opened:
                 start, esize = opened.pop((slot, kind))
-                if ns < start:
-                    self._single(rd, "cpu", index, kind + "_ENTRY", start, esize, slot, "entry", False)
-                    self._single(rd, "cpu", index, name, ns, size, slot, "exit", False)
-                    continue
-                n = seq.get(kind, 0)
-                seq[kind] = n + 1
-                self.pairs.append(dict(rank=rd.rank, source="cpu", buffer=index, name=kind, start=start,
-                                       end=ns, size=size, rsvd=slot, entry_size=esize, entry_rsvd=0,
-                                       seq=n, unaligned=False))
+                self._close(rd, "cpu", index, seq, name, (start, esize, slot, False), (ns, size, slot, False), 0,
+                            ns < start)
             else:
                 self._single(rd, "cpu", index, name, ns, size, slot, role, False)
         for (slot, kind), (start, esize) in opened.items():
             self._single(rd, "cpu", index, kind + "_ENTRY", start, esize, slot, "entry", False)
+
+    def _close(self, rd, source, index, seq, name, entry, exit_, entry_rsvd, broken):
+        """An exit meets its open entry: one pair numbered by kind, or two singles when they cannot pair.
+        entry and exit_ are (ns, size, rsvd, unaligned); entry_rsvd is what the pair reports of the entry."""
+        kind = _kind(name)[0]
+        start, esize, ersvd, eun = entry
+        ns, size, rsvd, unaligned = exit_
+        if broken:
+            self._single(rd, source, index, kind + "_ENTRY", start, esize, ersvd, "entry", eun)
+            self._single(rd, source, index, name, ns, size, rsvd, "exit", unaligned)
+            return
+        n = seq.get(kind, 0)
+        seq[kind] = n + 1
+        self.pairs.append(dict(rank=rd.rank, source=source, buffer=index, name=kind, start=start, end=ns, size=size,
+                               rsvd=rsvd, entry_size=esize, entry_rsvd=entry_rsvd, seq=n, unaligned=unaligned))
 
     def _single(self, rd, source, index, name, ns, size, rsvd, what, unaligned):
         self.singles.append(dict(rank=rd.rank, source=source, buffer=index, name=name, ns=ns, size=size,

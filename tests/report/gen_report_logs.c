@@ -137,21 +137,17 @@ static npkit_event api(unsigned fn, uint64_t start, uint64_t end, uint32_t comm,
 
 static npkit_event kernel(uint64_t start, uint64_t end, uint32_t stream, uint32_t name, unsigned fn, uint64_t seq,
                           uint64_t corr, uint64_t bytes) {
-  npkit_event e;
-  memset(&e, 0, sizeof(e));
-  e.start_ns = start;
-  e.end_ns = end;
-  e.kind = NPKIT_EV_CUPTI_KERNEL;
-  e.func = (uint16_t)fn;
-  e.thread = fn != NPKIT_FN_NONE ? 1 : 0;
+  const int recorded = fn != NPKIT_FN_NONE;
+  npkit_event e = {.start_ns = start, .end_ns = end, .kind = NPKIT_EV_CUPTI_KERNEL, .func = (uint16_t)fn,
+                   .thread = recorded ? 1 : 0};
   npkit_ev_gpu *g = &e.u.gpu;
   g->ext_id = corr;
   g->call_bytes = bytes;
-  g->call_seq = fn != NPKIT_FN_NONE ? seq : NPKIT_NO_SEQ;
+  g->call_seq = recorded ? seq : NPKIT_NO_SEQ;
   g->correlation = (uint32_t)corr;
   g->stream = stream;
-  g->comm = fn != NPKIT_FN_NONE ? 1 : 0;
-  g->flags = fn != NPKIT_FN_NONE ? NPKIT_GPU_CALL_RECORDED : 0;
+  g->comm = recorded ? 1 : 0;
+  g->flags = recorded ? NPKIT_GPU_CALL_RECORDED : 0;
   g->x.kernel.name = name;
   g->x.kernel.grid_x = 8;
   g->x.kernel.grid_y = g->x.kernel.grid_z = 1;
