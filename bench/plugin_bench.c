@@ -73,23 +73,29 @@ static table table_of(void *sym, long abi) {
 
 static int32_t self_pid; /* NCCL keeps the op's pid with the op; no system call per event */
 
+/* An event descriptor in the layout of the ABI in use: v4's before v5, v7's (the same as v5's and
+ * v6's for every event driven here) after. */
+typedef struct descr {
+  npkit_abi_v4_descr d4;
+  npkit_abi_v7_descr d7;
+} descr;
+
+static void *descr_new(descr *d, long abi, uint8_t type, void *parent) {
+  memset(d, 0, sizeof *d);
+  d->d4.type = type;
+  d->d4.parent = parent;
+  d->d7.type = type;
+  d->d7.parent = parent;
+  return abi == 4 ? (void *)&d->d4 : (void *)&d->d7;
+}
+
 /* One ProxyOp of `steps` steps on channel c, as the proxy thread reports a network transfer. */
 static void proxy_op(const table *t, void *ctx, long abi, void *parent, long c, int is_send, long steps) {
-  npkit_abi_v7_descr d7;
-  npkit_abi_v4_descr d4;
-  void *d = abi == 4 ? (void *)&d4 : (void *)&d7;
-  memset(&d7, 0, sizeof d7);
-  memset(&d4, 0, sizeof d4);
+  descr dd;
   npkit_abi_proxy_op op = {self_pid, (uint8_t)c, (int)(c % 7) + 1, (int)steps, 65536, is_send};
-  if (abi == 4) {
-    d4.type = NPKIT_NCCL_EV_PROXY_OP;
-    d4.parent = parent;
-    d4.u.proxy_op = op;
-  } else {
-    d7.type = NPKIT_NCCL_EV_PROXY_OP;
-    d7.parent = parent;
-    d7.u.proxy_op = op;
-  }
+  void *d = descr_new(&dd, abi, NPKIT_NCCL_EV_PROXY_OP, parent);
+  dd.d4.u.proxy_op = op;
+  dd.d7.u.proxy_op = op;
   void *h = NULL;
   t->start_event(ctx, &h, d);
   t->record_event_state(h, NPKIT_NCCL_ST_OP_IN_PROGRESS, NULL);
@@ -97,17 +103,8 @@ static void proxy_op(const table *t, void *ctx, long abi, void *parent, long c, 
   memset(&a, 0, sizeof a);
   for (long s = 0; s < steps; s++) {
     void *st = NULL;
-    if (abi == 4) {
-      memset(&d4, 0, sizeof d4);
-      d4.type = NPKIT_NCCL_EV_PROXY_STEP;
-      d4.parent = h;
-      d4.u.proxy_step.step = (int)s;
-    } else {
-      memset(&d7, 0, sizeof d7);
-      d7.type = NPKIT_NCCL_EV_PROXY_STEP;
-      d7.parent = h;
-      d7.u.proxy_step.step = (int)s;
-    }
+    d = descr_new(&dd, abi, NPKIT_NCCL_EV_PROXY_STEP, h);
+    dd.d4.u.proxy_step.step = dd.d7.u.proxy_step.step = (int)s;
     t->start_event(ctx, &st, d);
     a.proxy_step.trans_size = s > 0 ? 65536 : 0; /* the previous step's, as NCCL passes it */
     if (is_send) {
@@ -175,7 +172,7 @@ int main(int argc, char **argv) {
     for (long i = 0; i < n; i++) {
       void *gapi = NULL, *capi = NULL, *kl = NULL, *grp = NULL, *coll = NULL;
       npkit_abi_v7_descr d7;
-      npkit_abi_v4_descr d4;
+      descr dd;
       npkit_abi_v4_state_args a;
       memset(&a, 0, sizeof a);
       npkit_abi_v4_coll c4 = {(uint64_t)i, "AllReduce", NULL, NULL, 262144, 0, "ncclFloat32", (uint8_t)nch, 16,
@@ -213,34 +210,19 @@ int main(int argc, char **argv) {
         t.stop_event(grp);
         t.stop_event(gapi);
       } else {
-        memset(&d4, 0, sizeof d4);
-        d4.type = NPKIT_NCCL_EV_GROUP;
-        t.start_event(ctx, &grp, &d4);
-        memset(&d4, 0, sizeof d4);
-        d4.type = NPKIT_NCCL_EV_COLL;
-        d4.parent = grp;
-        d4.u.coll = c4;
-        t.start_event(ctx, &coll, &d4);
+        t.start_event(ctx, &grp, descr_new(&dd, abi, NPKIT_NCCL_EV_GROUP, NULL));
+        descr_new(&dd, abi, NPKIT_NCCL_EV_COLL, grp);
+        dd.d4.u.coll = c4;
+        t.start_event(ctx, &coll, &dd.d4);
         t.stop_event(coll);
         t.stop_event(grp);
       }
       for (long c = 0; c < nch; c++) { /* the proxy (2.31: profiler) thread's part */
         void *h = NULL;
-        if (abi >= 5) {
-          memset(&d7, 0, sizeof d7);
-          d7.type = NPKIT_NCCL_EV_KERNEL_CH;
-          d7.parent = coll;
-          d7.u.kernel_ch.channel = (uint8_t)c;
-          d7.u.kernel_ch.ptimer = gpu + 1000;
-          t.start_event(ctx, &h, &d7);
-        } else {
-          memset(&d4, 0, sizeof d4);
-          d4.type = NPKIT_NCCL_EV_KERNEL_CH;
-          d4.parent = coll;
-          d4.u.kernel_ch.channel = (uint8_t)c;
-          d4.u.kernel_ch.ptimer = gpu + 1000;
-          t.start_event(ctx, &h, &d4);
-        }
+        void *d = descr_new(&dd, abi, NPKIT_NCCL_EV_KERNEL_CH, coll);
+        dd.d4.u.kernel_ch.channel = dd.d7.u.kernel_ch.channel = (uint8_t)c;
+        dd.d4.u.kernel_ch.ptimer = dd.d7.u.kernel_ch.ptimer = gpu + 1000;
+        t.start_event(ctx, &h, d);
         a.kernel_ch.ptimer = gpu + 50000;
         t.record_event_state(h, NPKIT_NCCL_ST_KERNEL_CH_STOP, &a);
         t.stop_event(h);

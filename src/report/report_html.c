@@ -320,12 +320,11 @@ static int stragglers(npkit_report *rep, FILE *o) {
 
 static int gpu(npkit_report *rep, FILE *o) {
   char lab[64];
-  fputs("<section id=\"gpu\"><h2>Communication/computation overlap and GPU idle time (bubbles)</h2>\n", o);
-  if (rep->gpu_ranks == 0) {
-    fputs("<p class=\"needs-gpu\">Needs GPU kernel events: these logs hold NCCL API events only, so overlap, exposed "
-          "communication and GPU idle time are not computed.</p></section>\n", o);
+  if (!npkit_html_section(o, "gpu", "Communication/computation overlap and GPU idle time (bubbles)",
+                          rep->gpu_ranks > 0, "gpu",
+                          "Needs GPU kernel events: these logs hold NCCL API events only, so overlap, exposed "
+                          "communication and GPU idle time are not computed."))
     return 0;
-  }
   size_t n = 0;
   const char **labels = malloc(rep->job.n_logs * sizeof(*labels));
   char (*store)[64] = malloc(rep->job.n_logs * sizeof(*store));

@@ -14,12 +14,10 @@
 
 static void callsites(npkit_callsites *cs, FILE *o) {
   char bytes[32];
-  fputs("<section id=\"call-sites\"><h2>Call sites</h2>\n", o);
-  if (cs->logs_with_stacks == 0) {
-    fputs("<p class=\"needs-stacks\">No call stacks in these logs: run with <code>NPKIT_STACK_DEPTH=8</code> to see "
-          "which line of the program issued each NCCL call and how long those calls took.</p></section>\n", o);
+  if (!npkit_html_section(o, "call-sites", "Call sites", cs->logs_with_stacks > 0, "stacks",
+                          "No call stacks in these logs: run with <code>NPKIT_STACK_DEPTH=8</code> to see which line "
+                          "of the program issued each NCCL call and how long those calls took."))
     return;
-  }
   fprintf(o, "<p>%zu call sites in %" PRIu32 " of %" PRIu32 " logs (NPKIT_STACK_DEPTH, up to %" PRIu32
              " frames); time is spent inside the call, CPU side.", cs->n_sites, cs->logs_with_stacks, cs->logs,
           cs->max_depth);
@@ -71,17 +69,17 @@ static void marks(const npkit_report *rep, FILE *o) {
     if (rep->logs[i].overlap.ranges == 0) continue;
     if (rep->logs[i].overlap.gpu_events > 0) gpu++; else with++;
   }
-  fputs("<section id=\"marks\"><h2>Overlap with marked computation</h2>\n", o);
-  if (with == 0) {
-    if (gpu > 0)
-      fprintf(o, "<p>%zu logs have marks and GPU events: their GPU timeline measures the overlap (see above).</p>"
-                 "</section>\n", gpu);
-    else
-      fputs("<p class=\"needs-marks\">No marks in these logs: call <code>npkit_mark_begin(\"forward\")</code> / "
-            "<code>npkit_mark_end(\"forward\")</code> (include/npkit_preload.h) around the program's computation to "
-            "measure, without GPU events, how much of its communication the computation hides.</p></section>\n", o);
+  if (with == 0 && gpu > 0) {
+    fprintf(o, "<section id=\"marks\"><h2>Overlap with marked computation</h2>\n<p>%zu logs have marks and GPU "
+               "events: their GPU timeline measures the overlap (see above).</p></section>\n", gpu);
     return;
   }
+  if (!npkit_html_section(o, "marks", "Overlap with marked computation", with > 0, "marks",
+                          "No marks in these logs: call <code>npkit_mark_begin(\"forward\")</code> / "
+                          "<code>npkit_mark_end(\"forward\")</code> (include/npkit_preload.h) around the program's "
+                          "computation to measure, without GPU events, how much of its communication the "
+                          "computation hides."))
+    return;
   fputs("<p class=\"note\">Without GPU events, the ranges of npkit_mark_begin/end are the computation (outside the "
         "marking thread's own NCCL calls) and the NCCL calls that move data the communication.", o);
   if (gpu > 0) fprintf(o, " %zu logs with GPU events are left out: their GPU timeline is the better source.", gpu);

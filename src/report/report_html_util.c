@@ -12,6 +12,12 @@ void npkit_html_td(FILE *o, int left, const char *text) {
   fputs("</td>", o);
 }
 
+int npkit_html_section(FILE *o, const char *id, const char *title, int have, const char *what, const char *html) {
+  fprintf(o, "<section id=\"%s\"><h2>%s</h2>\n", id, title);
+  if (!have) fprintf(o, "<p class=\"needs-%s\">%s</p></section>\n", what, html);
+  return have;
+}
+
 void npkit_html_td_u64(FILE *o, uint64_t v) {
   fprintf(o, "<td>%" PRIu64 "</td>", v);
 }

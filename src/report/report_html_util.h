@@ -16,6 +16,10 @@ void npkit_html_td_u64(FILE *o, uint64_t v);
 void npkit_html_td_dur(FILE *o, double ns);
 /* A bandwidth in GB/s with three decimals; NaN gives "-". */
 void npkit_html_td_gbs(FILE *o, double gbs);
+/* Opens <section id="ID"><h2>TITLE</h2>.  A section that needs an input the logs lack (have == 0)
+ * gets its paragraph <p class="needs-WHAT">HTML</p> and is closed at once.  Returns have: whether
+ * the caller goes on to fill the section.  html is written as it is: the callers' own markup. */
+int npkit_html_section(FILE *o, const char *id, const char *title, int have, const char *what, const char *html);
 /* <tr><th>..</th>...</tr>, the first column left-aligned. */
 void npkit_html_head_row(FILE *o, const char *const *cols, size_t n);
 

@@ -160,18 +160,18 @@ static void task_ref_args(npkit_plugin_render *p, npkit_json *w, uint64_t task) 
 }
 
 /* A slice on the lane of one channel and peer (a send and a receive lane each), with those two args. */
-static void lane_slice_begin(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev, const char *name,
-                             const char *cat, uint32_t ctx, int channel, int peer, int send) {
-  npkit_plugin_slice_begin(p, w, name, cat, npkit_plugin_lane_tid(p, ctx, channel, peer, send), ev->start_ns,
-                           ev->end_ns);
+static void lane_slice_begin(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev, int send,
+                             const char *send_name, const char *recv_name, const char *cat, uint32_t ctx, int channel,
+                             int peer) {
+  npkit_plugin_slice_begin(p, w, send ? send_name : recv_name, cat, npkit_plugin_lane_tid(p, ctx, channel, peer, send),
+                           ev->start_ns, ev->end_ns);
   npkit_plugin_arg_int(w, "channel", channel);
   npkit_plugin_arg_int(w, "peer", peer);
 }
 
 static void on_proxy_op(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
   const npkit_ev_proxy_op *o = &ev->u.proxy_op;
-  int send = o->is_send != 0;
-  lane_slice_begin(p, w, ev, send ? "proxy send" : "proxy recv", "nccl_proxy", o->ctx, o->channel, o->peer, send);
+  lane_slice_begin(p, w, ev, o->is_send != 0, "proxy send", "proxy recv", "nccl_proxy", o->ctx, o->channel, o->peer);
   npkit_plugin_arg_int(w, "steps", o->nsteps);
   npkit_json_kv_uint(w, "steps_done", o->steps_done);
   npkit_plugin_arg_int(w, "chunk_size", o->chunk_size);
@@ -185,7 +185,7 @@ static void on_proxy_op(npkit_plugin_render *p, npkit_json *w, const npkit_event
 static void on_proxy_step(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
   const npkit_ev_proxy_step *s = &ev->u.proxy_step;
   int send = s->is_send != 0;
-  lane_slice_begin(p, w, ev, send ? "net send" : "net recv", "nccl_net", s->ctx, s->channel, s->peer, send);
+  lane_slice_begin(p, w, ev, send, "net send", "net recv", "nccl_net", s->ctx, s->channel, s->peer);
   npkit_plugin_arg_int(w, "step", s->step);
   npkit_json_kv_uint(w, "size", s->size);
   /* How long each phase lasted: a phase ends where the next recorded one (or the step) ends. */
