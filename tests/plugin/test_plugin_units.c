@@ -104,6 +104,44 @@ static void test_slots_threads(void) {
   }
 }
 
+/* A thread keeps the slots it freed for itself, up to a bound, and gives them back when it ends:
+ * threads that come and go (each holding more than the bound at once) do not make the pool grow. */
+static void *hold_and_free(void *arg) {
+  enum { HELD = 768 }; /* more than a thread keeps (256): its list moves to the shared one twice, and
+                          it ends keeping 254 */
+  static __thread npkit_plugin_slot *held[HELD];
+  void *h;
+  int bad = 0;
+  for (int i = 0; i < HELD; i++)
+    if ((held[i] = npkit_plugin_slot_alloc(NPKIT_PLUGIN_H_PROXY_STEP, &h)) == NULL) bad = 1;
+  for (int i = 0; i < HELD; i++)
+    if (held[i] != NULL) npkit_plugin_slot_free(held[i]);
+  for (int i = 0; i < 100; i++) { /* the thread's next events take the slots it kept */
+    npkit_plugin_slot *s = npkit_plugin_slot_alloc(NPKIT_PLUGIN_H_PROXY_STEP, &h);
+    if (s == NULL || npkit_plugin_slot_get(h, NPKIT_PLUGIN_H_PROXY_STEP) != s) bad = 1;
+    else npkit_plugin_slot_free(s);
+  }
+  (void)arg;
+  return (void *)(uintptr_t)bad;
+}
+
+static void test_slots_thread_exit(void) {
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, hold_and_free, NULL) == 0);
+  void *bad = (void *)1;
+  pthread_join(t, &bad);
+  CHECK(bad == NULL);
+  uint32_t cap = npkit_plugin_slots_capacity();
+  CHECK(cap > 0);
+  for (int i = 0; i < 100; i++) { /* kept for good, 100 x 254 slots would be twice the pool */
+    bad = (void *)1;
+    CHECK(pthread_create(&t, NULL, hold_and_free, NULL) == 0);
+    pthread_join(t, &bad);
+    CHECK(bad == NULL);
+  }
+  CHECK(npkit_plugin_slots_capacity() == cap);
+}
+
 static void test_names(void) {
   CHECK(strcmp(npkit_plugin_v1_func_name(4), "AllReduce") == 0);
   CHECK(strcmp(npkit_plugin_v1_func_name(0), "Broadcast") == 0);
@@ -164,6 +202,7 @@ static void test_events_setting(void) {
 int main(void) {
   test_slots_basic();
   test_slots_grow();
+  test_slots_thread_exit();
   test_slots_threads();
   test_names();
   test_events_setting();

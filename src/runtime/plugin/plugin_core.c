@@ -562,8 +562,15 @@ static void stop_proxy_op(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
 static void stop_proxy_step(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
   npkit_plugin_slot *op = npkit_plugin_slot_get((void *)(uintptr_t)s->u.step.op_handle, NPKIT_PLUGIN_H_PROXY_OP);
   if (op != NULL) {
-    atomic_fetch_add_explicit(&op->u.op.step_bytes, s->u.step.size, memory_order_relaxed);
-    uint32_t done = atomic_fetch_add_explicit(&op->u.op.steps_done, 1, memory_order_relaxed) + 1;
+    /* One writer: NCCL stops an op's steps on the thread that progresses the op (progressOps in
+     * src/proxy.cc runs op->progress, net.cc's sendProxyProgress/recvProxyProgress, on the proxy
+     * progress thread; NVIDIA/nccl v2.30.7), so a load and a store, no locked add; atomics only for
+     * the watchdog, which reads them from another thread. */
+    atomic_store_explicit(&op->u.op.step_bytes,
+                          atomic_load_explicit(&op->u.op.step_bytes, memory_order_relaxed) + s->u.step.size,
+                          memory_order_relaxed);
+    uint32_t done = atomic_load_explicit(&op->u.op.steps_done, memory_order_relaxed) + 1;
+    atomic_store_explicit(&op->u.op.steps_done, done, memory_order_relaxed);
     npkit_plugin_watch_progress(op, now, -1, (int)done);
   }
   if (!(events & NPKIT_PEV_STEP)) return;

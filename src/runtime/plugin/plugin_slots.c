@@ -45,6 +45,67 @@ static npkit_plugin_slot *pop(void) {
   }
 }
 
+/* Each thread keeps the slots it freed for its next events: NCCL starts and stops a proxy step, op
+ * or kernel channel on one thread (its proxy progress thread: progressOps in src/proxy.cc runs every
+ * op's progress function, whose net.cc sendProxyProgress/recvProxyProgress start and stop the steps,
+ * NVIDIA/nccl v2.30.7), so an event costs no locked instruction for its slot.  The list is linked
+ * through next_free like the shared one; beyond CACHE_MAX slots the whole list moves to the shared
+ * list in one exchange, and so does what a thread holds when it ends. */
+#define CACHE_MAX 256u
+static __thread npkit_plugin_slot *tls_head __attribute__((tls_model("initial-exec")));
+static __thread npkit_plugin_slot *tls_tail __attribute__((tls_model("initial-exec")));
+static __thread uint32_t tls_count __attribute__((tls_model("initial-exec")));
+static __thread int tls_keyed __attribute__((tls_model("initial-exec")));
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int exit_key_ok;
+
+/* Moves this thread's list to the shared one: its tail links to the shared head. */
+static void spill(void) {
+  npkit_plugin_slot *first = tls_head, *last = tls_tail;
+  if (first == NULL) return;
+  tls_head = tls_tail = NULL;
+  tls_count = 0;
+  uint64_t head = atomic_load_explicit(&free_head, memory_order_relaxed), nhead;
+  do {
+    atomic_store_explicit(&last->next_free, (uint32_t)head, memory_order_relaxed);
+    nhead = (((head >> 32) + 1) << 32) | (first->index + 1);
+  } while (!atomic_compare_exchange_weak_explicit(&free_head, &head, nhead, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static void thread_exit(void *unused) {
+  (void)unused;
+  spill();
+}
+
+static void make_exit_key(void) { exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0; }
+
+static void cache_push(npkit_plugin_slot *s) {
+  if (!tls_keyed) { /* the thread's first free: have its list given back when it ends */
+    pthread_once(&exit_key_once, make_exit_key);
+    if (!exit_key_ok || pthread_setspecific(exit_key, (void *)1) != 0) {
+      push(s); /* no way to give them back: this thread keeps none */
+      return;
+    }
+    tls_keyed = 1;
+  }
+  if (tls_head == NULL) tls_tail = s;
+  atomic_store_explicit(&s->next_free, tls_head != NULL ? tls_head->index + 1 : 0, memory_order_relaxed);
+  tls_head = s;
+  if (++tls_count > CACHE_MAX) spill();
+}
+
+static npkit_plugin_slot *cache_pop(void) {
+  npkit_plugin_slot *s = tls_head;
+  if (s == NULL) return NULL;
+  uint32_t next1 = atomic_load_explicit(&s->next_free, memory_order_relaxed);
+  tls_head = next1 != 0 ? slot_at(next1 - 1) : NULL;
+  if (tls_head == NULL) tls_tail = NULL;
+  tls_count--;
+  return s;
+}
+
 /* Adds a block and returns one of its slots; the others go to the free list. */
 static npkit_plugin_slot *grow(void) {
   pthread_mutex_lock(&grow_lock);
@@ -65,7 +126,8 @@ static npkit_plugin_slot *grow(void) {
 }
 
 npkit_plugin_slot *npkit_plugin_slot_alloc(uint32_t tag, void **handle) {
-  npkit_plugin_slot *s = pop();
+  npkit_plugin_slot *s = cache_pop();
+  if (s == NULL) s = pop();
   if (s == NULL && (s = grow()) == NULL) return NULL;
   uint32_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
   s->tag = tag;
@@ -90,8 +152,10 @@ npkit_plugin_slot *npkit_plugin_slot_get(const void *handle, uint32_t tag) {
 
 void npkit_plugin_slot_free(npkit_plugin_slot *s) {
   atomic_store_explicit(&s->watch.since, 0, memory_order_relaxed);
-  atomic_fetch_add_explicit(&s->gen, 1, memory_order_release);
-  push(s);
+  /* Only the thread that stops the event writes gen (NCCL stops an event once): a store, no
+   * locked add; readers (npkit_plugin_slot_get, the watchdog) see the new gen or the old. */
+  atomic_store_explicit(&s->gen, atomic_load_explicit(&s->gen, memory_order_relaxed) + 1, memory_order_release);
+  cache_push(s);
 }
 
 void npkit_plugin_watch_publish(npkit_plugin_slot *s, uint64_t since, int channel, int is_send, int peer,
@@ -134,6 +198,13 @@ static int read_watch(const npkit_plugin_slot *s, npkit_plugin_watched *out) {
   out->peer = (int32_t)(uint32_t)steps;
   out->step_or_nsteps = (int32_t)(uint32_t)(steps >> 32);
   return 1;
+}
+
+uint32_t npkit_plugin_slots_capacity(void) {
+  pthread_mutex_lock(&grow_lock);
+  uint32_t n = nblocks * BLOCK_SLOTS;
+  pthread_mutex_unlock(&grow_lock);
+  return n;
 }
 
 void npkit_plugin_slots_each(void (*fn)(void *ctx, const npkit_plugin_watched *w), void *ctx) {

@@ -7,8 +7,9 @@
  * index or generation does not match resolves to NULL and is never dereferenced.  Tags without a
  * slot carry a task id (Coll/P2p) or nothing (Group, API-level) instead.
  *
- * Slots come from blocks allocated on demand (no fixed pool): a lock-free free list, and a mutex
- * only when a new block is needed.  Allocation fails only when memory does. */
+ * Slots come from blocks allocated on demand (no fixed pool): each thread's own list of the slots
+ * it freed, then a lock-free shared list, and a mutex only when a new block is needed.  Allocation
+ * fails only when memory does. */
 #ifndef NPKIT_PROFILER_PLUGIN_SLOTS_H
 #define NPKIT_PROFILER_PLUGIN_SLOTS_H
 
@@ -107,6 +108,9 @@ npkit_plugin_slot *npkit_plugin_slot_alloc(uint32_t tag, void **handle);
 npkit_plugin_slot *npkit_plugin_slot_get(const void *handle, uint32_t tag);
 /* Ends the slot's current use: its handles stop resolving, its watch reads as empty. */
 void npkit_plugin_slot_free(npkit_plugin_slot *s);
+
+/* Slots allocated so far (in use, free, or kept by a thread for its next events). */
+uint32_t npkit_plugin_slots_capacity(void);
 
 /* Publishes what the slot's event is (its fields are set): channel, peer, steps... */
 void npkit_plugin_watch_publish(npkit_plugin_slot *s, uint64_t since, int channel, int is_send, int peer,
