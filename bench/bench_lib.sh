@@ -17,6 +17,18 @@ bench_scratch() {
   trap 'rm -rf "$out"' EXIT
 }
 
+# bench_floor: what no change of the library removes, measured in the same run (clock readings, the
+# event's store, an indirect call; bench/floor_bench.c), beside the script's own figures.
+bench_floor() {
+  local f="$build/bench/floor_bench"
+  if [ -x "$f" ]; then
+    echo "floor on this machine (bench/floor_bench, ns):"
+    "$f" --n 10000000 | sed 's/^/  /'
+  else
+    echo "($f not built: no floor figures)" >&2
+  fi
+}
+
 # bench_noop_nccl: the fake NCCL in no-op mode (FAKE_NCCL_NOOP=1: a call costs a few ns, so a
 # difference in the time of a call is the library's cost) first on LD_LIBRARY_PATH.
 bench_noop_nccl() {

@@ -11,7 +11,8 @@
 #                                  measured after a final pause (all repeats, the first included);
 #   total_cpu                      added_cpu + writer_cpu: what one recorded call costs in all.
 # The library runs with its default settings; FLUSH_MS=N and BUF_MB=N set NPKIT_FLUSH_MS and
-# NPKIT_EVENT_BUF_SIZE.  Per-repeat figures and the load average go to stderr.
+# NPKIT_EVENT_BUF_SIZE.  Per-repeat figures and the load average go to stderr.  Last, the floor
+# figures of bench/floor_bench (clock readings, the event's store), measured in the same run.
 #   [FLUSH_MS=N] [BUF_MB=N] bench/run_overhead.sh [BUILD_DIR] [CALLS]
 set -euo pipefail
 build="${1:-build}"
@@ -39,3 +40,4 @@ for threads in 1 2; do
     -v c="$(echo "$line" | field other_cpu_ns_per_call)" -v d="${dropped:-?}" \
     'BEGIN { printf "%-8s %13.2f %13.2f %9.2f %13.2f %13.2f %10.2f %11.2f %10.2f %10s\n", t, b, w, w - b, bc, wc, wc - bc, c, wc - bc + c, d }'
 done
+bench_floor

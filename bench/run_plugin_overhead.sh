@@ -5,7 +5,8 @@
 # joins by), v6 (2.29: v5's layout) and v7 (2.31.2: the user tag, the kernel variant); each without
 # network (steps=0) and with a send and a receive proxy op per channel of STEPS proxy steps (the
 # proxy thread's part of a network collective).  Prints ns_per_event for the calling thread and
-# the writer thread's CPU per event, the library at its default settings.
+# the writer thread's CPU per event, the library at its default settings; last, the floor figures
+# of bench/floor_bench, measured in the same run.
 #   [STEPS=4] bench/run_plugin_overhead.sh [BUILD_DIR] [COLLECTIVES]
 set -euo pipefail
 build="${1:-build}"
@@ -23,3 +24,4 @@ for abi in 4 5 6 7; do
     rm -f "$out"/*
   done
 done
+bench_floor
