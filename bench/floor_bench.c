@@ -38,33 +38,26 @@ static double mono_ns(void) {
 
 static volatile uint64_t sink;
 
-static double run_rdtsc(long n) {
-  uint64_t s = 0;
-  double t0 = mono_ns();
+static inline uint64_t read_counter(void) {
 #if NPKIT_HAVE_TSC
-  for (long i = 0; i < n; i++) s += __rdtsc();
+  return __rdtsc();
 #else
-  for (long i = 0; i < n; i++) s += npkit_realtime_ns();
+  return npkit_realtime_ns();
 #endif
+}
+
+/* A loop of readings of clk, inlined with it (no call through the pointer in the loop). */
+static inline __attribute__((always_inline)) double run_clock(long n, uint64_t (*clk)(void)) {
+  uint64_t s = 0;
+  double t0 = mono_ns();
+  for (long i = 0; i < n; i++) s += clk();
   sink = s;
   return (mono_ns() - t0) / (double)n;
 }
 
-static double run_now(long n) {
-  uint64_t s = 0;
-  double t0 = mono_ns();
-  for (long i = 0; i < n; i++) s += npkit_now_ns();
-  sink = s;
-  return (mono_ns() - t0) / (double)n;
-}
-
-static double run_realtime(long n) {
-  uint64_t s = 0;
-  double t0 = mono_ns();
-  for (long i = 0; i < n; i++) s += npkit_realtime_ns();
-  sink = s;
-  return (mono_ns() - t0) / (double)n;
-}
+static double run_now(long n) { return run_clock(n, npkit_now_ns); }
+static double run_realtime(long n) { return run_clock(n, npkit_realtime_ns); }
+static double run_rdtsc(long n) { return run_clock(n, read_counter); }
 
 #define POOL_BYTES (64ull << 20)
 #define POOL_EVENTS (POOL_BYTES / sizeof(npkit_event))

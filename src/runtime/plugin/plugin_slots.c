@@ -22,14 +22,17 @@ static npkit_plugin_slot *slot_at(uint32_t index) {
   return block != NULL ? &block[index & (BLOCK_SLOTS - 1)] : NULL;
 }
 
-static void push(npkit_plugin_slot *s) {
+/* Puts the list first..last (linked through next_free) on the shared list: last links to its head. */
+static void push_list(npkit_plugin_slot *first, npkit_plugin_slot *last) {
   uint64_t head = atomic_load_explicit(&free_head, memory_order_relaxed), nhead;
   do {
-    atomic_store_explicit(&s->next_free, (uint32_t)head, memory_order_relaxed);
-    nhead = (((head >> 32) + 1) << 32) | (s->index + 1);
+    atomic_store_explicit(&last->next_free, (uint32_t)head, memory_order_relaxed);
+    nhead = (((head >> 32) + 1) << 32) | (first->index + 1);
   } while (!atomic_compare_exchange_weak_explicit(&free_head, &head, nhead, memory_order_release,
                                                   memory_order_relaxed));
 }
+
+static void push(npkit_plugin_slot *s) { push_list(s, s); }
 
 static npkit_plugin_slot *pop(void) {
   uint64_t head = atomic_load_explicit(&free_head, memory_order_acquire);
@@ -60,18 +63,13 @@ static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static int exit_key_ok;
 
-/* Moves this thread's list to the shared one: its tail links to the shared head. */
+/* Moves this thread's list to the shared one. */
 static void spill(void) {
   npkit_plugin_slot *first = tls_head, *last = tls_tail;
   if (first == NULL) return;
   tls_head = tls_tail = NULL;
   tls_count = 0;
-  uint64_t head = atomic_load_explicit(&free_head, memory_order_relaxed), nhead;
-  do {
-    atomic_store_explicit(&last->next_free, (uint32_t)head, memory_order_relaxed);
-    nhead = (((head >> 32) + 1) << 32) | (first->index + 1);
-  } while (!atomic_compare_exchange_weak_explicit(&free_head, &head, nhead, memory_order_release,
-                                                  memory_order_relaxed));
+  push_list(first, last);
 }
 
 static void thread_exit(void *unused) {
