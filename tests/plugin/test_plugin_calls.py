@@ -90,10 +90,14 @@ class PluginCalls(unittest.TestCase):
                 first = min(k["ts"] for k in mine)
                 last = max(k["ts"] + k["dur"] for k in mine)
                 self.assertEqual(a["gpu_time_us"], last - first, what)
-                # the fake's channel c starts 100 ns after channel c-1
+                # the fake's channel c starts 100 ns after channel c-1; each stamp is mapped with
+                # the drift the GPU clock map has fitted, truncated to whole ns per stamp
+                # (plugin_clock_map.c: g + offset + (int64_t)(slope * (g - gref))), so once a
+                # slope is fitted (a loaded host) two stamps' distance may move by 1 ns
                 starts = sorted(k["ts"] for k in mine)
-                self.assertEqual([s - starts[0] for s in starts],
-                                 [Decimal(c) / 10 for c in range(len(starts))], what)
+                for c, s in enumerate(starts):
+                    self.assertLessEqual(abs((s - starts[0]) - Decimal(c) / 10), Decimal("0.001"),
+                                         "%s: %r" % (what, [s - starts[0] for s in starts]))
                 lane = [g for g in gpu
                         if pl.track_comm(t, g["tid"]) == a["comm"] and pl.task_key(g) == key]
                 self.assertEqual(len(lane), 1, what)
