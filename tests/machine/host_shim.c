@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../shim_next.h"
+
 #define SHIM_EXPORT __attribute__((visibility("default")))
 
 static int called_from_npkit(const void *ret) {
@@ -21,18 +23,14 @@ static int called_from_npkit(const void *ret) {
 }
 
 SHIM_EXPORT int gethostname(char *name, size_t len) {
-  static int (*real)(char *, size_t);
+  static void *real;
   const char *fake = getenv("FAKE_HOSTNAME");
   if (fake != NULL && fake[0] != '\0' && called_from_npkit(__builtin_return_address(0))) {
     if (strlen(fake) + 1 > len) return -1;
     memcpy(name, fake, strlen(fake) + 1);
     return 0;
   }
-  int (*f)(char *, size_t) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-  if (f == NULL) {
-    f = (int (*)(char *, size_t))dlsym(RTLD_NEXT, "gethostname");
-    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
-  }
+  int (*f)(char *, size_t) = (int (*)(char *, size_t))npkit_shim_next(&real, "gethostname");
   return f(name, len);
 }
 
@@ -45,13 +43,10 @@ static int listed(const char *name, const char *list) {
 
 SHIM_EXPORT int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
                             struct addrinfo **res) {
-  static int (*real)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
+  static void *real;
   int (*f)(const char *, const char *, const struct addrinfo *, struct addrinfo **) =
-      __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-  if (f == NULL) {
-    f = (int (*)(const char *, const char *, const struct addrinfo *, struct addrinfo **))dlsym(RTLD_NEXT, "getaddrinfo");
-    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
-  }
+      (int (*)(const char *, const char *, const struct addrinfo *, struct addrinfo **))npkit_shim_next(
+          &real, "getaddrinfo");
   if (node != NULL && strncmp(node, "npkit-fake-", 11) == 0) {
     if (!listed(node, getenv("FAKE_RESOLVABLE"))) return EAI_NONAME;
     struct addrinfo h;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../shim_next.h"
+
 static const char *redirect(const char *path) {
   const char *to = getenv("CLOCKSOURCE_FILE");
   if (to != NULL && path != NULL && strstr(path, "/clocksource0/current_clocksource") != NULL) return to;
@@ -17,21 +19,17 @@ typedef FILE *(*fopen_fn)(const char *, const char *);
 
 /* The next definition of `name`, looked up once.  Atomic: the library's machine thread opens files
  * beside the job's threads. */
-static FILE *open_next(fopen_fn *real, const char *name, const char *path, const char *mode) {
-  fopen_fn f = __atomic_load_n(real, __ATOMIC_ACQUIRE);
-  if (f == NULL) {
-    f = (fopen_fn)dlsym(RTLD_NEXT, name);
-    __atomic_store_n(real, f, __ATOMIC_RELEASE);
-  }
+static FILE *open_next(void **real, const char *name, const char *path, const char *mode) {
+  fopen_fn f = (fopen_fn)npkit_shim_next(real, name);
   return f(redirect(path), mode);
 }
 
 FILE *fopen(const char *path, const char *mode) {
-  static fopen_fn real;
+  static void *real;
   return open_next(&real, "fopen", path, mode);
 }
 
 FILE *fopen64(const char *path, const char *mode) {
-  static fopen_fn real;
+  static void *real;
   return open_next(&real, "fopen64", path, mode);
 }

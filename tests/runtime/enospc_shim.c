@@ -11,6 +11,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "../shim_next.h"
+
 static _Atomic long long written;
 
 static int is_target(int fd) {
@@ -31,13 +33,9 @@ static int over_limit(size_t more) {
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int n) {
-  /* Atomic: the library's writer and machine threads both write (a plain lazy store is a race). */
-  static ssize_t (*real)(int, const struct iovec *, int);
-  ssize_t (*f)(int, const struct iovec *, int) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-  if (f == NULL) {
-    f = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
-    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
-  }
+  static void *real; /* the library's writer and machine threads both write */
+  ssize_t (*f)(int, const struct iovec *, int) =
+      (ssize_t(*)(int, const struct iovec *, int))npkit_shim_next(&real, "writev");
   if (is_target(fd)) {
     size_t total = 0;
     for (int i = 0; i < n; i++) total += iov[i].iov_len;
@@ -51,12 +49,8 @@ ssize_t writev(int fd, const struct iovec *iov, int n) {
 }
 
 ssize_t write(int fd, const void *buf, size_t len) {
-  static ssize_t (*real)(int, const void *, size_t);
-  ssize_t (*f)(int, const void *, size_t) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-  if (f == NULL) {
-    f = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-    __atomic_store_n(&real, f, __ATOMIC_RELEASE);
-  }
+  static void *real;
+  ssize_t (*f)(int, const void *, size_t) = (ssize_t(*)(int, const void *, size_t))npkit_shim_next(&real, "write");
   if (is_target(fd)) {
     if (over_limit(len)) {
       errno = ENOSPC;
