@@ -181,8 +181,7 @@ static void curves(npkit_report *rep, FILE *o) {
 
 static void stragglers(npkit_report *rep, FILE *o) {
   npkit_straggler *s = &rep->strag;
-  char th[32], a[32], b[32], c[32], d[32], lab[64], cl[96];
-  npkit_report_duration(s->threshold_ns, th, sizeof(th));
+  char a[32], b[32], c[32], d[32], lab[64], cl[96];
   section(o, "Stragglers and synchronisation delay");
   if (s->instances == 0) {
     fprintf(o, "  No collective was recorded by two ranks or more outside groups: nothing to compare.\n");
