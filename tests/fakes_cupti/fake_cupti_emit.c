@@ -2,6 +2,7 @@
  * one is needed, filled record after record (each 8-byte aligned, in the CUDA 13 layouts or the
  * CUDA 12 kernel layout), and handed back when the next record does not fit or on a forced flush.
  * A request answered without a buffer loses the record, which is counted as dropped. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake_cupti_internal.h"
@@ -31,14 +32,68 @@ size_t fc_record_size(const CUpti_Activity *rec) {
   }
 }
 
+static void hand_back(uint8_t *b, size_t size, size_t used) {
+  CUpti_BuffersCallbackCompleteFunc done = fc_complete_fn();
+  if (done != NULL) done(NULL, 0, b, size, used);
+}
+
 void fc_complete_current(void) {
   if (cur == NULL) return;
   uint8_t *b = cur;
   size_t size = cur_size, used = cur_used;
   cur = NULL;
   cur_size = cur_used = 0;
-  CUpti_BuffersCallbackCompleteFunc done = fc_complete_fn();
-  if (done != NULL) done(NULL, 0, b, size, used);
+  hand_back(b, size, used);
+}
+
+/* ---- ext-late mode ----
+ * CUPTI writes a launch's correlation record in front of its API record, at the launch
+ * (cupti_activity.h of CUDA 13, cuptiActivityPushExternalCorrelationId: "the activity API record
+ * will be preceded by a CUpti_ActivityExternalCorrelation record"), and the kernel's record is in
+ * a buffer from the launch on, incomplete until the kernel ends (cuptiActivityFlushAll: "Activity
+ * record is considered as completed if it has all the information filled up including the
+ * timestamps").  Nothing there orders the kernel's record after the correlation record, so this
+ * mode takes the worst order the header allows: the correlation record comes after the kernel's,
+ * at the next flush, or in the next buffer when the kernel's fills - that one asked for and
+ * written before the full one is handed back, since CUPTI cannot hand back a buffer before the
+ * records written in front of what it holds are done.  The reader then meets a kernel whose
+ * correlation record is in a buffer that comes back later, and must wait for it. */
+static CUpti_ActivityExternalCorrelation *late;
+static size_t nlate, caplate;
+
+void fc_emit_late(const CUpti_ActivityExternalCorrelation *x) {
+  if (nlate == caplate) {
+    size_t cap = caplate ? 2 * caplate : 64;
+    CUpti_ActivityExternalCorrelation *l = realloc(late, cap * sizeof *l);
+    if (l == NULL) {
+      dropped++;
+      return;
+    }
+    late = l;
+    caplate = cap;
+  }
+  late[nlate++] = *x;
+}
+
+void fc_release_late(void) {
+  size_t n = nlate;
+  nlate = 0; /* the writes below may switch buffers, which releases nothing more */
+  for (size_t i = 0; i < n; i++) fc_emit(&late[i], sizeof late[i]);
+}
+
+/* The current buffer is full: the next one is asked for and the late records written there
+ * before the full one goes back (see above); without late records, back at once. */
+static void next_buffer(void) {
+  if (nlate == 0) {
+    fc_complete_current();
+    return;
+  }
+  uint8_t *full = cur;
+  size_t size = cur_size, used = cur_used;
+  cur = NULL;
+  cur_size = cur_used = 0;
+  fc_release_late();
+  hand_back(full, size, used);
 }
 
 static int request(void) {
@@ -89,7 +144,7 @@ void fc_emit(const void *rec, size_t size) {
     restamp((CUpti_Activity *)(void *)&copy, r, c);
     rec = &copy;
   }
-  if (cur != NULL && cur_used + size > cur_size) fc_complete_current();
+  while (cur != NULL && cur_used + size > cur_size) next_buffer();
   if (cur == NULL && request() != 0) {
     dropped++;
     return;

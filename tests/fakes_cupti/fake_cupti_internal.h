@@ -27,8 +27,9 @@ typedef struct fc_settings {
   int busy;               /* FAKE_CUPTI_BUSY=1: another subscriber holds CUPTI */
   uint64_t drop_every;    /* FAKE_CUPTI_DROP_EVERY=N: every N-th kernel record is lost */
   uint64_t untimed_every; /* FAKE_CUPTI_UNTIMED_EVERY=N: every N-th kernel has no start time */
-  int ext_late;           /* FAKE_CUPTI_EXT_LATE=1: correlation records are written at the next
-                             flush, after the kernel records they describe */
+  int ext_late;           /* FAKE_CUPTI_EXT_LATE=1: correlation records are written after the
+                             kernel records they describe: at the next flush, or in the next
+                             buffer before the full one is handed back (fake_cupti_emit.c) */
   int kernel_version;     /* FAKE_CUPTI_KERNEL_VERSION: 10 (CUDA 13) or 9 (CUDA 12); the
                              default follows the build */
   uint32_t api_version;   /* FAKE_CUPTI_API_VERSION: what cuptiGetVersion says (130001; 28 for
@@ -74,20 +75,22 @@ size_t fc_record_size(const CUpti_Activity *rec);
 void fc_emit(const void *rec, size_t size);
 /* Hands the current buffer back to the client if it holds records (forced flush). */
 void fc_complete_current(void);
+/* Keeps a correlation record for later (ext-late mode): written at the next flush, or at the next
+ * buffer switch into the new buffer. */
+void fc_emit_late(const CUpti_ActivityExternalCorrelation *x);
+/* Writes the correlation records kept for later (at a flush). */
+void fc_release_late(void);
 void fc_count_dropped(uint64_t n);
 uint64_t fc_take_dropped(void);
 int fc_has_client(void);
 
 /* ---- work (lock held) ---- */
-/* Writes the records of work that has completed by now (all of it when `all`), in end order, and
- * the correlation records held back in ext-late mode. */
+/* Writes the records of work that has completed by now (all of it when `all`), in end order. */
 void fc_retire(int all);
 /* 1 while some work has not ended (a kernel launched and not done, a record whose end is to come). */
 int fc_work_in_flight(void);
 /* A forced flush: the records of unfinished work written now, without times, and lost later. */
 void fc_flush_incomplete(void);
-/* Writes the correlation records held back in ext-late mode (at a flush). */
-void fc_release_late(void);
 /* Graph node and graph handles given to the client encode their ids. */
 #define FC_NODE_HANDLE_BASE 0x100000ull
 

@@ -2,8 +2,8 @@
  *
  * A launch takes the next correlation id.  When CUPTI traces the API call that made it (its
  * kind or callback id is enabled), an API activity record is written at once, preceded by an
- * EXTERNAL_CORRELATION record for every external id the calling thread has pushed (kept for the
- * next flush in ext-late mode); otherwise neither.  cupti_activity.h of CUDA 13
+ * EXTERNAL_CORRELATION record for every external id the calling thread has pushed (written later
+ * in ext-late mode: fake_cupti_emit.c); otherwise neither.  cupti_activity.h of CUDA 13
  * (cuptiActivityPushExternalCorrelationId, CUpti_ActivityExternalCorrelation): "When a CUPTI
  * activity API record is created while within an external API region ... the activity API record
  * will be preceded by a CUpti_ActivityExternalCorrelation record for each
@@ -46,8 +46,6 @@ typedef struct running {
 } running;
 static running runs[MAX_RUNNING];
 static size_t nruns;
-static CUpti_ActivityExternalCorrelation *late;
-static size_t nlate, caplate;
 static uint64_t kernels_launched;
 static int64_t grid_ids;
 
@@ -172,11 +170,6 @@ void fc_flush_incomplete(void) {
   }
 }
 
-void fc_release_late(void) {
-  for (size_t i = 0; i < nlate; i++) fc_emit(&late[i], sizeof late[i]);
-  nlate = 0;
-}
-
 static void correlate(uint32_t corr) {
   if (!fc_kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) return;
   CUpti_ExternalCorrelationKind kinds[8];
@@ -189,18 +182,10 @@ static void correlate(uint32_t corr) {
     x.externalKind = kinds[i];
     x.externalId = ids[i];
     x.correlationId = corr;
-    if (!fc_cfg()->ext_late) {
+    if (fc_cfg()->ext_late)
+      fc_emit_late(&x);
+    else
       fc_emit(&x, sizeof x);
-      continue;
-    }
-    if (nlate == caplate) {
-      size_t cap = caplate ? 2 * caplate : 64;
-      CUpti_ActivityExternalCorrelation *l = realloc(late, cap * sizeof *l);
-      if (l == NULL) continue;
-      late = l;
-      caplate = cap;
-    }
-    late[nlate++] = x;
   }
 }
 
