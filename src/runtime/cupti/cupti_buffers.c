@@ -11,6 +11,7 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static npkit_cupti_buf *free_list;
+static npkit_cupti_buf *all_bufs; /* linked by all_next, to find the ones CUPTI still holds */
 static npkit_cupti_buf *done_head, *done_tail;
 static size_t buf_bytes = 4u << 20;
 static uint32_t max_bufs = 32;
@@ -39,6 +40,9 @@ static npkit_cupti_buf *buf_new(size_t size) {
   b->data = mem + HEADER_ROOM;
   b->size = size;
   b->valid = 0;
+  b->req = b->before = 0;
+  b->all_next = all_bufs;
+  all_bufs = b;
   return b;
 }
 
@@ -63,6 +67,10 @@ void CUPTIAPI npkit_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_
     }
   }
   if (b == NULL) stats.refused++;
+  else {
+    b->valid = 0;
+    b->req = ++stats.requested;
+  }
   /* Out of free buffers: completed ones are probably waiting for the drain. */
   if (b == NULL || over || free_list == NULL) w = wake;
   pthread_mutex_unlock(&lock);
@@ -73,7 +81,6 @@ void CUPTIAPI npkit_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_
     *size = 0;
     return;
   }
-  b->valid = 0;
   *buffer = b->data;
   *size = b->size;
 }
@@ -95,9 +102,11 @@ void CUPTIAPI npkit_cupti_buffer_completed(CUcontext ctx, uint32_t stream_id, ui
   if (buffer != NULL) {
     npkit_cupti_buf *b = buf_of(buffer);
     b->valid = valid <= b->size ? valid : b->size;
-    b->seq = ++stats.completed;
+    b->before = stats.requested;
+    stats.completed++;
     if (discarding) {
       stats.discarded++;
+      b->req = 0;
       b->next = free_list;
       free_list = b;
     } else {
@@ -119,17 +128,17 @@ void npkit_cupti_bufs_discard(void) {
   pthread_mutex_unlock(&lock);
 }
 
-uint64_t npkit_cupti_bufs_completed(void) {
-  pthread_mutex_lock(&lock);
-  uint64_t n = stats.completed;
-  pthread_mutex_unlock(&lock);
-  return n;
-}
-
-npkit_cupti_buf *npkit_cupti_bufs_take(void) {
+npkit_cupti_buf *npkit_cupti_bufs_take(uint64_t *read_through) {
   pthread_mutex_lock(&lock);
   npkit_cupti_buf *l = done_head;
   done_head = done_tail = NULL;
+  for (npkit_cupti_buf *b = l; b != NULL; b = b->next) b->req = 0;
+  /* Buffers are few (NPKIT_CUPTI_BUFFERS): a walk over all of them is cheaper than keeping a
+   * sorted set on CUPTI's threads. */
+  uint64_t held = UINT64_MAX;
+  for (npkit_cupti_buf *b = all_bufs; b != NULL; b = b->all_next)
+    if (b->req != 0 && b->req < held) held = b->req;
+  *read_through = held == UINT64_MAX ? stats.requested : held - 1;
   pthread_mutex_unlock(&lock);
   return l;
 }

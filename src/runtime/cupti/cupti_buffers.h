@@ -14,10 +14,12 @@
 
 typedef struct npkit_cupti_buf {
   struct npkit_cupti_buf *next;
+  struct npkit_cupti_buf *all_next; /* every buffer in existence */
   uint8_t *data;   /* what CUPTI sees, 8-byte aligned */
   size_t size;     /* capacity */
   size_t valid;    /* bytes of records, set on completion */
-  uint64_t seq;    /* 1, 2, ... in order of completion */
+  uint64_t req;    /* 1, 2, ... in order of request; 0 while free or taken */
+  uint64_t before; /* on completion: buffers requested so far (this one included) */
 } npkit_cupti_buf;
 
 /* Sets the size and number of buffers.  `newest_cupti`: CUPTI accepts a NULL buffer (it then drops
@@ -37,10 +39,11 @@ void npkit_cupti_bufs_discard(void);
  * every completed buffer, and once more after the final flush, since records dropped after the
  * last buffer completed are reported by no completion. */
 void npkit_cupti_bufs_count_dropped(CUcontext ctx, uint32_t stream_id);
-/* Buffers completed so far: the seq of the latest one. */
-uint64_t npkit_cupti_bufs_completed(void);
-/* Takes every completed buffer, oldest first (a list linked by `next`), or NULL. */
-npkit_cupti_buf *npkit_cupti_bufs_take(void);
+/* Takes every completed buffer, oldest first (a list linked by `next`), or NULL.  `*read_through`:
+ * every buffer requested up to this request number has now been taken, by this call or an earlier
+ * one; a later one is still with CUPTI.  CUPTI may hand buffers back out of order: a default
+ * flush keeps back a buffer with an unfinished record in it and returns later ones. */
+npkit_cupti_buf *npkit_cupti_bufs_take(uint64_t *read_through);
 /* Returns a list of buffers for reuse. */
 void npkit_cupti_bufs_release(npkit_cupti_buf *list);
 
@@ -49,6 +52,7 @@ typedef struct npkit_cupti_buf_stats {
   uint64_t refused;        /* requests answered with no buffer (the limit was reached) */
   uint64_t over_limit;     /* buffers allocated beyond the limit for a CUPTI without NULL support */
   uint32_t allocated;      /* buffers in existence */
+  uint64_t requested;      /* buffers handed to CUPTI */
   uint64_t completed;      /* buffers handed back by CUPTI */
   uint64_t discarded;      /* of those, handed back after the end and reused unread */
 } npkit_cupti_buf_stats;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "cupti_buffers.h"
 #include "cupti_clock.h"
 #include "cupti_corr.h"
@@ -16,11 +17,17 @@
  * has arrived for it yet (CUPTI may return the buffer holding that record later).  More than this
  * is written without waiting. */
 #define WAITING_MAX 32768
+/* Activity without a correlation record waits for the buffers CUPTI held when its own came back,
+ * but no longer than this: a busy job's CUPTI can keep its current buffer for seconds (a default
+ * flush returns no buffer with an unfinished record in it), and most activity without a record
+ * (the job's own kernels) never gets one. */
+#define UNMATCHED_WAIT_NS 2000000000ull
 
 typedef struct held {
   npkit_event ev;
-  uint64_t buf_seq; /* the buffer it came in */
-  unsigned waited;  /* WAITED_*: what it has waited for */
+  uint64_t before;   /* buffers requested when its own came back (npkit_cupti_buf.before) */
+  uint64_t since_ns; /* when it was first read */
+  unsigned waited;   /* WAITED_*: what it has waited for */
 } held;
 #define WAITED_RECORD 1u
 #define WAITED_CALL 2u
@@ -33,7 +40,9 @@ static held *waiting;
 static size_t nwaiting;
 static npkit_cupti_counts counts;
 static uint64_t last_recorded = UINT64_MAX, last_dropped = UINT64_MAX;
-static uint64_t settled_seq; /* the latest `settled` a forced flush gave */
+/* Every buffer requested up to this number has been read (npkit_cupti_bufs_take). */
+static uint64_t read_through;
+static uint64_t drain_ns; /* when the current drain began */
 
 void npkit_cupti_drain_attach(npkit_log_writer *log) {
   pthread_mutex_lock(&drain_lock);
@@ -112,11 +121,12 @@ static unsigned waiting_for(const npkit_event *ev) {
   return ev->u.gpu.ext_id == 0 ? WAITED_RECORD : WAITED_CALL;
 }
 
-static void hold_or_emit(const npkit_event *ev, uint64_t buf_seq) {
+static void hold_or_emit(const npkit_event *ev, uint64_t before) {
   if (waiting == NULL) waiting = malloc(WAITING_MAX * sizeof *waiting);
   if (waiting != NULL && nwaiting < WAITING_MAX) {
     waiting[nwaiting].ev = *ev;
-    waiting[nwaiting].buf_seq = buf_seq;
+    waiting[nwaiting].before = before;
+    waiting[nwaiting].since_ns = drain_ns;
     waiting[nwaiting].waited = waiting_for(ev);
     nwaiting++;
     return;
@@ -125,12 +135,17 @@ static void hold_or_emit(const npkit_event *ev, uint64_t buf_seq) {
 }
 
 /* Held activity gets another chance: written once tied to its call, or once it is settled that
- * it has no correlation record; activity of a running call waits until the call returns. */
+ * it has no correlation record; activity of a running call waits until the call returns.
+ * Settled: CUPTI writes the correlation record in front of the launch's API record, at the launch
+ * (cupti_activity.h of CUDA 13, cuptiActivityPushExternalCorrelationId: "the activity API record
+ * will be preceded by a CUpti_ActivityExternalCorrelation record"), so before the activity ended
+ * and its buffer came back: in a buffer requested by then.  Once all of those have been read, no
+ * record is coming. */
 static void retry_waiting(npkit_drain_mode mode) {
   size_t kept = 0;
   for (size_t i = 0; i < nwaiting; i++) {
     held *h = &waiting[i];
-    int hold_unmatched = h->buf_seq > settled_seq;
+    int hold_unmatched = h->before > read_through && drain_ns - h->since_ns < UNMATCHED_WAIT_NS;
     if (attribute(&h->ev, hold_unmatched) == NPKIT_CUPTI_PENDING && mode != NPKIT_DRAIN_FINAL) {
       h->waited |= waiting_for(&h->ev);
       waiting[kept++] = *h;
@@ -166,7 +181,7 @@ static void read_buffer(npkit_cupti_buf *b) {
     if (!npkit_cupti_record_event(rec, ev, out)) continue;
     if (!npkit_cupti_clock_fix(&ev->start_ns, &ev->end_ns)) ev->u.gpu.flags |= NPKIT_GPU_UNTIMED;
     if (attribute(ev, 1) == NPKIT_CUPTI_PENDING)
-      hold_or_emit(ev, b->seq);
+      hold_or_emit(ev, b->before);
     else
       emit(ev);
   }
@@ -199,10 +214,10 @@ static void write_counters(void) {
   }
 }
 
-void npkit_cupti_drain(npkit_drain_mode mode, uint64_t settled) {
+void npkit_cupti_drain(npkit_drain_mode mode) {
   pthread_mutex_lock(&drain_lock);
-  if (settled > settled_seq) settled_seq = settled;
-  npkit_cupti_buf *bufs = npkit_cupti_bufs_take();
+  npkit_cupti_buf *bufs = npkit_cupti_bufs_take(&read_through);
+  drain_ns = npkit_now_ns();
   if (out == NULL) {
     for (npkit_cupti_buf *b = bufs; b != NULL; b = b->next) counts.discarded += count_records(b);
     npkit_cupti_bufs_release(bufs);

@@ -26,13 +26,11 @@ typedef enum npkit_drain_mode {
   NPKIT_DRAIN_FINAL = 2,   /* the last drain: nothing may wait any more */
 } npkit_drain_mode;
 
-/* Processes the completed buffers.  `settled`: buffers up to this seq (npkit_cupti_bufs_completed)
- * were complete early enough that whatever correlation records belong to their activity have been
- * handed back since (before the latest forced flush began; before the flush before the latest
- * default one, which keeps back buffers with unfinished work), so activity in them that has none
- * has none.  Activity without a correlation record in later buffers waits for a later drain, as
- * CUPTI may return the buffer with its record later. */
-void npkit_cupti_drain(npkit_drain_mode mode, uint64_t settled);
+/* Processes the completed buffers.  Activity that has no correlation record yet waits until every
+ * buffer CUPTI had been given when the activity's own buffer came back has been read (the record,
+ * written at the launch, is in one of them), at most a few seconds; the final drain waits for
+ * nothing. */
+void npkit_cupti_drain(npkit_drain_mode mode);
 
 typedef struct npkit_cupti_counts {
   uint64_t kernels, memcpys, memsets; /* stored in the log */

@@ -64,8 +64,8 @@ static void note_clock(void) {
                "counter ticks): their times are mapped onto CLOCK_REALTIME");
 }
 
-static void drain(npkit_drain_mode mode, uint64_t settled) {
-  npkit_cupti_drain(mode, settled);
+static void drain(npkit_drain_mode mode) {
+  npkit_cupti_drain(mode);
   note_clock();
 }
 
@@ -73,14 +73,10 @@ static void drain(npkit_drain_mode mode, uint64_t settled) {
  * running without their times, which are lost (cupti_activity.h of CUDA 13, cuptiActivityFlushAll;
  * on an H200 the periodic forced flush left 25 of 48 NCCL kernels untimed).  A default flush keeps
  * back a buffer with unfinished work in it, and with it correlation records that may belong to
- * the buffers it does hand back: those are settled one flush later.  Forced only at the end. */
-static _Atomic uint64_t completed_at_last_flush;
-
+ * the buffers it does hand back: the drain waits for it (cupti_drain.h).  Forced only at the end. */
 static void flush_and_drain(int forced) {
-  uint64_t before = npkit_cupti_bufs_completed();
   npkit_cupti.ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
-  uint64_t last = atomic_exchange(&completed_at_last_flush, before);
-  drain(NPKIT_DRAIN_FLUSHED, forced ? before : last);
+  drain(NPKIT_DRAIN_FLUSHED);
 }
 
 static void wake_flusher(void) {
@@ -115,7 +111,7 @@ static void *flusher_main(void *arg) {
     flush_wake = 0;
     pthread_mutex_unlock(&flush_lock);
     if (woken && rc != ETIMEDOUT) {
-      drain(NPKIT_DRAIN_EARLY, 0); /* buffers are short: recycle the completed ones */
+      drain(NPKIT_DRAIN_EARLY); /* buffers are short: recycle the completed ones */
     } else {
       flush_and_drain(0);
       next = deadline_after(npkit_cfg.flush_ms);
@@ -413,7 +409,7 @@ static void finish_cupti(npkit_cupti_counts *totals) {
   stop_flusher();
   npkit_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   npkit_cupti_bufs_count_dropped(NULL, 0); /* the global queue */
-  drain(NPKIT_DRAIN_FINAL, UINT64_MAX);
+  drain(NPKIT_DRAIN_FINAL);
   npkit_cupti_drain_counts(totals);
   /* The process may go on (a signal its handler survives): what CUPTI still hands back is reused
    * unread, so memory stays bounded.  No activity kind is disabled: at exit the real CUPTI 13.0
