@@ -32,8 +32,9 @@ static int64_t drift_allowance(const npkit_plugin_clock_map *m, int64_t dg) {
   return (int64_t)(ppb * 1e-9 * (double)dg) + 1;
 }
 
-static bounds envelope(const npkit_plugin_clock_map *m) {
-  bounds b = {m->lo, m->hi, m->has_lo, m->has_hi};
+/* The closed windows' part of the envelope, kept in the map while the window stays open. */
+static void history_bounds(npkit_plugin_clock_map *m) {
+  bounds b = {0, 0, 0, 0};
   for (uint32_t i = 0; i < m->nhist; i++) {
     const npkit_plugin_clock_point *p = &m->hist[(m->hhead + NPKIT_PLUGIN_CLOCK_HISTORY - 1 - i) % NPKIT_PLUGIN_CLOCK_HISTORY];
     int64_t dg = diff(m->gref, p->gpu), adg = dg < 0 ? -dg : dg;
@@ -47,6 +48,27 @@ static bounds envelope(const npkit_plugin_clock_map *m) {
       b.hi = p->hi + shift + slack;
       b.has_hi = 1;
     }
+  }
+  m->h_lo = b.lo;
+  m->h_hi = b.hi;
+  m->h_has_lo = b.has_lo;
+  m->h_has_hi = b.has_hi;
+}
+
+static void forget_history(npkit_plugin_clock_map *m) {
+  m->nhist = 0;
+  m->h_has_lo = m->h_has_hi = 0;
+}
+
+static bounds envelope(const npkit_plugin_clock_map *m) {
+  bounds b = {m->lo, m->hi, m->has_lo, m->has_hi};
+  if (m->h_has_lo && (!b.has_lo || m->h_lo > b.lo)) {
+    b.lo = m->h_lo;
+    b.has_lo = 1;
+  }
+  if (m->h_has_hi && (!b.has_hi || m->h_hi < b.hi)) {
+    b.hi = m->h_hi;
+    b.has_hi = 1;
   }
   return b;
 }
@@ -77,6 +99,7 @@ static void open_window(npkit_plugin_clock_map *m, uint64_t host, uint64_t gref)
   m->w_host0 = host;
   m->gref = gref;
   m->has_lo = m->has_hi = 0;
+  history_bounds(m);
 }
 
 /* Weighted least squares over the window estimates, once they span 50 ms of GPU time.  A window's
@@ -163,7 +186,7 @@ void npkit_plugin_clock_map_add(npkit_plugin_clock_map *m, uint64_t g0, uint64_t
     /* Contradiction: the newest event is believed, with its own lower bound if that agrees.  The
      * old estimates no longer predict this clock (the drift is kept: a jump does not change it). */
     m->inconsistent++;
-    m->nhist = 0;
+    forget_history(m);
     open_window(m, host, g0);
     add_bounds(m, g0, g1, h0, h1, lb);
     if (m->has_lo && m->has_hi && m->lo > m->hi) {
@@ -173,7 +196,7 @@ void npkit_plugin_clock_map_add(npkit_plugin_clock_map *m, uint64_t g0, uint64_t
   } else if (history_contradicts(m)) {
     /* The window agrees with itself but not with what came before: the clock moved. */
     m->inconsistent++;
-    m->nhist = 0;
+    forget_history(m);
   }
   m->samples++;
   int64_t err;

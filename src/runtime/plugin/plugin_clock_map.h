@@ -62,6 +62,10 @@ typedef struct npkit_plugin_clock_map {
   int fitted;           /* slope comes from a fit (else 0 and DRIFT_PPB is allowed for) */
   npkit_plugin_clock_point hist[NPKIT_PLUGIN_CLOCK_HISTORY];
   uint32_t nhist, hhead;
+  /* the closed windows' bounds at gref: fixed while a window is open (gref, slope and history
+   * change only when one opens), so taken once then rather than at every event */
+  int64_t h_lo, h_hi;
+  int h_has_lo, h_has_hi;
   /* statistics */
   uint64_t samples;
   uint32_t windows, inconsistent, one_sided;
