@@ -421,7 +421,7 @@ static void start_kernel_ch(uint32_t ctx, void **handle, const npkit_plugin_desc
     s->u.kch.gpu_start = d->u.kernel_ch.ptimer;
     s->u.kch.has_gpu_start = 1;
   }
-  npkit_plugin_task_channel(s->task, ctx, 1);
+  npkit_plugin_task_channel_started(s->task, ctx);
   npkit_plugin_watch_publish(s, s->u.kch.cpu_start, s->u.kch.channel, 0, -1, -1);
 }
 
@@ -633,7 +633,6 @@ static void stop_kernel_phase(npkit_plugin_slot *s, uint64_t now, uint32_t event
 }
 
 static void stop_kernel_ch(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
-  npkit_plugin_task_channel(s->task, s->ctx, 0);
   if (!(events & NPKIT_PEV_KERNEL)) return;
   npkit_event ev;
   uint8_t flags = 0;

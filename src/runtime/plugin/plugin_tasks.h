@@ -1,10 +1,10 @@
 /* The tasks NCCL launched lately (Coll/P2p events), kept after their record was written for what
  * later events and other threads need of them: a host time before the task's kernel started (the
  * lower bound of the GPU clock map), the communicator and sequence number of the call it came
- * from, and how many of its kernel channels started and stopped (the work in flight).
+ * from, and whether any of its kernel channels started (the work in flight).
  *
  * A ring of the last 4096 tasks, written by the thread that starts a task (and, for the channel
- * counts, NCCL's proxy thread), read by any thread under a sequence lock on the task id. */
+ * mark, NCCL's proxy thread), read by any thread under a sequence lock on the task id. */
 #ifndef NPKIT_PLUGIN_TASKS_H
 #define NPKIT_PLUGIN_TASKS_H
 
@@ -31,8 +31,8 @@ typedef struct npkit_plugin_task_info {
 void npkit_plugin_task_note(const npkit_plugin_task_info *t);
 /* Its host time before the kernel, 0 when the task is no longer in the ring. */
 uint64_t npkit_plugin_task_before(uint64_t id);
-/* A channel of its kernel started (1) or stopped (0): counted for the work in flight. */
-void npkit_plugin_task_channel(uint64_t id, uint32_t ctx, int started);
+/* A channel of its kernel started: the task is no longer queued. */
+void npkit_plugin_task_channel_started(uint64_t id, uint32_t ctx);
 /* A copy of its entry; 0 when it is no longer in the ring. */
 int npkit_plugin_task_get(uint64_t id, npkit_plugin_task_info *out);
 
