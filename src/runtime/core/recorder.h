@@ -2,7 +2,8 @@
  *
  * Hot path (npkit_record): one 128-byte copy into the calling thread's current chunk and a release
  * store of its fill count — no lock, no allocation, no system call.  When a chunk is full the thread
- * takes a fresh one from a lock-free free list; when the pool is exhausted the event is dropped and
+ * takes the free one the writer recycled longest ago (a lock-free ring with the writer as its
+ * only producer: recorder.c free_pop); when the pool is exhausted the event is dropped and
  * counted.  A writer thread wakes every NPKIT_FLUSH_MS, appends whatever each thread has filled since
  * the last pass to the log (so a killed job loses at most one period) and recycles finished chunks.
  * Each thread's chunks form a single-producer/single-consumer queue, so the log keeps every thread's
@@ -56,7 +57,6 @@ typedef struct npkit_chunk_meta {
   _Atomic int finished;    /* owner moved on: no more events will be added */
   _Atomic uint32_t written; /* events already appended to the log (written by the writer only; a
                               fatal signal's dump reads it) */
-  _Atomic uint64_t free_next; /* free-list link */
 } npkit_chunk_meta;
 
 typedef struct npkit_recorder npkit_recorder;
