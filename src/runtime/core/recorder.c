@@ -53,10 +53,10 @@ static __thread int tls_retired __attribute__((tls_model("initial-exec")));
 
 /* A thread takes the chunk the writer recycled longest ago, not the latest one: the writer has
  * just read the latest, so its lines are in the writer core's caches, and every store of the thread
- * into them would first have to take them back from there (alternate runs of bench/run_overhead:
- * the calling thread's CPU per call, medians of 5, 97 -> 74 ns on one thread and 126 -> 91 on two,
- * bench/RESULTS.md).  With none recycled,
- * a chunk never used: the pool's untouched pages cost nothing until the writer falls behind. */
+ * into them would first have to take them back from there (alternate runs of bench/overhead: the
+ * calling thread's CPU per call, medians of 5, 97 -> 74 ns on one thread and 126 -> 91 on two;
+ * bench/RESULTS.md).  With none recycled, a chunk never used: the pool's untouched pages cost
+ * nothing until the writer falls behind. */
 static uint32_t free_pop(npkit_recorder *r) {
   uint64_t head = atomic_load_explicit(&r->free_head, memory_order_relaxed);
   while (head != atomic_load_explicit(&r->free_tail, memory_order_acquire)) {

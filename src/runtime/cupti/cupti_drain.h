@@ -1,12 +1,13 @@
 /* The completion path: completed CUPTI buffers → GPU events in the event log.
  *
- * Each drain takes every buffer CUPTI has handed back since the last one and reads it in two
- * passes: first the EXTERNAL_CORRELATION records (CUPTI correlation id → npkit external id), then
- * the kernels, copies and memsets, which get the description of the NCCL call that launched them
- * (cupti_corr.h) and are appended to the log in EVENTS blocks.  Reading the correlation records of
- * all buffers first makes the result independent of the order in which CUPTI fills and returns
- * buffers.  A kernel whose call is still running (its description is published when it returns)
- * waits for a later drain; the final drain writes whatever still waits.
+ * Each drain takes every buffer CUPTI has handed back since the last one and reads its records in
+ * order: EXTERNAL_CORRELATION records (CUPTI correlation id → npkit external id) feed the map, and
+ * kernels, copies and memsets get the description of the NCCL call that launched them
+ * (cupti_corr.h) and are appended to the log in EVENTS blocks.  Activity whose correlation record
+ * has not been read yet, or whose call is still running (its description is published when it
+ * returns), is held and tried again at the end of the drain and at later ones, so the result does
+ * not depend on the order in which CUPTI fills and returns buffers; the final drain writes whatever
+ * still waits.
  *
  * GPU events go straight to the log rather than through the per-thread recorder: they are produced
  * in bulk on one thread, already batched, and carry their own counters (source NPKIT_SRC_CUPTI). */

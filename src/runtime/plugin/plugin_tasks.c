@@ -56,10 +56,9 @@ uint64_t npkit_plugin_task_before(uint64_t id) {
   return npkit_plugin_task_get(id, &t) ? t.before_ns : 0;
 }
 
-/* At every channel start, on NCCL's proxy thread: a mark, not a count, so a load and a store at
- * most and no locked add (one was 17 % of a kernel channel's samples in `perf` of
- * bench/plugin_bench), and the same value whoever writes it.  The communicator's latest task moves
- * once per task, by a compare-and-swap since it only grows. */
+/* At every channel start, on NCCL's proxy thread: a mark, not a count, so a load and at most one
+ * store rather than a locked add per channel, and the same value whoever writes it.  The
+ * communicator's latest task moves once per task, by a compare-and-swap since it only grows. */
 void npkit_plugin_task_channel_started(uint64_t id, uint32_t ctx) {
   if (ctx < CTXS) {
     uint64_t have = atomic_load_explicit(&ctx_latest_started[ctx], memory_order_relaxed);
