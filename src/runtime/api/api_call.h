@@ -37,15 +37,6 @@ void npkit_call_extras_setup(void);
  * Returns whether recording is paused now (`paused`: as the caller read it). */
 int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused);
 
-/* Eight 16-byte stores: the memset of 128 bytes compiled to `rep stos`, whose start-up cost was
- * the largest single item of a wrapped call (perf, AMD EPYC). */
-static inline void npkit_event_zero(npkit_event *ev) {
-  typedef long long v2di __attribute__((vector_size(16), may_alias, aligned(1)));
-  _Static_assert(sizeof(npkit_event) % 16 == 0, "npkit_event is a whole number of 16-byte stores");
-  v2di *p = (v2di *)(void *)ev;
-  for (size_t i = 0; i < sizeof(npkit_event) / 16; i++) p[i] = (v2di){0, 0};
-}
-
 static inline int npkit_call_begin(npkit_call *c, unsigned fn) {
   if (!npkit_recording()) return 0;
   npkit_thread *t = npkit_thread_self();

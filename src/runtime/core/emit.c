@@ -5,13 +5,6 @@
 #include "clock.h"
 #include "state.h"
 
-void npkit_event_init(npkit_event *ev, uint16_t kind, uint64_t start_ns, uint64_t end_ns) {
-  memset(ev, 0, sizeof *ev);
-  ev->kind = kind;
-  ev->start_ns = start_ns;
-  ev->end_ns = end_ns;
-}
-
 void npkit_event_now(npkit_event *ev, uint16_t kind) {
   uint64_t now = npkit_now_ns();
   npkit_event_init(ev, kind, now, now);

@@ -13,9 +13,18 @@
 
 #include "npkit/event_log.h"
 #include "recorder.h"
+#include "zero.h"
+
+/* A zeroed event (zero.h: no `rep stos`). */
+static inline void npkit_event_zero(npkit_event *ev) { npkit_zero_small(ev, sizeof *ev); }
 
 /* A zeroed event of `kind`. */
-void npkit_event_init(npkit_event *ev, uint16_t kind, uint64_t start_ns, uint64_t end_ns);
+static inline void npkit_event_init(npkit_event *ev, uint16_t kind, uint64_t start_ns, uint64_t end_ns) {
+  npkit_event_zero(ev);
+  ev->kind = kind;
+  ev->start_ns = start_ns;
+  ev->end_ns = end_ns;
+}
 /* ... stamped now: an instant. */
 void npkit_event_now(npkit_event *ev, uint16_t kind);
 

@@ -198,7 +198,7 @@ static npkit_plugin_type other_type(uint64_t type) {
 static int start_descr(void *ctx, void **handle, const members *m, uint64_t type, void *parent,
                        int rank, const void *u) {
   npkit_plugin_descr e;
-  memset(&e, 0, sizeof e);
+  npkit_plugin_descr_zero(&e);
   e.parent = parent;
   e.rank = rank;
   if (type == NPKIT_NCCL_EV_COLL) {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "npkit/event_log.h" /* NPKIT_PAPI_* */
+#include "zero.h"
 
 /* Event types as the core sees them. */
 typedef enum npkit_plugin_type {
@@ -77,6 +78,12 @@ typedef struct npkit_plugin_descr {
     } api;
   } u;
 } npkit_plugin_descr;
+
+/* A zeroed descriptor: NCCL starts an event for every proxy step (zero.h: no `rep stos`). */
+static inline void npkit_plugin_descr_zero(npkit_plugin_descr *e) {
+  _Static_assert(sizeof(npkit_plugin_descr) % 8 == 0, "a whole number of 8-byte stores");
+  npkit_zero_small(e, sizeof *e);
+}
 
 /* What a recordEventState call carries, once the version's union is decoded. */
 typedef struct npkit_plugin_state {
