@@ -13,6 +13,7 @@
 
 #include "npkit/event_log.h"
 #include "recorder.h"
+#include "state.h"
 #include "zero.h"
 
 /* A zeroed event (zero.h: no `rep stos`). */
@@ -38,5 +39,22 @@ static inline void npkit_emit_on(npkit_thread *t, npkit_event *ev) {
  * recording is off, -1 when the thread has no recorder state (out of memory, or after its exit
  * handlers): the caller counts that as lost. */
 int npkit_emit(npkit_event *ev);
+
+/* npkit_emit with the event made in place, in the calling thread's recorder buffer (no copy): 1 and
+ * *out a zeroed record of `kind` to fill, then npkit_emit_commit; 0 when recording is off or the
+ * pool is full (the recorder counts the drop); -1 as npkit_emit.  Nothing else may be emitted on
+ * the thread between the two. */
+static inline int npkit_emit_begin(uint16_t kind, uint64_t start_ns, uint64_t end_ns, npkit_event **out) {
+  if (!npkit_state_on()) return 0;
+  npkit_thread *t = npkit_thread_self();
+  if (t == NULL) return -1;
+  npkit_event *ev = npkit_record_begin(t);
+  if (ev == NULL) return 0;
+  npkit_event_init(ev, kind, start_ns, end_ns);
+  ev->thread = t->index;
+  *out = ev;
+  return 1;
+}
+static inline void npkit_emit_commit(void) { npkit_record_commit(npkit_tls_self); }
 
 #endif

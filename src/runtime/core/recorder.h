@@ -1,7 +1,7 @@
 /* The recorder: a bounded pool of fixed-size chunks carved into per-thread event buffers.
  *
- * Hot path (npkit_record): one 128-byte copy into the calling thread's current chunk and a release
- * store of its fill count — no lock, no allocation, no system call.  When a chunk is full the thread
+ * Hot path (npkit_record, or npkit_record_begin/commit to fill the record in place): one 128-byte
+ * record in the calling thread's current chunk and a release store of its fill count — no lock, no allocation, no system call.  When a chunk is full the thread
  * takes the free one the writer recycled longest ago (a lock-free ring with the writer as its
  * only producer: recorder.c free_pop); when the pool is exhausted the event is dropped and
  * counted.  A writer thread wakes every NPKIT_FLUSH_MS, appends whatever each thread has filled since
@@ -82,7 +82,13 @@ static inline npkit_thread *npkit_thread_self(void) {
 /* Slow path of npkit_record: finish the current chunk, take a new one.  0 or -1 (pool empty). */
 int npkit_record_advance(npkit_thread *t);
 
-static inline void npkit_record(npkit_thread *t, const npkit_event *ev) {
+/* The record thread t's next event goes to, in its current chunk (not zeroed), or NULL when the
+ * pool is exhausted (the drop is counted).  The event is filled there and published by
+ * npkit_record_commit: no copy, and no read of an event just written field by field (which the
+ * store buffer cannot forward to the copy's wide loads).  Nothing else may record on t between
+ * the two; the writer and a fatal signal's dump read only up to `used`, so they never see a
+ * half-filled record. */
+static inline npkit_event *npkit_record_begin(npkit_thread *t) {
   uint32_t c = t->cur, used;
   if (c == NPKIT_NO_CHUNK ||
       (used = atomic_load_explicit(&npkit_rec_meta[c].used, memory_order_relaxed)) ==
@@ -90,15 +96,27 @@ static inline void npkit_record(npkit_thread *t, const npkit_event *ev) {
     if (npkit_record_advance(t) != 0) {
       atomic_store_explicit(&t->dropped, atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
                             memory_order_relaxed);
-      return;
+      return NULL;
     }
     c = t->cur;
     used = 0;
   }
-  npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + used] = *ev;
-  atomic_store_explicit(&npkit_rec_meta[c].used, used + 1, memory_order_release);
+  return &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + used];
+}
+
+/* Publishes the record npkit_record_begin gave. */
+static inline void npkit_record_commit(npkit_thread *t) {
+  _Atomic uint32_t *used = &npkit_rec_meta[t->cur].used;
+  atomic_store_explicit(used, atomic_load_explicit(used, memory_order_relaxed) + 1, memory_order_release);
   atomic_store_explicit(&t->recorded, atomic_load_explicit(&t->recorded, memory_order_relaxed) + 1,
                         memory_order_relaxed);
+}
+
+static inline void npkit_record(npkit_thread *t, const npkit_event *ev) {
+  npkit_event *rec = npkit_record_begin(t);
+  if (rec == NULL) return;
+  *rec = *ev;
+  npkit_record_commit(t);
 }
 
 /* Stops the writer, appends everything recorded so far and the final counters.  Fills the totals

@@ -541,9 +541,9 @@ int npkit_plugin_record_state(void *handle, int state, const npkit_plugin_state 
 
 static void stop_proxy_op(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
   if (!(events & NPKIT_PEV_PROXY)) return;
-  npkit_event ev;
-  npkit_event_init(&ev, NPKIT_EV_PLUGIN_PROXY_OP, s->start_ns, now);
-  npkit_ev_proxy_op *o = &ev.u.proxy_op;
+  npkit_event *ev = npkit_plugin_emit_begin(NPKIT_EV_PLUGIN_PROXY_OP, s->start_ns, now);
+  if (ev == NULL) return;
+  npkit_ev_proxy_op *o = &ev->u.proxy_op;
   uint64_t step_bytes = atomic_load_explicit(&s->u.op.step_bytes, memory_order_relaxed);
   o->task = s->task;
   o->bytes = step_bytes > 0 ? step_bytes : s->u.op.trans_size;
@@ -556,7 +556,7 @@ static void stop_proxy_op(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
   o->pid = s->u.op.pid;
   o->channel = s->u.op.channel;
   o->is_send = s->u.op.is_send;
-  emit(&ev);
+  npkit_emit_commit();
 }
 
 static void stop_proxy_step(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
@@ -574,9 +574,9 @@ static void stop_proxy_step(npkit_plugin_slot *s, uint64_t now, uint32_t events)
     npkit_plugin_watch_progress(op, now, -1, (int)done);
   }
   if (!(events & NPKIT_PEV_STEP)) return;
-  npkit_event ev;
-  npkit_event_init(&ev, NPKIT_EV_PLUGIN_PROXY_STEP, s->start_ns, now);
-  npkit_ev_proxy_step *p = &ev.u.proxy_step;
+  npkit_event *ev = npkit_plugin_emit_begin(NPKIT_EV_PLUGIN_PROXY_STEP, s->start_ns, now);
+  if (ev == NULL) return;
+  npkit_ev_proxy_step *p = &ev->u.proxy_step;
   p->task = s->task;
   p->size = s->u.step.size;
   memcpy(p->phase_ns, s->u.step.phase_ns, sizeof p->phase_ns);
@@ -585,7 +585,7 @@ static void stop_proxy_step(npkit_plugin_slot *s, uint64_t now, uint32_t events)
   p->step = s->u.step.step;
   p->channel = s->u.step.channel;
   p->is_send = s->u.step.is_send;
-  emit(&ev);
+  npkit_emit_commit();
 }
 
 /* The GPU stamps onto the host clock; 0 when there is no map for the context (CPU times then). */
@@ -634,7 +634,6 @@ static void stop_kernel_phase(npkit_plugin_slot *s, uint64_t now, uint32_t event
 
 static void stop_kernel_ch(npkit_plugin_slot *s, uint64_t now, uint32_t events) {
   if (!(events & NPKIT_PEV_KERNEL)) return;
-  npkit_event ev;
   uint8_t flags = 0;
   uint64_t start = s->u.kch.cpu_start, end = now;
   int64_t err = -1;
@@ -644,8 +643,9 @@ static void stop_kernel_ch(npkit_plugin_slot *s, uint64_t now, uint32_t events) 
   } else if (!stamped && atomic_load_explicit(&abi_loaded, memory_order_relaxed) >= 4) {
     flags |= NPKIT_PKCH_NO_STOP; /* v4+ always sends the stop stamp before stopEvent */
   }
-  npkit_event_init(&ev, NPKIT_EV_PLUGIN_KERNEL_CH, start, end);
-  npkit_ev_kernel_ch *k = &ev.u.kernel_ch;
+  npkit_event *ev = npkit_plugin_emit_begin(NPKIT_EV_PLUGIN_KERNEL_CH, start, end);
+  if (ev == NULL) return;
+  npkit_ev_kernel_ch *k = &ev->u.kernel_ch;
   k->gpu_start = s->u.kch.gpu_start;
   k->gpu_stop = s->u.kch.gpu_stop;
   k->map_error_ns = err;
@@ -655,7 +655,7 @@ static void stop_kernel_ch(npkit_plugin_slot *s, uint64_t now, uint32_t events) 
   k->ctx = s->ctx;
   k->channel = s->u.kch.channel;
   k->flags = flags;
-  emit(&ev);
+  npkit_emit_commit();
 }
 
 int npkit_plugin_stop(void *handle) {
