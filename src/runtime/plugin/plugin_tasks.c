@@ -1,6 +1,7 @@
 #include "plugin_tasks.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "npkit/event_log.h"
@@ -51,9 +52,15 @@ int npkit_plugin_task_get(uint64_t id, npkit_plugin_task_info *out) {
   return id != 0 && read_entry(&ring[id % TASK_RING], id, out, &started);
 }
 
+/* One word, not the whole entry: asked for at every kernel channel's stop (the GPU clock map). */
 uint64_t npkit_plugin_task_before(uint64_t id) {
-  npkit_plugin_task_info t;
-  return npkit_plugin_task_get(id, &t) ? t.before_ns : 0;
+  enum { W = offsetof(npkit_plugin_task_info, before_ns) / sizeof(uint64_t) };
+  _Static_assert(offsetof(npkit_plugin_task_info, before_ns) % sizeof(uint64_t) == 0, "before_ns is a word");
+  const task_entry *e = &ring[id % TASK_RING];
+  if (id == 0 || atomic_load_explicit(&e->id, memory_order_acquire) != id) return 0;
+  uint64_t before = atomic_load_explicit(&e->w[W], memory_order_relaxed);
+  atomic_thread_fence(memory_order_acquire);
+  return atomic_load_explicit(&e->id, memory_order_relaxed) == id ? before : 0;
 }
 
 /* At every channel start, on NCCL's proxy thread: a mark, not a count, so a load and at most one
