@@ -4,9 +4,11 @@
 # v4 (NCCL 2.27: tasks and kernel channels only), v5 (2.28: API-level events, the links the trace
 # joins by), v6 (2.29: v5's layout) and v7 (2.31.2: the user tag, the kernel variant); each without
 # network (steps=0) and with a send and a receive proxy op per channel of STEPS proxy steps (the
-# proxy thread's part of a network collective).  Prints ns_per_event for the calling thread and
-# the writer thread's CPU per event, the library at its default settings; last, the floor figures
-# of bench/floor_bench, measured in the same run.
+# proxy thread's part of a network collective).  Prints ns_per_event, what the library adds to the
+# calling thread's CPU per event over a plugin that does nothing driven alike in the same run
+# (raw_ns_per_event and baseline_ns_per_event beside it), and the writer thread's CPU per event,
+# the library at its default settings; last, the floor figures of bench/floor_bench, measured in
+# the same run.
 #   [STEPS=4] bench/run_plugin_overhead.sh [BUILD_DIR] [COLLECTIVES]
 set -euo pipefail
 build="${1:-build}"
