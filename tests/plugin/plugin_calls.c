@@ -4,9 +4,11 @@
  * equal), a send/recv ring, AlltoAll, a zero-count call and a simulated group (neither launches
  * anything), and a split communicator (of one rank when the job has 3 ranks).
  *
- *   plugin_calls [--cycle]
- *   --cycle  afterwards destroys everything and creates a new world communicator for one more
- *            AllReduce: NCCL unloads the plugin when its last communicator goes and loads it again.
+ *   plugin_calls [--cycle | --loops N]
+ *   --cycle    afterwards destroys everything and creates a new world communicator for one more
+ *              AllReduce: NCCL unloads the plugin when its last communicator goes and loads it again.
+ *   --loops N  afterwards N more AllReduce of 4 MB on the world communicator (with a network,
+ *              hundreds of proxy records each: enough to fill a small event pool).
  * Prints nothing on stdout; exit status 0, or 1 when a call failed. */
 #include <nccl.h>
 #include <stdio.h>
@@ -17,9 +19,10 @@
 
 
 int main(int argc, char **argv) {
-  int cycle = argc > 1 && strcmp(argv[1], "--cycle") == 0;
-  if (argc > 2 || (argc == 2 && !cycle)) {
-    fprintf(stderr, "usage: plugin_calls [--cycle]\n");
+  int cycle = argc == 2 && strcmp(argv[1], "--cycle") == 0;
+  long loops = argc == 3 && strcmp(argv[1], "--loops") == 0 ? atol(argv[2]) : 0;
+  if (argc > 3 || (argc == 2 && !cycle) || (argc == 3 && loops <= 0)) {
+    fprintf(stderr, "usage: plugin_calls [--cycle | --loops N]\n");
     return 2;
   }
   int rank, size;
@@ -68,6 +71,7 @@ int main(int argc, char **argv) {
   NC(ncclCommSplit(world, rank % 2, rank, &half, NULL));
   if (half != NULL) NC(ncclAllReduce(a, b, 777, ncclFloat32, ncclSum, half, s));
   NC(ncclCommDestroy(half));
+  for (long i = 0; i < loops; i++) NC(ncclAllReduce(a, b, n, ncclFloat32, ncclSum, world, s));
   NC(ncclCommDestroy(world));
 
   if (cycle) {

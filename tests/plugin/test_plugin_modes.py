@@ -4,6 +4,7 @@ preload (and NCCL unloading and reloading it), a user's own NCCL_PROFILER_PLUGIN
 NPKIT_PLUGIN=0, NPKIT_PLUGIN_EVENTS, NPKIT_DISABLE, and NCCL 2.27 (ABI v4) and 2.26 (v3)."""
 
 import os
+from collections import Counter
 import re
 import unittest
 
@@ -14,8 +15,8 @@ NP = 2
 
 
 class PluginModes(lib.TempDirTestCase):
-    def job(self, settings, args=(), preload=True, expect_traces=True):
-        trace_dir = self.path("trace")
+    def job(self, settings, args=(), preload=True, expect_traces=True, trace="trace"):
+        trace_dir = self.path(trace)
         settings = dict(settings, NPKIT_TRACE_DIR=trace_dir)
         if not preload and lib.sanitizer_runtime():
             settings["LD_PRELOAD"] = lib.sanitizer_runtime()
@@ -103,6 +104,37 @@ class PluginModes(lib.TempDirTestCase):
             self.assertTrue(ctrl)
             self.assertEqual({e["name"] for e in ctrl}, {"Active"})  # the last state recorded
             self.assertTrue(all(e["args"]["appended"] > 0 for e in ctrl))
+
+    def test_small_pool_keeps_whole_records(self):
+        # A 1 MB pool (8 chunks of 1024 records) and 80 AllReduce of 4 MB over a network: more
+        # records than the pool holds, so the chunks are recycled while NCCL's threads write proxy
+        # records straight into them (npkit_record_begin/commit).  Against the same job with the
+        # default pool: the same steps and ops with the same arguments, or fewer and counted as
+        # dropped when the writer fell behind.
+        def proxy(settings, trace):
+            settings = dict(settings, FAKE_NCCL_NET="1", FAKE_NCCL_NCHANNELS="16")
+            run, traces = self.job(settings, ["--loops", "80"], trace=trace)
+            out = {}
+            for r, t in traces.items():
+                recs = pl.by_cat(t, "nccl_net") + pl.by_cat(t, "nccl_proxy")
+                # what NCCL reported: not the times (they differ from run to run), nor the call's
+                # seq, which the trace joins on in log order (a proxy record written before its
+                # task met its call has none, and the flushes of a small pool change that order)
+                out[r] = (t.other["dropped"], sorted(repr((e["name"], sorted((k, v) for k, v in e["args"].items()
+                                                                          if not k.endswith("_us") and k != "seq")))
+                                                     for e in recs))
+            return run, out
+        _, full = proxy({}, "default_pool")
+        run, small = proxy({"NPKIT_EVENT_BUF_SIZE": "1"}, "small_pool")
+        for r in full:
+            self.assertEqual(full[r][0], 0)
+            self.assertGreater(len(full[r][1]), 8192)  # more records than the small pool holds
+            dropped, recs = small[r]
+            extra = list((Counter(recs) - Counter(full[r][1])).elements())
+            missing = list((Counter(full[r][1]) - Counter(recs)).elements())
+            self.assertEqual(extra, [], "records the job did not make (rank %d): %s" % (r, extra[:5]))
+            if dropped == 0:  # else some of the missing ones (or of other kinds) were dropped
+                self.assertEqual(missing, [], "records lost without a count (rank %d): %s" % (r, missing[:5]))
 
     def test_bad_events_value(self):
         run, traces = self.job({"NPKIT_PLUGIN_EVENTS": "coll,bogus"})
