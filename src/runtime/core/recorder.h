@@ -1,7 +1,8 @@
 /* The recorder: a bounded pool of fixed-size chunks carved into per-thread event buffers.
  *
  * Hot path (npkit_record, or npkit_record_begin/commit to fill the record in place): one 128-byte
- * record in the calling thread's current chunk and a release store of its fill count — no lock, no allocation, no system call.  When a chunk is full the thread
+ * record in the calling thread's current chunk and a release store of its fill count — no lock,
+ * no allocation, no system call.  When a chunk is full the thread
  * takes the free one the writer recycled longest ago (a lock-free ring with the writer as its
  * only producer: recorder.c free_pop); when the pool is exhausted the event is dropped and
  * counted.  A writer thread wakes every NPKIT_FLUSH_MS, appends whatever each thread has filled since
@@ -84,10 +85,10 @@ int npkit_record_advance(npkit_thread *t);
 
 /* The record thread t's next event goes to, in its current chunk (not zeroed), or NULL when the
  * pool is exhausted (the drop is counted).  The event is filled there and published by
- * npkit_record_commit: no copy, and no read of an event just written field by field (which the
- * store buffer cannot forward to the copy's wide loads).  Nothing else may record on t between
- * the two; the writer and a fatal signal's dump read only up to `used`, so they never see a
- * half-filled record. */
+ * npkit_record_commit, written once instead of built on the stack and copied (the plugin's stops:
+ * bench/RESULTS.md).  Nothing else may record on t between the two; the writer and a fatal
+ * signal's dump read only up to `used`, so they never see a half-filled record, and the pool is
+ * never unmapped, so a record still being filled at the end is only left out. */
 static inline npkit_event *npkit_record_begin(npkit_thread *t) {
   uint32_t c = t->cur, used;
   if (c == NPKIT_NO_CHUNK ||
