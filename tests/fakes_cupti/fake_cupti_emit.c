@@ -81,19 +81,24 @@ void fc_release_late(void) {
   for (size_t i = 0; i < n; i++) fc_emit(&late[i], sizeof late[i]);
 }
 
-/* The current buffer is full: the next one is asked for and the late records written there
- * before the full one goes back (see above); without late records, back at once. */
-static void next_buffer(void) {
-  if (nlate == 0) {
-    fc_complete_current();
-    return;
-  }
+static int request(void);
+
+/* The current buffer is full: the next one is asked for, the late records are written there, and
+ * only then does the full one go back (see above).  Always in that order, also while late records
+ * are being written (fc_release_late, where the list reads as empty): handing the full buffer back
+ * first would put a correlation record in a buffer asked for after the buffer of its kernel came
+ * back, an order CUPTI cannot produce (the record was written at the launch) and one the library
+ * may rightly take as "no correlation record" (its reader settles a kernel once every buffer
+ * asked for by the time the kernel's came back has been read). */
+static int next_buffer(void) {
   uint8_t *full = cur;
   size_t size = cur_size, used = cur_used;
   cur = NULL;
   cur_size = cur_used = 0;
+  int refused = request() != 0;
   fc_release_late();
   hand_back(full, size, used);
+  return refused && cur == NULL; /* asked, refused: the record that needed it is dropped */
 }
 
 static int request(void) {
@@ -144,8 +149,9 @@ void fc_emit(const void *rec, size_t size) {
     restamp((CUpti_Activity *)(void *)&copy, r, c);
     rec = &copy;
   }
-  while (cur != NULL && cur_used + size > cur_size) next_buffer();
-  if (cur == NULL && request() != 0) {
+  int refused = 0;
+  while (cur != NULL && cur_used + size > cur_size) refused = next_buffer();
+  if (cur == NULL && (refused || request() != 0)) {
     dropped++;
     return;
   }
