@@ -1,7 +1,5 @@
 #include "emit.h"
 
-#include <string.h>
-
 #include "clock.h"
 #include "state.h"
 

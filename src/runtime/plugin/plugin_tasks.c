@@ -34,15 +34,22 @@ void npkit_plugin_task_note(const npkit_plugin_task_info *t) {
   atomic_store_explicit(&e->id, t->id, memory_order_release);
 }
 
-/* A copy of entry e when it holds task id (any task when id is 0); its mark in *started. */
-static int read_entry(const task_entry *e, uint64_t id, npkit_plugin_task_info *out, uint32_t *started) {
+/* Words [first, first + n) of entry e when it holds task id (any task when id is 0), and its mark
+ * in *started (if asked): a sequence lock on the entry's id. */
+static int read_words(const task_entry *e, uint64_t id, size_t first, size_t n, uint64_t *w,
+                      uint32_t *started) {
   uint64_t have = atomic_load_explicit(&e->id, memory_order_acquire);
   if (have == 0 || (id != 0 && have != id)) return 0;
-  uint64_t w[WORDS];
-  for (size_t i = 0; i < WORDS; i++) w[i] = atomic_load_explicit(&e->w[i], memory_order_relaxed);
-  *started = atomic_load_explicit(&e->started, memory_order_relaxed);
+  for (size_t i = 0; i < n; i++) w[i] = atomic_load_explicit(&e->w[first + i], memory_order_relaxed);
+  if (started != NULL) *started = atomic_load_explicit(&e->started, memory_order_relaxed);
   atomic_thread_fence(memory_order_acquire);
-  if (atomic_load_explicit(&e->id, memory_order_relaxed) != have) return 0;
+  return atomic_load_explicit(&e->id, memory_order_relaxed) == have;
+}
+
+/* A copy of entry e when it holds task id (any task when id is 0); its mark in *started. */
+static int read_entry(const task_entry *e, uint64_t id, npkit_plugin_task_info *out, uint32_t *started) {
+  uint64_t w[WORDS];
+  if (!read_words(e, id, 0, WORDS, w, started)) return 0;
   memcpy(out, w, sizeof w);
   return 1;
 }
@@ -54,13 +61,10 @@ int npkit_plugin_task_get(uint64_t id, npkit_plugin_task_info *out) {
 
 /* One word, not the whole entry: asked for at every kernel channel's stop (the GPU clock map). */
 uint64_t npkit_plugin_task_before(uint64_t id) {
-  enum { W = offsetof(npkit_plugin_task_info, before_ns) / sizeof(uint64_t) };
   _Static_assert(offsetof(npkit_plugin_task_info, before_ns) % sizeof(uint64_t) == 0, "before_ns is a word");
-  const task_entry *e = &ring[id % TASK_RING];
-  if (id == 0 || atomic_load_explicit(&e->id, memory_order_acquire) != id) return 0;
-  uint64_t before = atomic_load_explicit(&e->w[W], memory_order_relaxed);
-  atomic_thread_fence(memory_order_acquire);
-  return atomic_load_explicit(&e->id, memory_order_relaxed) == id ? before : 0;
+  const size_t word = offsetof(npkit_plugin_task_info, before_ns) / sizeof(uint64_t);
+  uint64_t before;
+  return id != 0 && read_words(&ring[id % TASK_RING], id, word, 1, &before, NULL) ? before : 0;
 }
 
 /* At every channel start, on NCCL's proxy thread: a mark, not a count, so a load and at most one
