@@ -40,19 +40,24 @@ bench_noop_nccl() {
 # median: the median_ns_per_call= of a bench program's output.
 median() { sed -n 's/.*median_ns_per_call=\([0-9.]*\).*/\1/p'; }
 
-# bench_overhead THREADS yes|no [NAME=VALUE...]: one run of bench/overhead ($bin, $calls calls, 7
-# repeats, 1.5 s untimed pauses), with the preloaded library and the settings given or without
-# it; the writer's period is $flush_ms and the pool $buf_mb MB where set, else the library's
-# defaults.  Prints the program's line.
+# bench_overhead THREADS yes|no [NAME=VALUE...] [--OPTION VALUE...]: one run of bench/overhead ($bin,
+# $calls calls, 7 repeats, 1.5 s untimed pauses), with the preloaded library and the settings given
+# or without it, and the program's options given (--paired B); the writer's period is $flush_ms and
+# the pool $buf_mb MB where set, else the library's defaults.  Prints the program's line.
 bench_overhead() {
-  local threads="$1" preload="$2"
+  local threads="$1" preload="$2" a
+  local -a settings=() options=()
   shift 2
+  for a in "$@"; do
+    if [ "${#options[@]}" -gt 0 ] || [ "${a#--}" != "$a" ]; then options+=("$a"); else settings+=("$a"); fi
+  done
+  local -a prog=("$bin" --calls "$calls" --repeats 7 --threads "$threads" --pause-ms 1500 ${options[@]+"${options[@]}"})
   if [ "$preload" = yes ]; then
     env NPKIT_TRACE_DIR="$out" NPKIT_JSON=0 NPKIT_QUIET=1 ${buf_mb:+NPKIT_EVENT_BUF_SIZE=$buf_mb} \
-      ${flush_ms:+NPKIT_FLUSH_MS=$flush_ms} "$@" \
-      LD_PRELOAD="$(realpath "$lib")" "$bin" --calls "$calls" --repeats 7 --threads "$threads" --pause-ms 1500
+      ${flush_ms:+NPKIT_FLUSH_MS=$flush_ms} ${settings[@]+"${settings[@]}"} \
+      LD_PRELOAD="$(realpath "$lib")" "${prog[@]}"
   else
-    "$bin" --calls "$calls" --repeats 7 --threads "$threads" --pause-ms 1500
+    "${prog[@]}"
   fi
 }
 

@@ -2,7 +2,7 @@
  * (bench/run_overhead.sh does both in one run) against the fake NCCL in no-op mode, so the time per
  * call is the dispatch alone and the difference is what the library adds.
  *
- *   overhead [--calls N] [--repeats R] [--threads T] [--pause-ms P]
+ *   overhead [--calls N] [--repeats R] [--threads T] [--pause-ms P] [--paired B]
  * Between repeats the threads sleep P ms (not timed), so that the library's writer thread can
  * stream the previous repeat to disk instead of competing with the measured loop for the cores.
  * prints one line: threads=T calls=N repeats=R median_ns_per_call=X min_ns_per_call=Y
@@ -12,7 +12,20 @@
  * slowest thread of a repeat; Z is the CPU time of the process's other threads (the library's
  * writer thread) per call made, measured after a final pause that lets them finish the last
  * repeat, and M the CPU time of the library's machine thread ("npkit-machine",
- * NPKIT_GPU_SAMPLE_RATE), 0 without one (bench/sampling_bench.sh). */
+ * NPKIT_GPU_SAMPLE_RATE), 0 without one (bench/sampling_bench.sh).
+ *
+ * --paired B measures the library's added time inside one process, so that the speed of the machine
+ * at the moment (a VM's share of its host changes from second to second) is the same for both
+ * sides: each repeat alternates blocks of B calls through ncclAllReduce as the program links it (the
+ * library's wrapper when it is preloaded) with blocks of B calls straight into libnccl's own
+ * definition (dlsym on libnccl.so.2's handle, which the preload does not reach), and takes the
+ * calling thread's CPU time of each block.  The line's figures are then those of the wrapped blocks
+ * (the calls the library records: CALLS per repeat and thread, as without --paired), and it adds
+ * paired_direct_cpu_ns=D paired_wrapped_cpu_ns=W paired_added_cpu_ns=A sorted_paired_added_cpu_ns=...
+ * paired_blocks=K: per call, medians over the repeats of the direct blocks' CPU, the wrapped
+ * blocks' and their difference (each over the whole repeat, the slower thread's), K the block pairs
+ * of thread 0.  Without the library both kinds of block call the same code and A is about 0.
+ * --print-blocks 1 writes every block pair's CPU per call to stderr. */
 #define _GNU_SOURCE
 #include <nccl.h>
 #include <pthread.h>
@@ -21,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 #include <dirent.h>
+#include <dlfcn.h>
 
 static long calls = 1000000, repeats = 7;
 static int nthreads = 1;
@@ -30,6 +44,16 @@ static pthread_barrier_t barrier;
 static double per_call_ns[64][64];
 static double per_call_cpu_ns[64][64]; /* the thread's own CPU time: preemption by other load stays out */
 static double worker_cpu_ns[64];
+
+typedef ncclResult_t (*allreduce_fn)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                                     cudaStream_t);
+static long paired_block = 0;
+static allreduce_fn direct_allreduce; /* libnccl's own definition, past any preloaded wrapper */
+#define MAX_PAIRS 4096
+static double pair_direct[64][MAX_PAIRS], pair_wrapped[64][MAX_PAIRS];
+static long pairs_done[64];
+static double direct_cpu_ns[64][64]; /* per repeat: the direct blocks' CPU per call */
+static long print_blocks = 0;
 
 static double cpu_ns(clockid_t clock) {
   struct timespec ts;
@@ -43,9 +67,64 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+static void call_block(allreduce_fn fn, long n, float *buf, int id) {
+  for (long i = 0; i < n; i++)
+    if (fn(buf, buf, 4, ncclFloat32, ncclSum, comms[id], 0) != ncclSuccess) {
+      fprintf(stderr, "overhead: ncclAllReduce failed\n");
+      exit(1);
+    }
+}
+
+/* One repeat of --paired: blocks of the wrapped and of the direct call in turn (which goes first
+ * alternates too), each block's CPU time per call kept. */
+static void paired_repeat(int id, long r, float *buf) {
+  double wall = 0, cpu = 0, direct = 0;
+  for (long done = 0; done < calls; done += paired_block) {
+    long k = pairs_done[id]++;
+    for (int half = 0; half < 2; half++) {
+      int wrapped = (half == 0) == (k % 2 == 0);
+      double c0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), t0 = now_ns();
+      call_block(wrapped ? ncclAllReduce : direct_allreduce, paired_block, buf, id);
+      double c = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0, t = now_ns() - t0;
+      if (wrapped) {
+        pair_wrapped[id][k] = c / (double)paired_block;
+        cpu += c;
+        wall += t;
+      } else {
+        pair_direct[id][k] = c / (double)paired_block;
+        direct += c;
+      }
+    }
+  }
+  if (print_blocks) {
+    flockfile(stderr);
+    fprintf(stderr, "thread %d repeat %ld, wrapped/direct CPU ns per call of each block pair:", id, r);
+    for (long k = pairs_done[id] - calls / paired_block; k < pairs_done[id]; k++)
+      fprintf(stderr, " %.0f/%.0f", pair_wrapped[id][k], pair_direct[id][k]);
+    fprintf(stderr, "\n");
+    funlockfile(stderr);
+  }
+  /* The repeat's figures are its wrapped blocks' (the recorded calls). */
+  per_call_ns[id][r] = wall / (double)calls;
+  per_call_cpu_ns[id][r] = cpu / (double)calls;
+  direct_cpu_ns[id][r] = direct / (double)calls;
+}
+
 static void *worker(void *arg) {
   int id = (int)(long)arg;
   float buf[4] = {1, 2, 3, 4};
+  if (paired_block > 0) {
+    for (long r = 0; r < repeats; r++) {
+      if (pause_ms > 0) {
+        struct timespec ts = {pause_ms / 1000, pause_ms % 1000 * 1000000L};
+        nanosleep(&ts, NULL);
+      }
+      pthread_barrier_wait(&barrier);
+      paired_repeat(id, r, buf);
+    }
+    worker_cpu_ns[id] = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+    return NULL;
+  }
   for (long r = 0; r < repeats; r++) {
     if (pause_ms > 0) {
       struct timespec ts = {pause_ms / 1000, pause_ms % 1000 * 1000000L};
@@ -99,20 +178,60 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static double median_of(double *v, long n) {
+  qsort(v, (size_t)n, sizeof v[0], cmp);
+  return n > 0 ? v[n / 2] : 0;
+}
+
+/* Per repeat, the slower thread's direct and wrapped CPU per call and its added CPU (wrapped -
+ * direct, both over the whole repeat: the rare expensive block, a chunk hand-over that waits, counts
+ * as it does for the job); printed: the medians over the repeats. */
+static void print_paired(void) {
+  double d[64], w[64], a[64];
+  for (long r = 0; r < repeats; r++) {
+    d[r] = w[r] = a[r] = 0;
+    for (int t = 0; t < nthreads; t++) {
+      if (direct_cpu_ns[t][r] > d[r]) d[r] = direct_cpu_ns[t][r];
+      if (per_call_cpu_ns[t][r] > w[r]) w[r] = per_call_cpu_ns[t][r];
+      if (per_call_cpu_ns[t][r] - direct_cpu_ns[t][r] > a[r]) a[r] = per_call_cpu_ns[t][r] - direct_cpu_ns[t][r];
+    }
+  }
+  printf(" paired_direct_cpu_ns=%.2f paired_wrapped_cpu_ns=%.2f paired_added_cpu_ns=%.2f", median_of(d, repeats),
+         median_of(w, repeats), median_of(a, repeats));
+  printf(" sorted_paired_added_cpu_ns=");
+  for (long r = 0; r < repeats; r++) printf("%s%.1f", r ? "," : "", a[r]);
+  printf(" paired_blocks=%ld", pairs_done[0]);
+}
+
 int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--calls")) calls = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--repeats")) repeats = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) nthreads = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--pause-ms")) pause_ms = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--paired")) paired_block = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--print-blocks")) print_blocks = atol(argv[i + 1]);
     else {
-      fprintf(stderr, "usage: overhead [--calls N] [--repeats R] [--threads T] [--pause-ms P]\n");
+      fprintf(stderr, "usage: overhead [--calls N] [--repeats R] [--threads T] [--pause-ms P] [--paired B [--print-blocks 1]]\n");
       return 2;
     }
   }
   if (calls < 1 || repeats < 1 || repeats > 64 || nthreads < 1 || nthreads > 64) {
     fprintf(stderr, "overhead: calls >= 1, 1 <= repeats <= 64, 1 <= threads <= 64\n");
     return 2;
+  }
+  if (paired_block < 0 ||
+      (paired_block > 0 && (calls % paired_block != 0 || calls / paired_block * repeats > MAX_PAIRS))) {
+    fprintf(stderr, "overhead: --paired B needs B to divide the calls, and at most %d blocks in all\n", MAX_PAIRS);
+    return 2;
+  }
+  if (paired_block > 0) {
+    void *nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+    if (nccl != NULL) direct_allreduce = (allreduce_fn)dlsym(nccl, "ncclAllReduce");
+    if (direct_allreduce == NULL) {
+      fprintf(stderr, "overhead: --paired: libnccl.so.2's ncclAllReduce not found\n");
+      return 1;
+    }
   }
   if (ncclCommInitAll(comms, nthreads, NULL) != ncclSuccess) {
     fprintf(stderr, "overhead: ncclCommInitAll failed\n");
@@ -145,8 +264,10 @@ int main(int argc, char **argv) {
   for (long r = 0; r < repeats; r++) printf("%s%.1f", r ? "," : "", worst[r]);
   printf(" median_cpu_ns_per_call=%.2f sorted_cpu_ns_per_call=", worst_cpu[repeats / 2]);
   for (long r = 0; r < repeats; r++) printf("%s%.1f", r ? "," : "", worst_cpu[r]);
-  printf(" other_cpu_ns_per_call=%.2f machine_cpu_ns=%.0f\n", others / ((double)calls * (double)repeats * nthreads),
+  printf(" other_cpu_ns_per_call=%.2f machine_cpu_ns=%.0f", others / ((double)calls * (double)repeats * nthreads),
          named_threads_cpu_ns("npkit-machine"));
+  if (paired_block > 0) print_paired();
+  printf("\n");
   for (int t = 0; t < nthreads; t++) ncclCommDestroy(comms[t]);
   return 0;
 }
