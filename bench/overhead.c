@@ -25,7 +25,10 @@
  * paired_blocks=K: per call, medians over the repeats of the direct blocks' CPU, the wrapped
  * blocks' and their difference (each over the whole repeat, the slower thread's), K the block pairs
  * of thread 0.  Without the library both kinds of block call the same code and A is about 0.
- * --print-blocks 1 writes every block pair's CPU per call to stderr. */
+ * --print-blocks 1 writes every block pair's CPU per call to stderr.  --spin S paces the calls as a job
+ * does: S iterations of an empty loop on registers after every call of both kinds of block (about
+ * S/3 ns here), the same work on both sides, so that it cancels in A; what changes is the rate at
+ * which the library's writer must stream the events (back to back, 128 bytes every 50 ns: 2.5 GB/s). */
 #define _GNU_SOURCE
 #include <nccl.h>
 #include <pthread.h>
@@ -54,6 +57,7 @@ static double pair_direct[64][MAX_PAIRS], pair_wrapped[64][MAX_PAIRS];
 static long pairs_done[64];
 static double direct_cpu_ns[64][64]; /* per repeat: the direct blocks' CPU per call */
 static long print_blocks = 0;
+static long spin = 0; /* --spin S: S iterations of an empty register loop after each call */
 
 static double cpu_ns(clockid_t clock) {
   struct timespec ts;
@@ -68,11 +72,15 @@ static double now_ns(void) {
 }
 
 static void call_block(allreduce_fn fn, long n, float *buf, int id) {
-  for (long i = 0; i < n; i++)
+  for (long i = 0; i < n; i++) {
     if (fn(buf, buf, 4, ncclFloat32, ncclSum, comms[id], 0) != ncclSuccess) {
       fprintf(stderr, "overhead: ncclAllReduce failed\n");
       exit(1);
     }
+    /* --spin: the job's own work between two calls, registers only, the same in both kinds of
+     * block (it cancels in their difference) */
+    for (long k = 0, x = 0; k < spin; k++) __asm__ volatile("" : "+r"(x));
+  }
 }
 
 /* One repeat of --paired: blocks of the wrapped and of the direct call in turn (which goes first
@@ -211,8 +219,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--pause-ms")) pause_ms = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--paired")) paired_block = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--print-blocks")) print_blocks = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--spin")) spin = atol(argv[i + 1]);
     else {
-      fprintf(stderr, "usage: overhead [--calls N] [--repeats R] [--threads T] [--pause-ms P] [--paired B [--print-blocks 1]]\n");
+      fprintf(stderr, "usage: overhead [--calls N] [--repeats R] [--threads T] [--pause-ms P] [--paired B [--print-blocks 1] [--spin S]]\n");
       return 2;
     }
   }
@@ -223,6 +232,10 @@ int main(int argc, char **argv) {
   if (paired_block < 0 ||
       (paired_block > 0 && (calls % paired_block != 0 || calls / paired_block * repeats > MAX_PAIRS))) {
     fprintf(stderr, "overhead: --paired B needs B to divide the calls, and at most %d blocks in all\n", MAX_PAIRS);
+    return 2;
+  }
+  if (spin < 0 || (spin > 0 && paired_block == 0)) {
+    fprintf(stderr, "overhead: --spin S needs S >= 0 and --paired\n");
     return 2;
   }
   if (paired_block > 0) {

@@ -14,10 +14,12 @@
 #
 # One row per thread count and run (RUNS=N runs, default 3), ns per call, medians of 7 repeats; with
 # 2 threads the slower thread:
-#   base_cpu     the calling thread's CPU per call, program without the library (its own process);
+#   base_cpu     the calling thread's CPU per call, program without the library (its own process,
+#                calls back to back whatever SPIN is);
 #   direct_cpu   the same, the direct blocks inside the profiled process;
 #   wrapped_cpu  the same, the blocks through the library;
-#   added_cpu    the median over the block pairs of (wrapped - direct): the caller's added CPU;
+#   added_cpu    wrapped - direct, each over the whole repeat (the rare slow block counts as it does
+#                for a job): the caller's added CPU;
 #   writer_cpu   the CPU of the library's other threads (the writer) per call recorded, measured
 #                after a final pause (all repeats, the first included);
 #   total_cpu    added_cpu + writer_cpu: what one recorded call costs in all;
@@ -27,12 +29,16 @@
 # worst total of each thread count over the runs, the goal of issue 18 (at most 100 ns), and the
 # floor figures of bench/floor_bench (clock readings, the event's store), measured in the same run.
 # The library runs with its default settings; FLUSH_MS=N and BUF_MB=N set NPKIT_FLUSH_MS and
-# NPKIT_EVENT_BUF_SIZE.  Per-repeat figures and the load average go to stderr.
-#   [RUNS=N] [FLUSH_MS=N] [BUF_MB=N] bench/run_overhead.sh [BUILD_DIR] [CALLS]
+# NPKIT_EVENT_BUF_SIZE.  SPIN=S paces the calls (bench/overhead --spin S: S iterations of an empty
+# loop after each call, in both kinds of block; 3000 is about 1 us here, a million calls a second
+# per thread, still more than a job makes): the writer then streams at that rate instead of the
+# 2.5 GB/s of calls made back to back.  Per-repeat figures and the load average go to stderr.
+#   [RUNS=N] [SPIN=S] [FLUSH_MS=N] [BUF_MB=N] bench/run_overhead.sh [BUILD_DIR] [CALLS]
 set -euo pipefail
 build="${1:-build}"
 calls="${2:-1000000}"
 runs="${RUNS:-3}"
+spin="${SPIN:-0}"
 flush_ms="${FLUSH_MS:-}"
 buf_mb="${BUF_MB:-}"
 bin="$build/bench/overhead"
@@ -43,14 +49,14 @@ bench_scratch
 block=10000
 [ $((calls % block)) -eq 0 ] || { echo "$(basename "$0"): CALLS must be a multiple of $block" >&2; exit 1; }
 
-echo "settings: NPKIT_FLUSH_MS=${flush_ms:-default} NPKIT_EVENT_BUF_SIZE=${buf_mb:-default}; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "settings: NPKIT_FLUSH_MS=${flush_ms:-default} NPKIT_EVENT_BUF_SIZE=${buf_mb:-default} spin=$spin; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 printf '%-4s %-8s %9s %11s %12s %10s %11s %10s %11s %8s\n' run threads base_cpu direct_cpu wrapped_cpu added_cpu \
   writer_cpu total_cpu wrapped_ns dropped
 worst1=0 worst2=0 totals1="" totals2=""
 for run in $(seq "$runs"); do
   for threads in 1 2; do
     bline=$(bench_overhead "$threads" no)
-    line=$(bench_overhead "$threads" yes --paired "$block")
+    line=$(bench_overhead "$threads" yes --paired "$block" --spin "$spin")
     echo "run=$run threads=$threads without the library, repeats sorted (cpu ns/call): $(echo "$bline" | field sorted_cpu_ns_per_call)" >&2
     echo "run=$run threads=$threads with the library, wrapped blocks by repeat (cpu ns/call): $(echo "$line" | field sorted_cpu_ns_per_call)" >&2
     dropped=$("$build/src/tool/npkit" info "$out"/*.npkit 2>/dev/null | sed -n 's/.*dropped[^0-9]*\([0-9][0-9]*\).*/\1/p' | head -1)

@@ -62,6 +62,20 @@ class OverheadPaired(unittest.TestCase):
                 self.assertGreaterEqual(recorded, wrapped)
                 self.assertLess(recorded, wrapped + 64)
 
+    def test_paced_calls(self):
+        # --spin adds the same work after every call of both kinds: the log still holds exactly
+        # the wrapped calls, and the direct blocks now cost more than a bare call
+        with tempfile.TemporaryDirectory() as trace:
+            bare = fields(self.run_bench(1, False, trace).stdout)
+            r = self.run_bench(1, True, trace, "--spin", "300")
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            f = fields(r.stdout)
+            self.assertGreater(float(f["paired_direct_cpu_ns"]), float(bare["paired_direct_cpu_ns"]))
+            recorded, dropped = self.recorded(trace)
+            self.assertEqual(dropped, 0)
+            self.assertGreaterEqual(recorded, REPEATS * CALLS)
+            self.assertLess(recorded, REPEATS * CALLS + 64)
+
     def test_blocks_printed(self):
         with tempfile.TemporaryDirectory() as trace:
             r = self.run_bench(1, False, trace, "--print-blocks", "1")
@@ -72,14 +86,16 @@ class OverheadPaired(unittest.TestCase):
                 pairs = re.findall(r" (\d+)/(\d+)", line.split(":", 1)[1])
                 self.assertEqual(len(pairs), CALLS // BLOCK)
 
-    def test_bad_block_refused(self):
+    def test_bad_options_refused(self):
         with tempfile.TemporaryDirectory() as trace:
-            for bad in ("3000", "-5", str(CALLS * 2)):
-                with self.subTest(block=bad):
-                    r = subprocess.run([BENCH, "--calls", str(CALLS), "--paired", bad], capture_output=True, text=True,
+            bad = [["--paired", b] for b in ("3000", "-5", str(CALLS * 2))]
+            bad += [["--spin", "100"], ["--paired", str(BLOCK), "--spin", "-1"]]
+            for args in bad:
+                with self.subTest(args=args):
+                    r = subprocess.run([BENCH, "--calls", str(CALLS), *args], capture_output=True, text=True,
                                        env=env_with(NPKIT_TRACE_DIR=trace), timeout=60)
                     self.assertEqual(r.returncode, 2)
-                    self.assertIn("--paired", r.stderr)
+                    self.assertIn(args[-2], r.stderr)
                     self.assertEqual(r.stdout, "")
 
 
