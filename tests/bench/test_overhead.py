@@ -7,7 +7,11 @@ import os
 import re
 import subprocess
 import tempfile
+import sys
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import npkit_testlib  # noqa: E402  (sanitizer runtime and options for a sanitized library)
 
 BENCH = os.environ.get("NPKIT_OVERHEAD_BENCH", "")
 LIB = os.environ.get("NPKIT_PRELOAD_LIB", "")
@@ -31,7 +35,10 @@ class OverheadPaired(unittest.TestCase):
     def run_bench(self, threads, preload, trace, *extra):
         env = env_with(NPKIT_TRACE_DIR=trace, NPKIT_JSON="0", NPKIT_QUIET="1")
         if preload:
-            env["LD_PRELOAD"] = LIB
+            # a sanitized library needs its runtime first in LD_PRELOAD (the bench is not instrumented)
+            rt = npkit_testlib.sanitizer_runtime()
+            env["LD_PRELOAD"] = LIB if rt is None else rt + ":" + LIB
+            env.update(npkit_testlib.sanitizer_env())
         return subprocess.run([BENCH, "--calls", str(CALLS), "--repeats", str(REPEATS), "--threads", str(threads),
                                "--paired", str(BLOCK), *extra], capture_output=True, text=True, env=env, timeout=120)
 
