@@ -121,30 +121,18 @@ static void paired_repeat(int id, long r, float *buf) {
 static void *worker(void *arg) {
   int id = (int)(long)arg;
   float buf[4] = {1, 2, 3, 4};
-  if (paired_block > 0) {
-    for (long r = 0; r < repeats; r++) {
-      if (pause_ms > 0) {
-        struct timespec ts = {pause_ms / 1000, pause_ms % 1000 * 1000000L};
-        nanosleep(&ts, NULL);
-      }
-      pthread_barrier_wait(&barrier);
-      paired_repeat(id, r, buf);
-    }
-    worker_cpu_ns[id] = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
-    return NULL;
-  }
   for (long r = 0; r < repeats; r++) {
     if (pause_ms > 0) {
       struct timespec ts = {pause_ms / 1000, pause_ms % 1000 * 1000000L};
       nanosleep(&ts, NULL);
     }
     pthread_barrier_wait(&barrier);
+    if (paired_block > 0) {
+      paired_repeat(id, r, buf);
+      continue;
+    }
     double c0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), t0 = now_ns();
-    for (long i = 0; i < calls; i++)
-      if (ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, comms[id], 0) != ncclSuccess) {
-        fprintf(stderr, "overhead: ncclAllReduce failed\n");
-        exit(1);
-      }
+    call_block(ncclAllReduce, calls, buf, id);
     per_call_ns[id][r] = (now_ns() - t0) / (double)calls;
     per_call_cpu_ns[id][r] = (cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / (double)calls;
   }

@@ -43,13 +43,7 @@ class OverheadPaired(unittest.TestCase):
                                "--paired", str(BLOCK), *extra], capture_output=True, text=True, env=env, timeout=120)
 
     def recorded(self, trace):
-        logs = [os.path.join(trace, f) for f in os.listdir(trace) if f.endswith(".npkit")]
-        self.assertEqual(len(logs), 1, logs)
-        info = subprocess.run([TOOL, "info", logs[0]], capture_output=True, text=True, timeout=60)
-        self.assertEqual(info.returncode, 0, info.stderr)
-        m = re.search(r"^events\s+(\d+) \(recorded (\d+), dropped (\d+)\)", info.stdout, re.M)
-        self.assertIsNotNone(m, info.stdout)
-        return int(m.group(2)), int(m.group(3))
+        return npkit_testlib.log_event_counts(trace, TOOL)
 
     def test_direct_blocks_are_not_recorded(self):
         for threads in (1, 2):

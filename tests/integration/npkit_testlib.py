@@ -625,6 +625,20 @@ class LogFile:
         self.trailing = len(data) - off
 
 
+def log_event_counts(trace_dir, tool_path):
+    """(recorded, dropped) of the one log in trace_dir, as `npkit info` reports them."""
+    logs = log_files(trace_dir)
+    if len(logs) != 1:
+        raise AssertionError("expected one log in %s, found %r" % (trace_dir, logs))
+    info = subprocess.run([tool_path, "info", logs[0]], capture_output=True, text=True, timeout=60)
+    if info.returncode != 0:
+        raise AssertionError("npkit info failed: " + info.stderr[-2000:])
+    m = re.search(r"^events\s+(\d+) \(recorded (\d+), dropped (\d+)\)", info.stdout, re.M)
+    if m is None:
+        raise AssertionError("no events line in npkit info:\n" + info.stdout[-2000:])
+    return int(m.group(2)), int(m.group(3))
+
+
 def log_for_trace(trace_path):
     """npkit_rank3_host_123.json -> npkit_host_123.npkit in the same folder."""
     d, name = os.path.split(trace_path)

@@ -7,7 +7,11 @@ import os
 import re
 import subprocess
 import tempfile
+import sys
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import npkit_testlib  # noqa: E402  (the log's event counts)
 
 BENCH = os.environ.get("NPKIT_PLUGIN_BENCH", "")
 LIB = os.environ.get("NPKIT_PRELOAD_LIB", "")
@@ -33,13 +37,7 @@ class PluginBench(unittest.TestCase):
         return fields
 
     def logged(self, trace):
-        logs = [os.path.join(trace, f) for f in os.listdir(trace) if f.endswith(".npkit")]
-        self.assertEqual(len(logs), 1, logs)
-        info = subprocess.run([TOOL, "info", logs[0]], capture_output=True, text=True, timeout=60)
-        self.assertEqual(info.returncode, 0, info.stderr)
-        m = re.search(r"^events\s+(\d+) \(recorded (\d+), dropped (\d+)\)", info.stdout, re.M)
-        self.assertIsNotNone(m, info.stdout)
-        return int(m.group(2)), int(m.group(3))
+        return npkit_testlib.log_event_counts(trace, TOOL)
 
     @unittest.skipUnless(BENCH and LIB and TOOL, "plugin_bench, the library or the tool not built")
     def test_every_abi(self):
