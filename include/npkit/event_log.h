@@ -34,6 +34,11 @@
  *     128-byte event through the kernel's write path and the checksum, which cost more CPU than
  *     the call it recorded (bench/RESULTS.md).  EVENTS blocks stay valid; readers of versions 2
  *     to 4 skip the packed blocks as a type they do not know, and so see no events.
+ *  6  a process that kept its event pool in a file (include/npkit/pool_file.h, NPKIT_POOL_DIR)
+ *     names it in a POOL block, the first after the header; when the process dies without
+ *     closing its log (SIGKILL), a reader appends the events the pool still held and a RECOVERED
+ *     block that says so.  Readers of version 5 skip both block types and read the recovered
+ *     events as any other.
  */
 #ifndef NPKIT_EVENT_LOG_H
 #define NPKIT_EVENT_LOG_H
@@ -45,7 +50,7 @@ extern "C" {
 #endif
 
 #define NPKIT_LOG_MAGIC "NPKITLOG" /* 8 bytes, no terminating NUL in the file */
-#define NPKIT_LOG_VERSION 5u
+#define NPKIT_LOG_VERSION 6u
 #define NPKIT_LOG_VERSION_PACKED 5u /* the first version whose EVENTS_PACKED blocks hold events */
 #define NPKIT_LOG_ENDIAN_TAG 0x01020304u
 #define NPKIT_BLOCK_MAGIC 0x424b504eu /* "NPKB" read as little endian */
@@ -103,6 +108,12 @@ typedef enum npkit_block_type {
                                padded to 8): the call sites of NPKIT_STACK_DEPTH, written at exit */
   NPKIT_BLOCK_MACHINE = 9,  /* since version 3: count 0, payload: text (the machine snapshot, see
                                "The MACHINE block" below), padded with NULs to 8 bytes */
+  NPKIT_BLOCK_POOL = 11,    /* since version 6: payload 1 × npkit_pool_rec (pool_file.h): where the
+                               process kept its event pool, so that a reader can recover the events
+                               of a killed process from it */
+  NPKIT_BLOCK_RECOVERED = 12, /* since version 6: payload 1 × npkit_recovered_rec (pool_file.h):
+                               the events before it were recovered from the pool of a process that
+                               died without closing its log */
   NPKIT_BLOCK_CHECK = 14,   /* since version 2: payload 1 × npkit_check_rec, right after every
                                other block: its checksum */
   NPKIT_BLOCK_END = 15,     /* payload: 1 × npkit_end_rec; written last on a clean close */

@@ -329,6 +329,20 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
     }
     return npkit_unpack_check(p, bh->size, bh->count, (uint32_t)words, s->lanes, s->rec);
   }
+  case NPKIT_BLOCK_POOL:
+    if (bh->count != 1 || bh->size < sizeof(r->pool)) return "POOL block without its record";
+    memcpy(&r->pool, p, sizeof(r->pool));
+    r->pool.path[sizeof(r->pool.path) - 1] = '\0';
+    r->has_pool = 1;
+    return NULL;
+  case NPKIT_BLOCK_RECOVERED:
+    if (bh->count != 1 || bh->size < sizeof(r->recovered)) return "RECOVERED block without its record";
+    memcpy(&r->recovered, p, sizeof(r->recovered));
+    r->recovered.by[sizeof(r->recovered.by) - 1] = '\0';
+    r->recovered.host[sizeof(r->recovered.host) - 1] = '\0';
+    r->n_recovered++;
+    r->recovered_events += r->recovered.events;
+    return NULL;
   case NPKIT_BLOCK_END:
     if (bh->size < NPKIT_END_REC_V1_SIZE) return "END block shorter than its record";
     memset(&r->end, 0, sizeof(r->end));
@@ -373,7 +387,8 @@ static void mark_truncated(npkit_log_reader *r, uint64_t off, const char *fmt, .
 #define MAX_SKIPS (1u << 20)
 
 static int is_known_type(const npkit_log_reader *r, unsigned type) {
-  return (type >= NPKIT_BLOCK_EVENTS && type <= NPKIT_BLOCK_NOTE) || npkit_reader_is_packed(r, type) || type == NPKIT_BLOCK_END;
+  return (type >= NPKIT_BLOCK_EVENTS && type <= NPKIT_BLOCK_NOTE) || npkit_reader_is_packed(r, type) ||
+         type == NPKIT_BLOCK_END || (r->header.version >= 6 && (type == NPKIT_BLOCK_POOL || type == NPKIT_BLOCK_RECOVERED));
 }
 
 /* The buffer holds one block's payload at a time and grows to the exact size asked, not through
@@ -1002,6 +1017,8 @@ const char *npkit_block_type_name(unsigned type) {
   case NPKIT_BLOCK_STRING: return "STRING";
   case NPKIT_BLOCK_NOTE: return "NOTE";
   case NPKIT_BLOCK_END: return "END";
+  case NPKIT_BLOCK_POOL: return "POOL";
+  case NPKIT_BLOCK_RECOVERED: return "RECOVERED";
   case NPKIT_BLOCK_MACHINE: return "MACHINE";
   default: return "unknown";
   }

@@ -23,6 +23,7 @@
 
 #include "event_pack.h"
 #include "npkit/event_log.h"
+#include "npkit/pool_file.h"
 
 typedef enum npkit_reader_status {
   NPKIT_READER_OK = 0,
@@ -98,6 +99,11 @@ typedef struct npkit_log_reader {
 
   int has_end;                  /* an END block was read: the log was closed cleanly */
   npkit_end_rec end;
+  int has_pool;                 /* version 6: the process kept its event pool in a file */
+  npkit_pool_rec pool;
+  uint32_t n_recovered;         /* RECOVERED blocks: events of a killed process recovered from its pool */
+  npkit_recovered_rec recovered; /* the latest */
+  uint64_t recovered_events;    /* all of them */
 
   uint64_t n_events;            /* in complete EVENTS and EVENTS_PACKED blocks */
   uint64_t n_blocks;            /* complete blocks */

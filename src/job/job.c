@@ -130,7 +130,12 @@ static int identify(npkit_job *job, char *const *paths, size_t n, char *err, siz
   for (size_t i = 0; i < n; i++) {
     npkit_log_reader *r;
     char rerr[512], note[400];
-    if (npkit_reader_open(paths[i], &r, rerr, sizeof(rerr)) != 0) {
+    int opened = npkit_reader_open(paths[i], &r, rerr, sizeof(rerr));
+    if (opened == 0 && job->recover != NULL && r->has_pool && !r->has_end && job->recover(job->recover_ctx, paths[i]) > 0) {
+      npkit_reader_close(r);
+      opened = npkit_reader_open(paths[i], &r, rerr, sizeof(rerr));
+    }
+    if (opened != 0) {
       if (npkit_job_warn(job, "skipped %s", rerr) != 0) goto oom;
       continue;
     }
@@ -263,7 +268,11 @@ static int map_comms(npkit_job *job, uint32_t log) {
 }
 
 int npkit_job_open(npkit_job *job, char *const *paths, size_t n_paths, char *err, size_t errlen) {
+  int (*recover)(void *, const char *) = job->recover;
+  void *recover_ctx = job->recover_ctx;
   memset(job, 0, sizeof(*job));
+  job->recover = recover;
+  job->recover_ctx = recover_ctx;
   npkit_quantile_init(&job->host_end_spread);
   job->inst = npkit_inst_create();
   if (job->inst == NULL) {

@@ -93,6 +93,13 @@ typedef struct npkit_job {
   char **warnings;              /* about the input (unreadable files, duplicates) */
   size_t n_warnings;
 
+  /* Set before npkit_job_open, or NULL: called for each log that was not closed and names an
+   * event pool file (its process may have been killed with events still in the pool); returns 1
+   * when it changed the log (recovered them into it: the log is read again), else 0.  So a log
+   * closed cleanly is opened once, and a killed one is whole before it is read. */
+  int (*recover)(void *ctx, const char *log);
+  void *recover_ctx;
+
   /* private */
   size_t cap_hosts, cap_comms, cap_members, cap_warnings;
   npkit_slots comm_index;       /* of comms, by comm_id */

@@ -191,7 +191,7 @@ static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_o
 
 int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
                       char *err, size_t errlen) {
-  npkit_job job;
+  npkit_job job = {0}; /* no recover hook */
   int rc = npkit_job_open(&job, paths, n_paths, err, errlen);
   if (rc == 0) rc = npkit_merge_write_job(&job, n_paths, o, fd, st, err, errlen);
   else memset(st, 0, sizeof(*st));

@@ -126,7 +126,7 @@ int npkit_report_run_job(npkit_report *rep, npkit_job *job, const npkit_report_o
 
 int npkit_report_run(npkit_report *rep, char *const *paths, size_t n_paths, const npkit_report_options *o,
                      char *err, size_t errlen) {
-  npkit_job job;
+  npkit_job job = {0}; /* no recover hook */
   if (npkit_job_open(&job, paths, n_paths, err, errlen) != 0) {
     npkit_job_free(&job);
     memset(rep, 0, sizeof(*rep));

@@ -1,9 +1,11 @@
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "pool_recover.h"
 #include "report_model.h"
 
 int npkit_cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
@@ -110,6 +112,26 @@ static int parse_logs(const npkit_cli_spec *spec, int argc, char **argv, char **
   return rc;
 }
 
+int npkit_cli_recover(const char *cmd, const char *log) {
+  npkit_pool_recovery rec;
+  char err[600];
+  int rc = npkit_pool_recover_log(log, NPKIT_RECOVERED_BY_TOOL, &rec, err, sizeof err);
+  if (rc < 0)
+    fprintf(stderr, "npkit %s: warning: cannot recover the events of the killed process of %s from its event pool: %s\n",
+            cmd, log, err);
+  else if (rc > 0 && rec.events == 0)
+    fprintf(stderr, "npkit %s: %s: its process was killed (pid %d) after its writer had put every event in the log\n",
+            cmd, log, (int)rec.pid);
+  else if (rc > 0)
+    fprintf(stderr,
+            "npkit %s: recovered %" PRIu64 " events of a process that was killed (pid %d) from its event pool %s into %s%s\n",
+            cmd, rec.events, (int)rec.pid, rec.pool_path, log,
+            rec.cut_bytes > 0 ? " (after removing the incomplete block it was writing)" : "");
+  return rc > 0;
+}
+
+static int recover_job_log(void *cmd, const char *log) { return npkit_cli_recover(cmd, log); }
+
 int npkit_cli_open_job(const npkit_cli_spec *spec, int argc, char **argv, npkit_job *job, size_t *n_inputs) {
   char err[512], **paths;
   size_t n_paths;
@@ -117,6 +139,8 @@ int npkit_cli_open_job(const npkit_cli_spec *spec, int argc, char **argv, npkit_
   int rc = parse_logs(spec, argc, argv, &paths, &n_paths);
   if (rc != NPKIT_CLI_GO_ON) return rc;
   if (n_inputs != NULL) *n_inputs = n_paths;
+  job->recover = recover_job_log;
+  job->recover_ctx = (void *)spec->cmd;
   if (npkit_job_open(job, paths, n_paths, err, sizeof(err)) != 0) { /* the job keeps copies of the paths */
     fprintf(stderr, "npkit %s: %s\n", spec->cmd, err);
     npkit_job_free(job);

@@ -134,10 +134,20 @@ static void print_state(const npkit_log_reader *r) {
     printf("state          TRUNCATED at offset %" PRIu64 ": %s; read up to there\n", r->truncated_at, r->truncation);
   else if (r->has_end)
     printf("state          closed cleanly\n");
+  else if (r->n_recovered > 0)
+  {
+    printf("state          not closed cleanly: the process was killed; %" PRIu64 " events it had not written were "
+           "recovered from its event pool (by %s on %s, at ",
+           r->recovered_events, r->recovered.by, r->recovered.host);
+    print_time(r->recovered.time_ns);
+    printf(")\n");
+  }
   else
     printf("state          not closed cleanly (no END block: the process is running, or was killed)\n");
   printf("events         %" PRIu64 " (recorded %" PRIu64 ", dropped %" PRIu64 ")\n", r->n_events, r->recorded,
          r->dropped);
+  if (r->has_pool)
+    printf("event pool     %s (%" PRIu64 " MB, kept in memory beyond a kill)\n", r->pool.path, r->pool.bytes >> 20);
   if (r->has_end) {
     printf("closed at      ");
     print_time(r->end.end_ns);
@@ -233,7 +243,13 @@ int npkit_cmd_info(int argc, char **argv) {
 
   char err[512];
   npkit_log_reader *r;
-  if (npkit_reader_open(log, &r, err, sizeof(err)) != 0) {
+  int opened = npkit_reader_open(log, &r, err, sizeof(err));
+  /* a log not closed that names its event pool: its process may have been killed */
+  if (opened == 0 && r->has_pool && !r->has_end && npkit_cli_recover("info", log)) {
+    npkit_reader_close(r);
+    opened = npkit_reader_open(log, &r, err, sizeof(err));
+  }
+  if (opened != 0) {
     fprintf(stderr, "npkit info: %s\n", err);
     return NPKIT_EXIT_FAIL;
   }

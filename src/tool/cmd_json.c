@@ -52,6 +52,7 @@ int npkit_cmd_json(int argc, char **argv) {
   }
   char err[512];
   npkit_render_stats st;
+  npkit_cli_recover("json", log);
   int rc = npkit_render_trace(log, output, &st, err, sizeof(err));
   if (rc != 0) {
     fprintf(stderr, "npkit json: %s\n", err);

@@ -68,6 +68,12 @@ int npkit_cli_open_job(const npkit_cli_spec *spec, int argc, char **argv, struct
  * (trace_repair.c).  For the commands that read a job's logs: report, merge. */
 void npkit_cli_render_missing(const char *cmd, const struct npkit_job *job);
 
+/* Recovers into the log the events its killed process left in its event pool file (pool_recover.h:
+ * a process of this host that died by SIGKILL), and says so on stderr; 1 when the log changed.
+ * Every command that reads a log does this first (report and merge through npkit_cli_open_job,
+ * for the logs not closed only). */
+int npkit_cli_recover(const char *cmd, const char *log);
+
 /* "-h" or "--help". */
 int npkit_cli_is_help(const char *arg);
 /* Prints "npkit CMD: MESSAGE" and a pointer to the help on stderr; returns NPKIT_EXIT_USAGE. */

@@ -15,7 +15,7 @@ static const char *const names[] = {
     "NPKIT_CUPTI_BUFFERS", "NPKIT_CUPTI_BUFFER_KB", "NPKIT_PLUGIN",       "NPKIT_PLUGIN_EVENTS",
     "NPKIT_STACK_DEPTH",  "NPKIT_STACK_LINES",   "NPKIT_START_AFTER",    "NPKIT_STOP_AFTER",
     "NPKIT_TOGGLE_SIGNAL", "NPKIT_DUMP_DIR",     "NPKIT_DUMP_HEADER",    "NPKIT_DUMP_MAX_MB",
-    "NPKIT_RING_MB",      "NPKIT_DUMP_SIGNAL",   "NPKIT_HANG_TIMEOUT"};
+    "NPKIT_RING_MB",      "NPKIT_DUMP_SIGNAL",   "NPKIT_HANG_TIMEOUT",   "NPKIT_POOL_DIR"};
 #define N_NAMES (sizeof names / sizeof names[0])
 static char *values[N_NAMES];
 

@@ -335,6 +335,8 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   get_path(getenv_fn, "NPKIT_TRACE_DIR", NPKIT_DEFAULT_TRACE_DIR, cfg->trace_dir,
            sizeof cfg->trace_dir);
   cfg->event_buf_mb = get_u64(getenv_fn, "NPKIT_EVENT_BUF_SIZE", NPKIT_DEFAULT_BUF_MB, 1, 65536);
+  get_path(getenv_fn, "NPKIT_POOL_DIR", NPKIT_DEFAULT_POOL_DIR, cfg->pool_dir, sizeof cfg->pool_dir);
+  if (strcmp(cfg->pool_dir, "none") == 0) cfg->pool_dir[0] = '\0';
   cfg->flush_ms = get_u64(getenv_fn, "NPKIT_FLUSH_MS", NPKIT_DEFAULT_FLUSH_MS, 1, 3600000);
   cfg->write_json = get_bool(getenv_fn, "NPKIT_JSON", 1);
   cfg->simulated = get_bool(getenv_fn, "NPKIT_SIMULATED", 0);

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +11,12 @@
 
 #include "clock.h"
 #include "diag.h"
+#include "event_pool.h"
 #include "flight.h"
 #include "identity.h"
 #include "log_writer.h"
 #include "notes.h"
+#include "pool_recover.h"
 #include "recorder.h"
 #include "self_register.h"
 #include "signals.h"
@@ -35,13 +36,16 @@ static size_t n_sources;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static npkit_identity ident;
 static npkit_log_writer *log_writer;
+static npkit_event_pool pool_file = {.fd = -1}; /* the event pool's file, when it has one (fd >= 0) */
 static char log_path[1024];
 static pid_t owner_pid;
 static _Atomic int identity_from_comm_done;
-/* Who finishes: 0 nobody yet, 1 the exit path (npkit_finish), 2 a stop signal (on the writer). */
+/* Who finishes: 0 nobody yet, 1 the exit path (npkit_finish), 2 a stop signal (on the writer),
+ * 3 a call of _exit or _Exit (on the writer). */
 static _Atomic int finish_owner;
-static sem_t signal_finish_done;  /* posted when a signal's finish is over */
-static _Atomic uint64_t signal_at_ns; /* CLOCK_MONOTONIC when the stop signal came */
+static _Atomic int finish_done;       /* the finish, whoever ran it, is over */
+static _Atomic uint64_t signal_at_ns; /* CLOCK_MONOTONIC when the stop signal or the _exit came */
+static _Thread_local int finishing_here; /* this thread runs the finish */
 
 static int request_signal_finish(void);
 
@@ -81,6 +85,47 @@ static void collect_inflight(npkit_inflight_sink *sink) { EACH_SOURCE(inflight, 
 
 static void clock_fallback(const char *why) {
   npkit_note(NPKIT_LEVEL_WARN, "%s any more: timestamps from CLOCK_REALTIME from here on", why);
+}
+
+/* The event pool's file (event_pool.h), named in the log's first block so that a reader finds it
+ * if this process is killed; NULL with why not.  The flight recorder's ring is in memory anyway,
+ * and a ring's dumps rewrite the log whole: there is no log to recover events into. */
+static npkit_event_pool *open_pool(const npkit_log_header *h, char *why, size_t whylen) {
+  if (npkit_cfg.ring_mb > 0) {
+    snprintf(why, whylen, "the flight recorder keeps its log in memory");
+    return NULL;
+  }
+  if (npkit_cfg.pool_dir[0] == '\0') {
+    snprintf(why, whylen, "NPKIT_POOL_DIR=none");
+    return NULL;
+  }
+  npkit_pool_layout layout;
+  npkit_recorder_pool_layout(&layout);
+  if (npkit_pool_create(&pool_file, npkit_cfg.pool_dir, npkit_recorder_chunks(npkit_cfg.event_buf_mb << 20), &layout, h,
+                        log_path, ident.local_size, why, whylen) != 0)
+    return NULL;
+  npkit_pool_rec rec;
+  memset(&rec, 0, sizeof rec);
+  rec.bytes = pool_file.bytes;
+  snprintf(rec.path, sizeof rec.path, "%s", pool_file.path);
+  if (npkit_logw_append(log_writer, NPKIT_BLOCK_POOL, 1, &rec, sizeof rec) != 0) {
+    snprintf(why, whylen, "the log took no POOL block");
+    npkit_pool_closed(&pool_file);
+    return NULL;
+  }
+  return &pool_file;
+}
+
+/* Pools of this user's processes on this host that died without closing their logs (a rank killed
+ * by the OOM killer, a job ended with SIGKILL): their events go into their logs now, so that the
+ * memory they hold is given back and their traces are whole. */
+static void said_recovered(void *ctx, const char *log, const npkit_pool_recovery *rec, const char *err) {
+  (void)ctx;
+  if (err != NULL)
+    npkit_warn("cannot recover the event pool of a killed process into %s: %s", log, err);
+  else
+    npkit_info("recovered %llu events of a killed process (pid %d) into %s", (unsigned long long)rec->events,
+               (int)rec->pid, log);
 }
 
 static void start(void) {
@@ -129,16 +174,21 @@ static void start(void) {
     atomic_store(&npkit_state, NPKIT_STATE_OFF);
     return;
   }
+  char pool_why[400] = "";
+  npkit_event_pool *pool = open_pool(&h, pool_why, sizeof pool_why);
   npkit_notes_attach(log_writer);
+  if (pool == NULL)
+    npkit_note(NPKIT_LEVEL_DEBUG, "event pool in private memory (%s): a process killed with SIGKILL loses what it "
+               "recorded after the writer's last pass (NPKIT_FLUSH_MS)", pool_why);
   /* Before the writer starts: it unblocks the stop signals only where the handler is ours. */
-  sem_init(&signal_finish_done, 0, 0);
   if (npkit_cfg.signals) npkit_signals_install(request_signal_finish);
-  int rc = npkit_recorder_start(npkit_cfg.event_buf_mb << 20, npkit_cfg.flush_ms, log_writer,
+  int rc = npkit_recorder_start(npkit_cfg.event_buf_mb << 20, npkit_cfg.flush_ms, log_writer, pool,
                                 log_failed, err, sizeof err);
   if (rc < 0) {
     npkit_warn("%s; nothing is recorded, the job continues", err);
     npkit_notes_attach(NULL);
     npkit_logw_close(log_writer, NULL);
+    npkit_pool_closed(pool);
     log_writer = NULL;
     unlink(log_path);
     atomic_store(&npkit_state, NPKIT_STATE_OFF);
@@ -170,6 +220,9 @@ static void start(void) {
   /* Registered at the first NCCL call, i.e. after the CUDA runtime has registered its own
    * handlers: ours run first at exit, while CUDA is still usable. */
   atexit(at_exit);
+  /* quick_exit runs these handlers, then glibc's own _exit without the dynamic linker (so not
+   * exit_calls.c's): registered now, ours runs after the application's registered later. */
+  at_quick_exit(at_exit);
   atomic_store(&npkit_state, NPKIT_STATE_ON);
   npkit_debug("recording to %s", log_path);
 }
@@ -230,6 +283,7 @@ static void finish_trace(void) {
   int healthy = npkit_logw_error(log_writer) == 0;
   if (!healthy && was_on) fail_log("cannot write");
   npkit_logw_close(log_writer, &end);
+  npkit_pool_closed(&pool_file); /* everything it held is in the log, or the log took nothing more */
   uint64_t closed_ns = npkit_mono_ns();
 
   if (!healthy) return;
@@ -269,32 +323,43 @@ static void finish_trace(void) {
     npkit_warn("%llu events were dropped because the event pool was full; raise "
                "NPKIT_EVENT_BUF_SIZE (now %llu MB)",
                (unsigned long long)pool_dropped, (unsigned long long)npkit_cfg.event_buf_mb);
+  /* Last, once this process's own trace is out: another's killed rank costs it nothing before. */
+  if (npkit_cfg.pool_dir[0] != '\0') npkit_pool_recover_dir(npkit_cfg.pool_dir, NPKIT_RECOVERED_BY_LIBRARY, said_recovered, NULL);
+}
+
+/* Until the finish that another thread runs is over, at most until `since_ns` (CLOCK_MONOTONIC)
+ * plus the stop signals' deadline.  Polled with nanosleep because this is also reached from
+ * signal handlers (an application's SIGTERM handler calling _exit), where no semaphore wait is
+ * async-signal-safe. */
+static void wait_finished(uint64_t since_ns) {
+  uint64_t end = since_ns + (NPKIT_SIGNAL_DEADLINE_MS + 1000ull) * 1000000ull;
+  struct timespec ms = {0, 1000000};
+  while (!atomic_load(&finish_done) && npkit_mono_ns() < end) nanosleep(&ms, NULL);
 }
 
 void npkit_finish(void) {
   int expected = 0;
   if (!atomic_compare_exchange_strong(&finish_owner, &expected, 1)) {
-    /* A stop signal's finish runs on the writer: the process must not end under it (exit()
-     * returning from here ends it), so wait for it; its deadline bounds the wait. */
-    if (expected == 2) {
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_sec += NPKIT_SIGNAL_DEADLINE_MS / 1000 + 1;
-      while (sem_timedwait(&signal_finish_done, &ts) != 0 && errno == EINTR) {
-      }
-    }
+    /* A stop signal's or _exit's finish runs on the writer: the process must not end under it
+     * (exit() returning from here ends it), so wait for it; its deadline bounds the wait. */
+    if (expected >= 2 && !finishing_here) wait_finished(atomic_load(&signal_at_ns));
     return;
   }
+  finishing_here = 1;
   finish_trace();
+  atomic_store(&finish_done, 1);
   npkit_signals_redeliver(); /* stop signals that came while the process was exiting */
 }
 
-/* A stop signal's finish, on the writer thread (npkit_recorder_request). */
-static void finish_on_signal(void) {
+/* The finish of a stop signal or of _exit, on the writer thread (npkit_recorder_request): the
+ * ranks of this job on this host finish together (stop_barrier.h), since under mpirun the first
+ * rank to end makes Open MPI kill the others. */
+static void finish_on_writer(int redeliver) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL); /* the signal delivered again afterwards is the job's */
-  npkit_signals_deadline(NPKIT_SIGNAL_DEADLINE_MS);
+  finishing_here = 1;
+  if (redeliver) npkit_signals_deadline(NPKIT_SIGNAL_DEADLINE_MS);
   uint64_t deadline = atomic_load(&signal_at_ns) + (uint64_t)NPKIT_SIGNAL_DEADLINE_MS * 1000000ull;
   int together = npkit_stop_barrier_arrive(ident.job, ident.local_rank, ident.local_size) == 0;
   npkit_recorder_flush(); /* what the threads recorded is on disk before anything slow */
@@ -305,8 +370,29 @@ static void finish_on_signal(void) {
     npkit_debug("waited %.1f ms for the other ranks of this host to finish their traces%s", (double)(npkit_mono_ns() - t0) / 1e6,
                 late > 0 ? "; some had not by the deadline" : "");
   }
-  sem_post(&signal_finish_done);
-  npkit_signals_redeliver();
+  atomic_store(&finish_done, 1);
+  /* After _exit the process ends with the caller's status: a stop signal that came meanwhile
+   * must not end it first with another. */
+  if (redeliver) npkit_signals_redeliver();
+}
+
+static void finish_on_signal(void) { finish_on_writer(1); }
+static void finish_on_exit_call(void) { finish_on_writer(0); }
+
+void npkit_finish_before_exit_call(void) {
+  /* Checks first that write nothing: a child of vfork() shares the library's memory with its
+   * parent, and getpid() tells it apart; a child of fork() is not the owner either. */
+  if (log_writer == NULL || getpid() != owner_pid || finishing_here || atomic_load(&finish_done)) return;
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&finish_owner, &expected, 3)) {
+    atomic_store(&signal_at_ns, npkit_mono_ns());
+    /* Without a writer nothing can finish in bounded time; what the log lacks is in the pool. */
+    if (npkit_recorder_request(finish_on_exit_call) != 0) return;
+    wait_finished(atomic_load(&signal_at_ns));
+    return;
+  }
+  /* exit() on another thread (1), a stop signal (2) or _exit of another thread (3) finishes. */
+  wait_finished(expected == 1 ? npkit_mono_ns() : atomic_load(&signal_at_ns));
 }
 
 /* From the stop-signal handler (async-signal-safe): the writer thread is to finish.  0 when the

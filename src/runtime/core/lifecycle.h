@@ -35,4 +35,11 @@ void npkit_identity_from_comm(int rank, int nranks, int device);
 /* Writes everything and renders the trace; called at exit (atexit) and safe to call again. */
 void npkit_finish(void);
 
+/* The process calls _exit or _Exit (exit_calls.c), which run no exit handler: the writer thread
+ * finishes as for a stop signal, the ranks of the host together, and this returns when it is
+ * done or NPKIT_SIGNAL_DEADLINE_MS (+1 s) after the call.  Does nothing in a process that is not
+ * the log's owner (a child of fork or vfork), inside the finish, or after it.  Async-signal-safe:
+ * applications call _exit from their signal handlers. */
+void npkit_finish_before_exit_call(void);
+
 #endif

@@ -16,7 +16,7 @@
 #include "event_pack.h"
 
 /* Events packed per block: the recorder's chunk, so that one chunk is one block. */
-#define PACK_BLOCK_EVENTS 1024u
+#define PACK_BLOCK_EVENTS NPKIT_LOGW_BLOCK_EVENTS
 
 struct npkit_log_writer {
   pthread_mutex_t lock;
@@ -26,6 +26,7 @@ struct npkit_log_writer {
   int checksums;       /* version 2 and later: a CHECK block after every block */
   _Atomic int error;   /* first errno; sticky */
   uint64_t blocks;
+  uint64_t offset;     /* of the next block in the file (under the lock) */
   /* Version 5 and later: events go out packed (npkit_logw_events); not into the flight
    * recorder's ring, whose blocks are its unit of overwriting.  One packer and its buffer, behind
    * their own lock, so that a thread appending another block never waits for a packing. */
@@ -123,6 +124,7 @@ npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *head
     }
   }
   struct iovec iov = {(void *)header, sizeof *header};
+  w->offset = sizeof *header;
   int e = write_all(fd, &iov, 1);
   if (e != 0) {
     snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
@@ -184,8 +186,9 @@ npkit_log_ring *npkit_logw_ring(npkit_log_writer *w) { return w != NULL ? w->rin
 
 const npkit_log_header *npkit_logw_header(const npkit_log_writer *w) { return &w->header; }
 
-int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count,
-                      const void *payload, size_t size) {
+/* A block; with `at`, where it starts in the file is stored there before it is written. */
+static int append_at(npkit_log_writer *w, npkit_block_type type, uint32_t count, const void *payload, size_t size,
+                     _Atomic uint64_t *at) {
   if (w == NULL || atomic_load_explicit(&w->error, memory_order_relaxed) != 0) return -1;
   if (w->ring != NULL) return ring_append(w, type, count, payload, size);
   static const uint8_t zeros[8];
@@ -202,32 +205,47 @@ int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count
   if (size > 0) iov[n++] = (struct iovec){(void *)payload, size};
   if (pad > 0) iov[n++] = (struct iovec){(void *)zeros, pad};
   if (w->checksums) iov[n++] = (struct iovec){&check, sizeof check};
+  size_t bytes = 0;
+  for (int i = 0; i < n; i++) bytes += iov[i].iov_len;
   pthread_mutex_lock(&w->lock);
+  if (at != NULL) atomic_store_explicit(at, w->offset, memory_order_relaxed);
   int e = atomic_load(&w->error) != 0 ? -1 : write_all(w->fd, iov, n);
   if (e > 0) atomic_store(&w->error, e);
-  if (e == 0) w->blocks++;
+  if (e == 0) {
+    w->blocks++;
+    w->offset += bytes;
+  }
   pthread_mutex_unlock(&w->lock);
   return e == 0 ? 0 : -1;
 }
 
-int npkit_logw_events(npkit_log_writer *w, const npkit_event *ev, size_t n) {
+int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count, const void *payload, size_t size) {
+  return append_at(w, type, count, payload, size, NULL);
+}
+
+int npkit_logw_events_at(npkit_log_writer *w, const npkit_event *ev, size_t n, _Atomic uint64_t *at) {
   if (w == NULL) return -1;
   if (w->packer == NULL) {
     if (n == 0) return 0;
     if (n > UINT32_MAX / sizeof *ev) return -1;
-    return npkit_logw_append(w, NPKIT_BLOCK_EVENTS, (uint32_t)n, ev, n * sizeof *ev);
+    return append_at(w, NPKIT_BLOCK_EVENTS, (uint32_t)n, ev, n * sizeof *ev, at);
   }
   int rc = 0;
   pthread_mutex_lock(&w->pack_lock);
   while (n > 0 && rc == 0) {
     size_t k = n < PACK_BLOCK_EVENTS ? n : PACK_BLOCK_EVENTS;
     size_t size = npkit_pack_events(w->packer, ev, k, w->pack_buf);
-    rc = npkit_logw_append(w, NPKIT_BLOCK_EVENTS_PACKED, (uint32_t)k, w->pack_buf, size);
+    rc = append_at(w, NPKIT_BLOCK_EVENTS_PACKED, (uint32_t)k, w->pack_buf, size, at);
+    at = NULL; /* only the first block's: callers with `at` give at most PACK_BLOCK_EVENTS */
     ev += k;
     n -= k;
   }
   pthread_mutex_unlock(&w->pack_lock);
   return rc;
+}
+
+int npkit_logw_events(npkit_log_writer *w, const npkit_event *ev, size_t n) {
+  return npkit_logw_events_at(w, ev, n, NULL);
 }
 
 int npkit_logw_error(const npkit_log_writer *w) { return w ? atomic_load(&w->error) : EBADF; }

@@ -5,6 +5,7 @@
 #ifndef NPKIT_LOG_WRITER_H
 #define NPKIT_LOG_WRITER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,11 @@ int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count
 /* Events: n of them in as many blocks as it takes, packed from version 5 on (EVENTS_PACKED,
  * src/format/event_pack.h: about a tenth of the bytes), else as EVENTS blocks.  0 or -1. */
 int npkit_logw_events(npkit_log_writer *w, const npkit_event *ev, size_t n);
+/* The same for at most NPKIT_LOGW_BLOCK_EVENTS events, which go out as one block: where it starts
+ * in the file is stored in *at (relaxed) right before it is written (nothing for a ring), so that
+ * the pool file can tell a reader whether a block of a killed process made it (pool_file.h). */
+#define NPKIT_LOGW_BLOCK_EVENTS 1024u
+int npkit_logw_events_at(npkit_log_writer *w, const npkit_event *ev, size_t n, _Atomic uint64_t *at);
 /* The first error, as errno, or 0. */
 int npkit_logw_error(const npkit_log_writer *w);
 uint64_t npkit_logw_blocks(const npkit_log_writer *w);

@@ -3,6 +3,8 @@
 #include "clock.h"
 #include "signals.h"
 
+#include <stddef.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -15,8 +17,19 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The recorder's chunk records are the pool file's (include/npkit/pool_file.h). */
+#define SAME_FIELD(f) (offsetof(npkit_chunk_meta, f) == offsetof(npkit_pool_chunk, f))
+_Static_assert(sizeof(npkit_chunk_meta) == sizeof(npkit_pool_chunk) && SAME_FIELD(used) && SAME_FIELD(next) &&
+                   SAME_FIELD(finished) && SAME_FIELD(written) && SAME_FIELD(owner) && SAME_FIELD(write_to) &&
+                   SAME_FIELD(write_off) && SAME_FIELD(serial),
+               "npkit_chunk_meta is npkit_pool_chunk");
+
+/* A chunk's events go to the log as one block (npkit_logw_events_at). */
+_Static_assert(NPKIT_CHUNK_EVENTS <= NPKIT_LOGW_BLOCK_EVENTS, "a chunk is one block");
+
 struct npkit_recorder {
   npkit_log_writer *log;
+  npkit_event_pool *file; /* the pool file holding the chunks and the threads' counters, or NULL */
   uint32_t nchunks;
   /* The free chunks, oldest recycled first: a ring of chunk indexes that the writer alone fills
    * (free_tail) and the threads take from (free_head, by compare-and-swap; both count up, so a
@@ -79,6 +92,7 @@ static void free_push(npkit_recorder *r, uint32_t idx) {
   atomic_store_explicit(&m->next, NPKIT_NO_CHUNK, memory_order_relaxed);
   atomic_store_explicit(&m->finished, 0, memory_order_relaxed);
   atomic_store_explicit(&m->written, 0, memory_order_relaxed);
+  atomic_store_explicit(&m->write_to, 0, memory_order_relaxed); /* the last write is not this fill's */
   uint64_t tail = atomic_load_explicit(&r->free_tail, memory_order_relaxed);
   atomic_store_explicit(&r->free_ring[tail % r->nchunks], idx, memory_order_relaxed);
   atomic_store_explicit(&r->free_tail, tail + 1, memory_order_release);
@@ -88,6 +102,9 @@ int npkit_record_advance(npkit_thread *t) {
   npkit_recorder *r = npkit_rec;
   uint32_t n = free_pop(r);
   if (n == NPKIT_NO_CHUNK) return -1;
+  /* whose and which, for a reader of the pool file of a killed process (pool_file.h) */
+  npkit_rec_meta[n].owner = t->index;
+  npkit_rec_meta[n].serial = t->chunk_serial++;
   if (t->cur == NPKIT_NO_CHUNK) {
     atomic_store_explicit(&t->first, n, memory_order_release);
   } else {
@@ -110,7 +127,12 @@ static uint32_t drain_thread(npkit_recorder *r, npkit_thread *t, int partial) {
     uint32_t used = atomic_load_explicit(&m->used, memory_order_acquire);
     uint32_t written = atomic_load_explicit(&m->written, memory_order_relaxed);
     if (used > written) {
-      if (npkit_logw_events(r->log, &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + written], used - written) != 0)
+      /* Should the process die during the write, the pool file says which events the block holds
+       * and where it starts, so that a reader keeps them once, whether the block made it or not. */
+      atomic_store_explicit(&m->write_off, NPKIT_POOL_NO_OFFSET, memory_order_relaxed);
+      atomic_store_explicit(&m->write_to, used, memory_order_relaxed);
+      if (npkit_logw_events_at(r->log, &npkit_rec_data[(uint64_t)c * NPKIT_CHUNK_EVENTS + written], used - written,
+                               &m->write_off) != 0)
         return recycled;
       atomic_store_explicit(&m->written, used, memory_order_relaxed);
     }
@@ -326,7 +348,9 @@ static void thread_retire(void *arg) {
 npkit_thread *npkit_thread_create(void) {
   if (tls_retired || npkit_rec == NULL) return NULL;
   npkit_recorder *r = npkit_rec;
-  npkit_thread *t = aligned_alloc(64, sizeof *t);
+  /* In the pool file when it has a slot left: a killed process's counters are then recovered too. */
+  npkit_thread *t = npkit_pool_thread_slot(r->file);
+  if (t == NULL) t = aligned_alloc(64, sizeof *t);
   if (t != NULL) memset(t, 0, sizeof *t);
   if (t == NULL) return NULL;
   t->index = atomic_fetch_add(&r->thread_count, 1) + 1;
@@ -349,29 +373,47 @@ npkit_thread *npkit_thread_create(void) {
   return t;
 }
 
-int npkit_recorder_start(uint64_t pool_bytes, uint64_t flush_ms, npkit_log_writer *log,
-                         void (*on_failure)(void), char *err, size_t errlen) {
-  const uint64_t chunk_bytes = (uint64_t)NPKIT_CHUNK_EVENTS * sizeof(npkit_event);
-  uint64_t n = pool_bytes / chunk_bytes;
+uint32_t npkit_recorder_chunks(uint64_t pool_bytes) {
+  uint64_t n = pool_bytes / ((uint64_t)NPKIT_CHUNK_EVENTS * sizeof(npkit_event));
   if (n < 2) n = 2;
   if (n > UINT32_MAX / 2) n = UINT32_MAX / 2;
+  return (uint32_t)n;
+}
+
+void npkit_recorder_pool_layout(npkit_pool_layout *l) {
+  l->chunk_events = NPKIT_CHUNK_EVENTS;
+  l->slot_size = sizeof(npkit_thread);
+  l->index_offset = offsetof(npkit_thread, index);
+  l->tid_offset = offsetof(npkit_thread, os_tid);
+  l->recorded_offset = offsetof(npkit_thread, recorded);
+  l->dropped_offset = offsetof(npkit_thread, dropped);
+}
+
+int npkit_recorder_start(uint64_t pool_bytes, uint64_t flush_ms, npkit_log_writer *log,
+                         npkit_event_pool *file, void (*on_failure)(void), char *err, size_t errlen) {
+  const uint64_t chunk_bytes = (uint64_t)NPKIT_CHUNK_EVENTS * sizeof(npkit_event);
+  uint64_t n = npkit_recorder_chunks(pool_bytes);
+  if (file != NULL && file->nchunks != n) file = NULL;
   npkit_recorder *r = aligned_alloc(64, (sizeof *r + 63) & ~(size_t)63);
   if (r != NULL) memset(r, 0, sizeof *r);
-  npkit_chunk_meta *meta = aligned_alloc(64, n * sizeof *meta);
-  if (meta != NULL) memset(meta, 0, n * sizeof *meta);
+  npkit_chunk_meta *meta = file != NULL ? file->chunks : aligned_alloc(64, n * sizeof *meta);
+  if (meta != NULL && file == NULL) memset(meta, 0, n * sizeof *meta);
   _Atomic uint32_t *ring = calloc(n, sizeof *ring);
-  /* Untouched pages of an anonymous mapping cost nothing: the pool's memory grows with use. */
-  void *data = mmap(NULL, n * chunk_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  /* Untouched pages of an anonymous mapping cost nothing: the pool's memory grows with use.  A
+   * pool file is reserved and mapped whole (event_pool.h). */
+  void *data = file != NULL ? file->data
+                            : mmap(NULL, n * chunk_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (r == NULL || meta == NULL || ring == NULL || data == MAP_FAILED) {
     snprintf(err, errlen, "cannot allocate the event pool of %llu MB",
              (unsigned long long)(pool_bytes >> 20));
     free(r);
-    free(meta);
+    if (file == NULL) free(meta);
     free(ring);
-    if (data != MAP_FAILED) munmap(data, n * chunk_bytes);
+    if (data != MAP_FAILED && file == NULL) munmap(data, n * chunk_bytes);
     return -1;
   }
   r->log = log;
+  r->file = file;
   r->nchunks = (uint32_t)n;
   r->flush_ms = flush_ms;
   r->on_failure = on_failure;

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "event_pool.h"
 #include "log_writer.h"
 #include "npkit/event_log.h"
 
@@ -48,16 +49,23 @@ typedef struct npkit_thread {
   _Atomic int exited;
   int os_tid;
   struct npkit_thread *next; /* registry list, immutable once published */
+  uint64_t chunk_serial;  /* chunks taken so far (owner only, on the slow path) */
 } npkit_thread;
 
 /* One cache line each: threads fill chunks taken one after the other from the free list, and the
  * owner stores `used` on every event — neighbours in one line would bounce it between cores. */
+/* The layout of npkit_pool_chunk (include/npkit/pool_file.h): with a pool file these records are
+ * in it, and what a killed process had not written is read back from them. */
 typedef struct npkit_chunk_meta {
   _Alignas(64) _Atomic uint32_t used; /* events filled, published with release by the owner */
   _Atomic uint32_t next;   /* owner's next chunk once this one is finished */
   _Atomic int finished;    /* owner moved on: no more events will be added */
   _Atomic uint32_t written; /* events already appended to the log (written by the writer only; a
                               fatal signal's dump reads it) */
+  uint32_t owner;          /* the thread index filling it (set when a thread takes it) */
+  _Atomic uint32_t write_to; /* the writer is appending events [written, write_to) */
+  _Atomic uint64_t write_off; /* where that block starts in the log (NPKIT_POOL_NO_OFFSET: not yet) */
+  uint64_t serial;         /* the owner's serial-th chunk */
 } npkit_chunk_meta;
 
 typedef struct npkit_recorder npkit_recorder;
@@ -66,9 +74,15 @@ extern npkit_chunk_meta *npkit_rec_meta;  /* hot-path views of it */
 extern npkit_event *npkit_rec_data;
 
 /* Starts the pool and the writer thread; 0, or -1 with a message. */
-/* `on_failure` runs on the writer thread after the log stopped accepting writes (full disk...). */
+/* `on_failure` runs on the writer thread after the log stopped accepting writes (full disk...).
+ * `file` (may be NULL) is a pool file (event_pool.h) of npkit_recorder_chunks(pool_bytes) chunks
+ * made with npkit_recorder_pool_layout(): the chunks, their records and the threads' counters are
+ * kept there, so that a killed process leaves them behind; without one, private memory. */
 int npkit_recorder_start(uint64_t pool_bytes, uint64_t flush_ms, npkit_log_writer *log,
-                         void (*on_failure)(void), char *err, size_t errlen);
+                         npkit_event_pool *file, void (*on_failure)(void), char *err, size_t errlen);
+/* The chunks a pool of pool_bytes holds, and the recorder's shapes a pool file records. */
+uint32_t npkit_recorder_chunks(uint64_t pool_bytes);
+void npkit_recorder_pool_layout(npkit_pool_layout *l);
 /* initial-exec TLS: a plain %fs-relative load on the hot path.  The few bytes fit in the static TLS
  * surplus glibc keeps for libraries loaded by dlopen (CUDA_INJECTION64_PATH, NCCL_PROFILER_PLUGIN). */
 extern __thread npkit_thread *npkit_tls_self __attribute__((tls_model("initial-exec")));

@@ -1,0 +1,50 @@
+/* Recovering the events of a killed process from its event pool file (include/npkit/pool_file.h)
+ * into its log: what the process had recorded but its writer had not appended yet.
+ *
+ * The pool is the one kept by a process that is gone (its lock is free), on this host, of this
+ * user; its log is the one the pool names (same pid, same clock base) and was not closed.  An
+ * incomplete block at the log's end (the process died inside a write) is cut off first; a block
+ * the writer was appending when it died counts as written if it is complete in the log (the pool
+ * says where it starts), else its events are recovered: none is lost and none comes twice.  The
+ * events are appended as packed blocks in each thread's order, then the threads' final counters
+ * (COUNTERS) and a RECOVERED block; the pool file is then marked and removed, which gives its
+ * memory back.
+ *
+ * Used by the `npkit` tool before it reads a log, and by the library at a process's end for the
+ * pools of other processes (a rank the OOM killer took, a job ended with SIGKILL).  Never prints;
+ * a pool file is input like any other: every size in it is checked before it is used. */
+#ifndef NPKIT_POOL_RECOVER_H
+#define NPKIT_POOL_RECOVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* npkit_recovered_rec.by */
+#define NPKIT_RECOVERED_BY_TOOL "npkit"
+#define NPKIT_RECOVERED_BY_LIBRARY "library"
+
+typedef struct npkit_pool_recovery {
+  uint64_t events;     /* recovered into the log */
+  uint64_t chunks;
+  uint64_t cut_bytes;  /* an incomplete block removed from the log's end */
+  uint32_t threads;
+  int32_t pid;         /* the process that died */
+  char log_path[1024];
+  char pool_path[256];
+} npkit_pool_recovery;
+
+/* The pool the log at log_path names (its POOL block), when there is one to recover.  1: events
+ * were recovered (rec says what), 0: nothing to do (no pool named, another host's, gone, its
+ * process still runs, nothing left in it), -1: a message in err (rec->pool_path says which). */
+int npkit_pool_recover_log(const char *log_path, const char *by, npkit_pool_recovery *rec, char *err, size_t errlen);
+
+/* The same for the pool file at pool_path, into the log it names.  Same returns. */
+int npkit_pool_recover_file(const char *pool_path, const char *by, npkit_pool_recovery *rec, char *err, size_t errlen);
+
+/* Every pool file of this user in dir whose process is gone: recovered, and `said` called for each
+ * one that gave events (err NULL) or failed (err set).  Returns how many gave events. */
+int npkit_pool_recover_dir(const char *dir, const char *by,
+                           void (*said)(void *ctx, const char *log, const npkit_pool_recovery *rec, const char *err),
+                           void *ctx);
+
+#endif

@@ -1,0 +1,310 @@
+"""A process killed with SIGKILL loses nothing it had recorded: its event pool lives in a file of
+/dev/shm (NPKIT_POOL_DIR), which outlives it, and the next reader recovers the events the writer
+had not appended into the log, exactly once each.
+
+- SIGKILL after N calls on 1 and 3 threads (with marks), the writer's regular pass never due: the
+  log holds exactly N calls per thread, each communicator's sequence numbers 0..N-1 without gap
+  or repeat, and the recovered counters equal the events in the log.
+- SIGKILL inside the writer's write of an events block (a shim): cut in the middle (the torn
+  block is removed and its events recovered) or after the block was whole (not recovered twice).
+- Who recovers: npkit info, json, report, merge, and the library of a later process at its end;
+  the pool file is gone afterwards and a second reading recovers nothing.
+- A pool whose process still runs is left alone; NPKIT_POOL_DIR=none or a folder on disk keep the
+  pool in private memory (no pool file, a note in the log says why).
+
+Arguments: KILL_JOB LIB TOOL FAKES SHIM"""
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+KILL_JOB, LIB, TOOL, FAKES, SHIM = sys.argv[1:6]
+SANITIZED = bool(os.environ.get("NPKIT_SANITIZE"))
+
+
+def sanitizer_runtime():
+    san = os.environ.get("NPKIT_SANITIZE", "")
+    if not san:
+        return None
+    return subprocess.run(["cc", "-print-file-name=lib%s.so" % ("asan" if san == "address" else "tsan")],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def env_for(trace_dir, preload=(LIB,), **extra):
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("NPKIT_") and k != "NPKIT_SANITIZE":
+            del env[k]
+    env.update(NPKIT_TRACE_DIR=trace_dir, LD_LIBRARY_PATH=FAKES, FAKE_NCCL_LAT_US="0", NPKIT_PLUGIN="0")
+    pre = list(preload)
+    rt = sanitizer_runtime()
+    if rt:
+        pre.insert(0, rt)
+        env["ASAN_OPTIONS"] = "detect_leaks=0"
+    env["LD_PRELOAD"] = ":".join(pre)
+    env.update(extra)
+    return env
+
+
+def tool(*args):
+    return subprocess.run([TOOL] + list(args), capture_output=True, text=True, timeout=120)
+
+
+def pool_of(log):
+    """The pool file a log names in its POOL block (the first block after the 256-byte header)."""
+    with open(log, "rb") as f:
+        data = f.read(256 + 16 + 256)
+    magic, btype = int.from_bytes(data[256:260], "little"), int.from_bytes(data[260:262], "little")
+    if magic != 0x424b504e or btype != 11:
+        return None
+    return data[256 + 16 + 8:256 + 16 + 256].split(b"\0")[0].decode()
+
+
+def api_calls(trace_path):
+    with open(trace_path) as f:
+        doc = json.load(f)
+    return [e for e in doc["traceEvents"] if e.get("cat") == "nccl_api" and e.get("ph") == "X"]
+
+
+class Kill(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="npkit_kill_")
+        # a folder of /dev/shm of its own: the library of every other process that ends on this
+        # host recovers the pools of dead processes it finds in /dev/shm itself
+        self.pool_dir = tempfile.mkdtemp(prefix="npkit_kill_", dir="/dev/shm")
+        self.addCleanup(shutil.rmtree, self.pool_dir, True)
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.n = 0
+
+    def job(self, calls, threads=1, marks=False, wait=False, clean=False, arm=None, crash=False, end=None,
+            count=None, preload=(LIB,), **settings):
+        self.n += 1
+        d = os.path.join(self.tmp, "run%d" % self.n)
+        os.makedirs(d)
+        trace, ready = os.path.join(d, "trace"), os.path.join(d, "ready")
+        args = [KILL_JOB, "--calls", str(calls), "--threads", str(threads), "--ready", ready]
+        if marks:
+            args.append("--marks")
+        if wait:
+            args.append("--wait")
+        if clean:
+            args.append("--exit")
+        if arm:
+            args += ["--arm", arm]
+        if crash:
+            args.append("--abort")
+        if end:
+            args += ["--end", end]
+        if count:
+            args += ["--count", count]
+        # the writer's regular pass never comes: with the time-stamp counter it would also wake
+        # every second to compare clocks and append what it has, on a slow host before the kill
+        settings.setdefault("NPKIT_FLUSH_MS", "3600000")
+        settings.setdefault("NPKIT_CLOCK", "realtime")
+        settings.setdefault("NPKIT_POOL_DIR", self.pool_dir)
+        p = subprocess.Popen(args, env=env_for(trace, preload, **settings), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        return p, trace, ready
+
+    def finished(self, p, want_rc):
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, want_rc, err[-3000:])
+        self.assertEqual(out, "")
+        return err
+
+    def one_log(self, trace):
+        logs = glob.glob(os.path.join(trace, "*.npkit"))
+        self.assertEqual(len(logs), 1, logs)
+        return logs[0]
+
+    def check_counts(self, log, calls, threads, stderr_has="recovered"):
+        """npkit info recovers; then the log holds exactly calls x threads AllReduces, numbered
+        0..calls-1 on each communicator, its counters agree with its events, and it is marked."""
+        pool = pool_of(log)
+        self.assertTrue(pool and pool.startswith(self.pool_dir + "/npkit-pool-"), pool)
+        info = tool("info", log)
+        self.assertEqual(info.returncode, 3, info.stderr)  # not closed cleanly: it was killed
+        if stderr_has:
+            self.assertIn(stderr_has, info.stderr)
+        self.assertFalse(os.path.exists(pool), "the pool file is removed once recovered")
+        m = re.search(r"^  ncclAllReduce\s+(\d+)\s+0\s", info.stdout, re.M)
+        self.assertIsNotNone(m, info.stdout)
+        self.assertEqual(int(m.group(1)), calls * threads)
+        ev = re.search(r"^events\s+(\d+) \(recorded (\d+), dropped (\d+)\)", info.stdout, re.M)
+        self.assertEqual(int(ev.group(1)), int(ev.group(2)), "recorded counters = events in the log")
+        self.assertEqual(ev.group(3), "0")
+        self.assertRegex(info.stdout, r"state +not closed cleanly: the process was killed; \d+ events")
+        again = tool("info", log)
+        self.assertNotIn("recovered", again.stderr, "a second reading recovers nothing")
+        self.assertEqual(again.stdout.split("\n")[2:], info.stdout.split("\n")[2:])
+        out = os.path.join(os.path.dirname(log), "t.json")
+        js = tool("json", log, "-o", out)
+        self.assertEqual(js.returncode, 0, js.stderr)
+        by_comm = {}
+        for e in api_calls(out):
+            if e["name"] == "ncclAllReduce":
+                by_comm.setdefault(e["args"]["comm_id"] + str(e["args"]["comm_rank"]), []).append(e["args"]["seq"])
+        self.assertEqual(len(by_comm), threads)
+        for seqs in by_comm.values():
+            self.assertEqual(sorted(seqs), list(range(calls)), "each call once, none missing")
+        return info
+
+    def test_sigkill_after_calls(self):
+        for threads, calls, marks in ((1, 2500, False), (3, 1800, True)):
+            p, trace, ready = self.job(calls, threads, marks)
+            self.finished(p, -signal.SIGKILL)
+            with open(ready) as f:
+                self.assertEqual(int(f.read()), calls * threads)
+            self.check_counts(self.one_log(trace), calls, threads)
+
+    def test_crash_without_flight_recorder(self):
+        # abort(): SIGABRT's default action ends the process as SIGKILL does, no handler of ours runs
+        p, trace, _ = self.job(2200, 2, crash=True)
+        self.finished(p, -signal.SIGABRT)
+        self.check_counts(self.one_log(trace), 2200, 2)
+
+    def test_every_way_to_exit(self):
+        # _exit and _Exit run no exit handler: the library's wrappers finish first, as exit() does;
+        # the log is closed cleanly with every call and the trace rendered, the status is the
+        # caller's, and the pool file is gone
+        for how, rc in (("exit", 7), ("_exit", 7), ("_Exit", 7), ("quick_exit", 7), ("handler", 9), ("atexit", 4),
+                        ("fork", 7), ("vfork", 7), ("thread", 7)):
+            with self.subTest(how=how):
+                p, trace, _ = self.job(1700, 2, marks=True, end=how)
+                err = self.finished(p, rc)
+                if how == "quick_exit":
+                    self.assertIn("kill_job: at_quick_exit handler", err)
+                log = self.one_log(trace)
+                pool = pool_of(log)
+                self.assertTrue(pool)
+                self.assertFalse(os.path.exists(pool))
+                info = tool("info", log)
+                self.assertEqual(info.returncode, 0, info.stderr)
+                self.assertRegex(info.stdout, r"state +closed cleanly")
+                m = re.search(r"^  ncclAllReduce\s+(\d+)\s+0\s", info.stdout, re.M)
+                self.assertEqual(int(m.group(1)), 1700 * 2)
+                traces = glob.glob(os.path.join(trace, "*.json"))
+                self.assertEqual(len(traces), 1, traces)
+                by_comm = {}
+                for e in api_calls(traces[0]):
+                    if e["name"] == "ncclAllReduce":
+                        by_comm.setdefault(e["args"]["comm_id"] + str(e["args"]["comm_rank"]), []).append(e["args"]["seq"])
+                self.assertEqual(sorted(len(v) for v in by_comm.values()), [1700, 1700])
+                for seqs in by_comm.values():
+                    self.assertEqual(sorted(seqs), list(range(1700)))
+
+    def test_exit_from_a_thread_while_another_calls_nccl(self):
+        # Open MPI's progress thread calls _exit while the main thread is in NCCL (on a communicator
+        # of one rank, after the two threads' 1500 calls each): the log is
+        # closed cleanly, every call completed before _exit was called is in it, at most those
+        # completed until the process was gone (and the one in flight), each once, in order
+        count = os.path.join(self.tmp, "count")
+        p, trace, _ = self.job(1500, 2, end="nccl_thread", count=count)
+        self.finished(p, 7)
+        with open(count, "rb") as f:
+            page = f.read(16)
+        done, at_exit = int.from_bytes(page[:8], "little"), int.from_bytes(page[8:16], "little")
+        self.assertGreaterEqual(at_exit, 200)
+        log = self.one_log(trace)
+        info = tool("info", log)
+        self.assertEqual(info.returncode, 0, info.stderr)
+        self.assertRegex(info.stdout, r"state +closed cleanly")
+        traces = glob.glob(os.path.join(trace, "*.json"))
+        self.assertEqual(len(traces), 1, traces)
+        by_comm = {}
+        for e in api_calls(traces[0]):
+            if e["name"] == "ncclAllReduce":
+                by_comm.setdefault(e["args"]["comm_id"] + str(e["args"]["comm_rank"]), []).append(e["args"]["seq"])
+        counts = [len(v) for v in by_comm.values()]
+        self.assertEqual(len(counts), 3, counts)
+        counts.remove(1500)
+        counts.remove(1500)
+        self.assertGreaterEqual(counts[0], at_exit)
+        self.assertLessEqual(counts[0], done + 1)
+        for seqs in by_comm.values():
+            self.assertEqual(sorted(seqs), list(range(len(seqs))))
+
+    def kill_in_write(self, mode):
+        # the job arms the shim after its last call and returns from main: the library's write of
+        # the events still in the pool at exit is where the process dies
+        armed = os.path.join(self.tmp, "armed_%s" % mode)
+        p, trace, ready = self.job(3001, 1, arm=armed, preload=(SHIM, LIB), KILL_SHIM_MODE=mode,
+                                   KILL_SHIM_ARMED=armed)
+        self.finished(p, -signal.SIGKILL)
+        self.assertTrue(os.path.exists(armed))
+        return self.one_log(trace)
+
+    def test_sigkill_inside_a_torn_write(self):
+        log = self.kill_in_write("torn")
+        info = self.check_counts(log, 3001, 1, stderr_has="after removing the incomplete block")
+        self.assertNotIn("TRUNCATED", info.stdout)
+
+    def test_sigkill_after_a_whole_write(self):
+        log = self.kill_in_write("after")
+        self.check_counts(log, 3001, 1, stderr_has="killed")
+
+    def test_every_reader_recovers(self):
+        for cmd in ("json", "report", "merge"):
+            p, trace, _ = self.job(1200)
+            self.finished(p, -signal.SIGKILL)
+            log = self.one_log(trace)
+            pool = pool_of(log)
+            self.assertTrue(os.path.exists(pool))
+            args = {"json": ["json", log, "-o", os.path.join(trace, "x.json")],
+                    "report": ["report", trace], "merge": ["merge", trace, "-o", os.path.join(self.tmp, "m.json")]}[cmd]
+            r = tool(*args)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertRegex(r.stderr, r"npkit %s: recovered \d+ events of a process that was killed" % cmd)
+            self.assertFalse(os.path.exists(pool), cmd)
+            self.check_counts(log, 1200, 1, stderr_has=None)
+
+    def test_library_of_a_later_process_recovers(self):
+        p, trace, _ = self.job(1500)
+        self.finished(p, -signal.SIGKILL)
+        dead = self.one_log(trace)
+        pool = pool_of(dead)
+        q, trace2, _ = self.job(10, clean=True)
+        err = self.finished(q, 0)
+        self.assertIn("recovered", err)
+        self.assertIn(dead, err)
+        self.assertFalse(os.path.exists(pool))
+        info = self.check_counts(dead, 1500, 1, stderr_has=None)
+        self.assertIn("by library", info.stdout)
+        live_pool = pool_of(self.one_log(trace2))
+        self.assertTrue(live_pool)
+        self.assertFalse(os.path.exists(live_pool), "a closed log's pool is removed")
+
+    def test_live_process_is_left_alone(self):
+        p, trace, ready = self.job(500, wait=True)
+        deadline = time.time() + 60
+        while not os.path.exists(ready):
+            self.assertLess(time.time(), deadline)
+            time.sleep(0.02)
+        log = self.one_log(trace)
+        pool = pool_of(log)
+        r = tool("info", log)
+        self.assertNotIn("recovered", r.stderr)
+        self.assertTrue(os.path.exists(pool), "the pool of a running process stays")
+        p.kill()
+        self.finished(p, -signal.SIGKILL)
+        self.check_counts(log, 500, 1, stderr_has="killed")
+
+    def test_pool_in_private_memory(self):
+        for setting in ("none", self.tmp):  # off, and a folder that is not a memory file system
+            p, trace, _ = self.job(300, NPKIT_POOL_DIR=setting, NPKIT_LOG_LEVEL="debug")
+            err = self.finished(p, -signal.SIGKILL)
+            self.assertIn("event pool in private memory", err)
+            self.assertIsNone(pool_of(self.one_log(trace)))
+            self.assertEqual(glob.glob(os.path.join(self.tmp, "npkit-pool-*")), [])
+            self.assertEqual(os.listdir(self.pool_dir), [])
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
