@@ -1,5 +1,7 @@
 """Jobs stopped from outside keep their traces.
 
+- Under the real mpirun, plain `timeout -s TERM 3 mpirun ...` (no --foreground: the ranks end
+  through Open MPI's _exit), ten runs: every rank's trace holds every call the rank completed.
 - Under the real mpirun: a 2-rank job that keeps calling ncclAllReduce is stopped the way
   `timeout --foreground -s TERM T mpirun ...` stops it (SIGTERM to mpirun, which sends its ranks
   SIGCONT, SIGTERM one second later, SIGKILL one second after that, or as soon as a rank exits),
@@ -73,6 +75,20 @@ def trace_for(log):
     return found[0] if len(found) == 1 else None
 
 
+def wait_gone(test, pid, seconds):
+    """Until process pid has ended (a zombie counts as ended: its parent is gone)."""
+    deadline = time.time() + seconds
+    while True:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        test.assertLess(time.time(), deadline, "process %d did not end" % pid)
+        time.sleep(0.02)
+
+
 def check_rank(test, log, what):
     """The log is closed cleanly, its trace complete: valid JSON with every call of the log."""
     rc, calls = info_calls(log)
@@ -141,6 +157,49 @@ class MpirunStop(unittest.TestCase):
               "after %.1f ms at most, trace written after %.1f ms at most (median %.1f)"
               % (survived, RUNS, min(events), max(events), max(closes), max(writes), sorted(writes)[len(writes) // 2]),
               file=sys.stderr)
+
+    def test_plain_timeout_ten_runs(self):
+        # `timeout -s TERM T mpirun ...` without --foreground, as most scripts stop a job: timeout
+        # signals mpirun, then its whole process group (the ranks too); mpirun exits at the second
+        # signal and Open MPI's runtime ends every rank with _exit.  Every rank's log is closed and
+        # its trace complete, and holds every call the rank completed (the rank counts them as it
+        # goes, in a file mapped shared): all as complete calls, or the last one as in flight when
+        # the rank was inside it; none it did not begin (calls that begin during the finish wait
+        # for it).
+        seconds = 8 if SANITIZED else 3
+        for run in range(RUNS):
+            with tempfile.TemporaryDirectory() as tmp, self.subTest(run=run):
+                trace_dir, ready_dir = os.path.join(tmp, "trace"), os.path.join(tmp, "ready")
+                os.makedirs(ready_dir)
+                env = dict(os.environ)
+                env.pop("LD_PRELOAD", None)
+                cmd = ["timeout", "-s", "TERM", str(seconds)] + \
+                    mpirun_cmd(trace_dir, ready_dir, READY_AFTER) + ["--count-dir", ready_dir]
+                proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+                self.assertEqual(proc.returncode, 124, proc.stderr[-3000:])  # timeout's own status
+                # mpirun is gone; its ranks live on until Open MPI's runtime notices (about 1 s)
+                pages = [slurp(os.path.join(ready_dir, "count.%d" % r), "rb") for r in (0, 1)]
+                for pid in (int.from_bytes(page[16:24], "little") for page in pages):
+                    wait_gone(self, pid, 60)
+                assert_no_sanitizer_report(self, proc.stderr, "run %d" % run)
+                logs = sorted(glob.glob(os.path.join(trace_dir, "*.npkit")))
+                self.assertEqual(len(logs), 2, proc.stderr[-3000:])
+                for log in logs:
+                    n = check_rank(self, log, "run %d" % run)
+                    trace_path = trace_for(log)
+                    rank = int(re.search(r"npkit_rank(\d+)_", os.path.basename(trace_path)).group(1))
+                    page = slurp(os.path.join(ready_dir, "count.%d" % rank), "rb")
+                    completed, begun = int.from_bytes(page[:8], "little"), int.from_bytes(page[8:16], "little")
+                    events = json.loads(slurp(trace_path))["traceEvents"]
+                    seqs = sorted(e["args"]["seq"] for e in events if e.get("ph") == "X" and e.get("name") == "ncclAllReduce")
+                    self.assertEqual(seqs, list(range(n)), "run %d rank %d: each call once, in order" % (run, rank))
+                    inside = [e for e in events if e.get("cat") == "npkit_flight" and e["args"].get("what") == "call"
+                              and e["args"].get("seq") == n]
+                    shown = n + (1 if inside else 0)
+                    self.assertTrue(completed <= shown <= begun,
+                                    "run %d rank %d: the trace shows %d calls (%d complete), the rank completed %d "
+                                    "and began %d" % (run, rank, shown, n, completed, begun))
+                print("run %d: plain timeout, every trace complete" % run, file=sys.stderr)
 
     def test_slurm_like_term_then_kill(self):
         # slurmstepd signals every task itself: SIGTERM, then SIGKILL after KillWait

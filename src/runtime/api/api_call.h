@@ -38,7 +38,10 @@ void npkit_call_extras_setup(void);
 int npkit_call_extras(npkit_thread *t, npkit_event *ev, int paused);
 
 static inline int npkit_call_begin(npkit_call *c, unsigned fn) {
-  if (!npkit_recording()) return 0;
+  if (!npkit_recording()) {
+    npkit_wait_for_stop(); /* the process ends after the finish: the call must not outrun the log */
+    return 0;
+  }
   npkit_thread *t = npkit_thread_self();
   if (t == NULL || t->depth > 0) return 0;
   t->depth++;
@@ -108,13 +111,16 @@ static inline void npkit_call_started(npkit_call *c) {
 }
 
 static inline void npkit_call_end(npkit_call *c) {
+  int on = atomic_load_explicit(&npkit_state, memory_order_relaxed) == NPKIT_STATE_ON;
+  /* Ended after a stop's finish turned recording off: the call stays in flight for the finish's
+   * snapshot (its sequence number not yet taken), and returns once the finish is over. */
+  if (__builtin_expect(!on, 0)) npkit_wait_for_stop();
   npkit_call_sequence(c);
   atomic_store_explicit(&c->t->cur_call, 0, memory_order_relaxed);
   c->t->depth--;
   int paused = atomic_load_explicit(&npkit_rec_paused, memory_order_relaxed);
   if (__builtin_expect(npkit_call_extras_on, 0)) paused = npkit_call_extras(c->t, &c->ev, paused);
-  int store = !paused && npkit_fn_set_has(&npkit_rec_ops, c->ev.func) &&
-              atomic_load_explicit(&npkit_state, memory_order_relaxed) == NPKIT_STATE_ON;
+  int store = !paused && npkit_fn_set_has(&npkit_rec_ops, c->ev.func) && on;
   npkit_cupti_publish(&c->ev, store);
   if (store) npkit_emit_on(c->t, &c->ev);
 }

@@ -45,7 +45,8 @@ static _Atomic int identity_from_comm_done;
 static _Atomic int finish_owner;
 static _Atomic int finish_done;       /* the finish, whoever ran it, is over */
 static _Atomic uint64_t signal_at_ns; /* CLOCK_MONOTONIC when the stop signal or the _exit came */
-static _Thread_local int finishing_here; /* this thread runs the finish */
+/* this thread runs the finish (initial-exec: read in signal handlers, which must not allocate) */
+static __thread int finishing_here __attribute__((tls_model("initial-exec")));
 
 static int request_signal_finish(void);
 
@@ -359,6 +360,7 @@ static void finish_on_writer(int redeliver) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL); /* the signal delivered again afterwards is the job's */
   finishing_here = 1;
+  atomic_store(&npkit_stopping, 1);
   if (redeliver) npkit_signals_deadline(NPKIT_SIGNAL_DEADLINE_MS);
   uint64_t deadline = atomic_load(&signal_at_ns) + (uint64_t)NPKIT_SIGNAL_DEADLINE_MS * 1000000ull;
   int together = npkit_stop_barrier_arrive(ident.job, ident.local_rank, ident.local_size) == 0;
@@ -371,6 +373,7 @@ static void finish_on_writer(int redeliver) {
                 late > 0 ? "; some had not by the deadline" : "");
   }
   atomic_store(&finish_done, 1);
+  atomic_store(&npkit_stopping, 0);
   /* After _exit the process ends with the caller's status: a stop signal that came meanwhile
    * must not end it first with another. */
   if (redeliver) npkit_signals_redeliver();
@@ -379,10 +382,16 @@ static void finish_on_writer(int redeliver) {
 static void finish_on_signal(void) { finish_on_writer(1); }
 static void finish_on_exit_call(void) { finish_on_writer(0); }
 
+void npkit_wait_for_stop(void) {
+  if (!atomic_load(&npkit_stopping) || finishing_here || npkit_own_thread || getpid() != owner_pid) return;
+  wait_finished(atomic_load(&signal_at_ns));
+}
+
 void npkit_finish_before_exit_call(void) {
   /* Checks first that write nothing: a child of vfork() shares the library's memory with its
    * parent, and getpid() tells it apart; a child of fork() is not the owner either. */
-  if (log_writer == NULL || getpid() != owner_pid || finishing_here || atomic_load(&finish_done)) return;
+  if (log_writer == NULL || getpid() != owner_pid || finishing_here || npkit_own_thread || atomic_load(&finish_done))
+    return;
   int expected = 0;
   if (atomic_compare_exchange_strong(&finish_owner, &expected, 3)) {
     atomic_store(&signal_at_ns, npkit_mono_ns());

@@ -42,4 +42,9 @@ void npkit_finish(void);
  * applications call _exit from their signal handlers. */
 void npkit_finish_before_exit_call(void);
 
+/* An NCCL call found recording off: while a stop signal's or _exit's finish runs (npkit_stopping,
+ * state.h), waits for it, bounded as the finish is; at once otherwise, and on the library's own
+ * threads or the finishing one. */
+void npkit_wait_for_stop(void);
+
 #endif

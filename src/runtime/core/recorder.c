@@ -2,6 +2,7 @@
 
 #include "clock.h"
 #include "signals.h"
+#include "state.h"
 
 #include <stddef.h>
 
@@ -240,6 +241,7 @@ static void *writer_exit(npkit_recorder *r) {
 
 static void *writer_main(void *arg) {
   npkit_recorder *r = arg;
+  npkit_own_thread_mark();
   npkit_signals_mask_thread();
   uint64_t quick_ns = QUICK_IDLE_NS, last_mono = npkit_mono_ns();
   for (unsigned pass = 0; !atomic_load(&r->stop); pass++) {

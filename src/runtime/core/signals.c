@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "state.h"
+
 static const int handled[] = {SIGTERM, SIGINT};
 #define N_HANDLED (sizeof handled / sizeof handled[0])
 static struct sigaction previous[N_HANDLED];
@@ -151,6 +153,7 @@ void npkit_signals_redeliver(void) {
 
 static void *deadline_main(void *arg) {
   (void)arg;
+  npkit_own_thread_mark();
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);

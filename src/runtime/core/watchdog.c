@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "state.h"
 #include "diag.h"
 #include "inflight_text.h"
 #include "signals.h"
@@ -73,6 +74,7 @@ uint64_t npkit_watchdog_check(uint64_t now_ns) {
 
 static void *watchdog_main(void *arg) {
   (void)arg;
+  npkit_own_thread_mark();
   npkit_signals_mask_thread();
   uint64_t period = timeout / 4;
   if (period > 1000000000ull) period = 1000000000ull;

@@ -97,6 +97,7 @@ static struct timespec deadline_after(uint64_t ms) {
 
 static void *flusher_main(void *arg) {
   (void)arg;
+  npkit_own_thread_mark();
   npkit_signals_mask_thread(); /* the job's signals are not ours to receive, but its stop signals */
   pthread_mutex_lock(&flush_lock);
   /* Early drains do not move the next periodic flush: it comes every period however often CUPTI

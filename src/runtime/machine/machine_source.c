@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "state.h"
 #include "diag.h"
 #include "machine_bind.h"
 #include "machine_host.h"
@@ -140,6 +141,7 @@ static uint64_t add_period(uint64_t next, uint64_t period, uint64_t now) {
 
 static void *machine_main(void *arg) {
   (void)arg;
+  npkit_own_thread_mark();
   pthread_setname_np(pthread_self(), "npkit-machine");
   /* The lowest priority: on a host whose cores the job keeps busy, the job's threads go first and
    * the snapshot and samples wait (they carry their own times). */
