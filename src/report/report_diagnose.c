@@ -144,6 +144,26 @@ static int bandwidth(npkit_report *rep) {
 static int gpu(npkit_report *rep) {
   npkit_finding *f;
   char lab[64], a[32], b[32], c[32];
+  npkit_gpu_coverage cov;
+  npkit_report_gpu_coverage(rep, &cov);
+  if (rep->gpu_ranks == 0 && cov.gpu_rows > 0) {
+    ADD(&rep->findings, NPKIT_FIND_NO_APP_KERNELS, NAN);
+    snprintf(f->title, sizeof(f->title),
+             "No kernels of the application in the logs: NCCL's own GPU stamps time %zu of %zu rows", cov.gpu_rows,
+             cov.rows);
+    snprintf(f->evidence, sizeof(f->evidence),
+             "%zu of the table's %zu rows (%" PRIu64 " of %" PRIu64 " calls) are timed on the GPU by the events NCCL's "
+             "profiler plugin reports for its own kernels (%" PRIu32 " of %zu ranks), with NCCL's algorithm and "
+             "protocol. The logs hold no CUPTI records: no kernels, copies or memsets of the application, so "
+             "communication/computation overlap, exposed communication, GPU idle time and bubbles are not "
+             "reported%s.",
+             cov.gpu_rows, cov.rows, cov.gpu_calls, cov.calls, cov.plugin_ranks, rep->job.n_logs,
+             cov.gpu_rows < cov.rows ? "; the other rows are timed by the CPU time of their API calls, or not at all" : "");
+    snprintf(f->next_step, sizeof(f->next_step),
+             "Record the application's GPU activity too (CUPTI: NPKIT_CUPTI=1, the default, in a process that uses "
+             "CUDA); the notes of a log (`npkit info LOG`) say why GPU timing was off in this run.");
+    return 0;
+  }
   if (rep->gpu_ranks == 0) {
     ADD(&rep->findings, NPKIT_FIND_NO_GPU, NAN);
     snprintf(f->title, sizeof(f->title), "No GPU activity in the logs: times are CPU times of the NCCL calls");

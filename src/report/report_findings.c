@@ -54,6 +54,7 @@ const char *npkit_finding_kind_name(npkit_finding_kind k) {
   case NPKIT_FIND_MISSING_RANKS: return "missing_ranks";
   case NPKIT_FIND_CLOCK: return "clock_alignment";
   case NPKIT_FIND_NO_GPU: return "no_gpu_activity";
+  case NPKIT_FIND_NO_APP_KERNELS: return "no_application_kernels";
   case NPKIT_FIND_NPKIT_SHARED: return "npkit_shared_state";
   case NPKIT_FIND_PORT: return "network_port";
   case NPKIT_FIND_NVLINK: return "nvlink_down";

@@ -21,6 +21,7 @@ typedef enum npkit_finding_kind {
   NPKIT_FIND_MISSING_RANKS,  /* communicators with ranks whose logs were not given */
   NPKIT_FIND_CLOCK,          /* clock alignment failed or is uncertain */
   NPKIT_FIND_NO_GPU,         /* overlap and idle need GPU activity */
+  NPKIT_FIND_NO_APP_KERNELS, /* NCCL's own GPU stamps time collectives, the application's kernels are missing */
   NPKIT_FIND_NPKIT_SHARED,   /* NPKit dumps of processes that held several communicators at once */
   /* the machine (report_machine_find.c): its snapshot and sampled counters */
   NPKIT_FIND_PORT,           /* a network port below its peers or its rated width, down, half duplex */

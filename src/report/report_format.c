@@ -79,6 +79,34 @@ void npkit_report_simulated_note(const npkit_report *rep, char *buf, size_t len)
            "a GPU.", n == rep->job.n_logs ? "all " : "", n, rep->job.n_logs);
 }
 
+void npkit_report_gpu_coverage(const npkit_report *rep, npkit_gpu_coverage *c) {
+  memset(c, 0, sizeof(*c));
+  for (size_t i = 0; i < rep->table.n; i++) {
+    const npkit_table_row *r = &rep->table.rows[i];
+    c->rows++;
+    c->calls += r->calls;
+    if (r->source == NPKIT_TIME_GPU) {
+      c->gpu_rows++;
+      c->gpu_calls += r->calls;
+    }
+  }
+  for (size_t i = 0; i < rep->job.n_logs; i++)
+    if (rep->logs[i].plugin_events > 0) c->plugin_ranks++;
+}
+
+void npkit_report_no_gpu_reason(const npkit_report *rep, char *buf, size_t len) {
+  npkit_gpu_coverage c;
+  npkit_report_gpu_coverage(rep, &c);
+  if (c.gpu_rows == 0) {
+    snprintf(buf, len, "these logs hold NCCL API events only");
+    return;
+  }
+  snprintf(buf, len,
+           "NCCL's own GPU stamps (profiler plugin) time %zu of the table's %zu rows, but the logs hold no kernels, "
+           "copies or memsets of the application (no CUPTI records)",
+           c.gpu_rows, c.rows);
+}
+
 static void three_digits(double v, const char *unit, char *buf, size_t len);
 
 void npkit_report_bytes(uint64_t bytes, char *buf, size_t len) {

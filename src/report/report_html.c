@@ -319,11 +319,12 @@ static int stragglers(npkit_report *rep, FILE *o) {
 }
 
 static int gpu(npkit_report *rep, FILE *o) {
-  char lab[64];
+  char lab[64], why[400], missing[600];
+  npkit_report_no_gpu_reason(rep, why, sizeof(why));
+  snprintf(missing, sizeof(missing),
+           "Needs GPU kernel events: %s, so overlap, exposed communication and GPU idle time are not computed.", why);
   if (!npkit_html_section(o, "gpu", "Communication/computation overlap and GPU idle time (bubbles)",
-                          rep->gpu_ranks > 0, "gpu",
-                          "Needs GPU kernel events: these logs hold NCCL API events only, so overlap, exposed "
-                          "communication and GPU idle time are not computed."))
+                          rep->gpu_ranks > 0, "gpu", missing))
     return 0;
   size_t n = 0;
   const char **labels = malloc(rep->job.n_logs * sizeof(*labels));

@@ -381,8 +381,17 @@ static void gpu(npkit_report *rep, npkit_json *w) {
   npkit_json_begin_object(w);
   npkit_json_kv_bool(w, "available", rep->gpu_ranks > 0);
   if (rep->gpu_ranks == 0) {
-    npkit_json_kv_string(w, "message",
-                         "overlap and idle time need GPU kernel events; these logs hold NCCL API events only");
+    char why[400], msg[500];
+    npkit_gpu_coverage c;
+    npkit_report_no_gpu_reason(rep, why, sizeof(why));
+    snprintf(msg, sizeof(msg), "overlap and idle time need GPU kernel events; %s", why);
+    npkit_json_kv_string(w, "message", msg);
+    npkit_report_gpu_coverage(rep, &c);
+    npkit_json_kv_uint(w, "rows", c.rows);
+    npkit_json_kv_uint(w, "gpu_timed_rows", c.gpu_rows);
+    npkit_json_kv_uint(w, "calls", c.calls);
+    npkit_json_kv_uint(w, "gpu_timed_calls", c.gpu_calls);
+    npkit_json_kv_uint(w, "plugin_ranks", c.plugin_ranks);
     npkit_json_end_object(w);
     return;
   }

@@ -113,6 +113,17 @@ void npkit_report_straggler_summary(npkit_report *rep, char *buf, size_t len);
 /* A duration in the JSON views: nanoseconds written as microseconds (the key ends in _us; NaN,
  * no data, is written as null). */
 void npkit_report_json_us(npkit_json *w, const char *key, double ns);
+/* What times the table when no log holds GPU activity of the application (gpu_ranks == 0): the
+ * rows (and their calls) whose time comes from NCCL's own GPU stamps (profiler plugin), of all. */
+typedef struct npkit_gpu_coverage {
+  size_t rows, gpu_rows;
+  uint64_t calls, gpu_calls;
+  uint32_t plugin_ranks;        /* logs with profiler-plugin events */
+} npkit_gpu_coverage;
+void npkit_report_gpu_coverage(const npkit_report *rep, npkit_gpu_coverage *c);
+/* Why overlap and idle are not computed (gpu_ranks == 0), as a clause: "these logs hold NCCL API
+ * events only", or what NCCL's own GPU stamps time and what is missing. */
+void npkit_report_no_gpu_reason(const npkit_report *rep, char *buf, size_t len);
 /* Logs recorded with NPKIT_SIMULATED: a report of them describes a simulation, and says so first. */
 size_t npkit_report_simulated_logs(const npkit_report *rep);
 /* The sentence that says so ("" when no log is simulated). */

@@ -235,8 +235,11 @@ static void gpu(npkit_report *rep, FILE *o) {
   char lab[64], a[32], b[32], c[32], d[32], e[32];
   section(o, "Communication/computation overlap and GPU idle time (bubbles)");
   if (rep->gpu_ranks == 0) {
-    fprintf(o, "  Needs GPU kernel events: these logs hold NCCL API events only, so overlap, exposed communication\n"
-               "  and GPU idle time are not computed.\n");
+    char why[400], line[600];
+    npkit_report_no_gpu_reason(rep, why, sizeof(why));
+    snprintf(line, sizeof(line),
+             "Needs GPU kernel events: %s, so overlap, exposed communication and GPU idle time are not computed.", why);
+    sentences(o, "  ", line);
     return;
   }
   fprintf(o, "  %-16s %8s %11s %11s %11s %11s %11s\n", "rank", "overlap", "comm", "compute", "exposed", "busy", "idle");

@@ -91,6 +91,12 @@ class RealJob(lib.TempDirTestCase):
         trace, journal = self.job({"NPKIT_CUPTI": "0", "NPKIT_PLUGIN": "0"})
         rep = self.check_report(trace, journal, "cpu")
         self.assertFalse(rep["gpu"]["available"])
+        # nothing timed on the GPU at all: today's wording
+        self.assertEqual(rep["gpu"]["gpu_timed_rows"], 0)
+        self.assertIn("these logs hold NCCL API events only", rep["gpu"]["message"])
+        (f,) = rt.findings_of(rep, "no_gpu_activity")
+        self.assertEqual(f["title"], "No GPU activity in the logs: times are CPU times of the NCCL calls")
+        self.assertEqual(rt.findings_of(rep, "no_application_kernels"), [])
         self.assertTrue(all(r["time_source"] in ("cpu", "none") for r in rep["collectives"]))
         # calls inside groups have no CPU time of their own
         sends = [r for r in rep["collectives"] if r["op"] == "Send"]
@@ -105,6 +111,35 @@ class RealJob(lib.TempDirTestCase):
         self.assertFalse(rep["gpu"]["available"])  # no CUPTI activity: no overlap analysis
         rows = [r for r in rep["collectives"] if r["op"] == "AllReduce" and r["nranks"] == NP]
         self.assertTrue(rows and all(r["time_source"] == "gpu" for r in rows), rows)
+        # the report does not contradict its table: it counts what NCCL's stamps time and says
+        # what is missing, instead of "NCCL API events only"
+        gpu_rows = [r for r in rep["collectives"] if r["time_source"] == "gpu"]
+        n, m = len(gpu_rows), len(rep["collectives"])
+        calls = sum(r["calls"] for r in rep["collectives"])
+        gpu_calls = sum(r["calls"] for r in gpu_rows)
+        self.assertTrue(0 < n < m, (n, m))  # Send/Recv in groups are untimed rows
+        g = rep["gpu"]
+        self.assertEqual((g["rows"], g["gpu_timed_rows"], g["calls"], g["gpu_timed_calls"], g["plugin_ranks"]),
+                         (m, n, calls, gpu_calls, NP))
+        self.assertNotIn("API events only", g["message"])
+        self.assertIn("time %d of the table's %d rows" % (n, m), g["message"])
+        self.assertEqual(rt.findings_of(rep, "no_gpu_activity"), [])
+        (f,) = rt.findings_of(rep, "no_application_kernels")
+        self.assertEqual(f["title"], "No kernels of the application in the logs: NCCL's own GPU stamps time %d of %d rows"
+                         % (n, m))
+        self.assertIn("(%d of %d calls)" % (gpu_calls, calls), f["evidence"])
+        self.assertIn("(%d of %d ranks)" % (NP, NP), f["evidence"])
+        self.assertIsNone(f["time_at_stake_us"])
+        text = rt.tool("report", trace)
+        self.assertNotIn("API events only", text.stdout)
+        self.assertIn("NCCL's own GPU stamps (profiler plugin) time %d of the table's %d rows" % (n, m), text.stdout)
+        html = self.path("r.html")
+        run = rt.tool("report", trace, "--html", html)
+        self.assertEqual(run.rc, 0, run.describe())
+        with open(html, encoding="utf-8") as fh:
+            page = fh.read()
+        self.assertNotIn("API events only", page)
+        self.assertIn("no_application_kernels", page)
 
     def test_with_gpu_records(self):
         fake = os.path.join(lib.need_env("NPKIT_FAKES_DIR"), "libcupti.so.13")
