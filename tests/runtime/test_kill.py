@@ -231,6 +231,24 @@ class Kill(unittest.TestCase):
         for seqs in by_comm.values():
             self.assertEqual(sorted(seqs), list(range(len(seqs))))
 
+    def test_lone_rank_exit_does_not_wait_for_the_others(self):
+        # a rank of a 2-rank job (torchrun's variables) that calls _exit while the other runs on:
+        # it finishes with the ranks of its host that stop too (none), it does not wait for the
+        # other until the deadline (20 s)
+        t0 = time.time()
+        p, trace, _ = self.job(300, end="_exit", NPKIT_LOG_LEVEL="debug", RANK="1", WORLD_SIZE="2", LOCAL_RANK="1",
+                               LOCAL_WORLD_SIZE="2", TORCHELASTIC_RUN_ID="npkit-lone-%d" % os.getpid())
+        err = self.finished(p, 7)
+        self.assertLess(time.time() - t0, 10)
+        self.assertRegex(err, r"finished on a call of _exit: the log was closed after")
+        m = re.search(r"waited ([\d.]+) ms for the other ranks of this host", err)
+        self.assertIsNotNone(m, err)
+        self.assertLess(float(m.group(1)), 2000)
+        info = tool("info", self.one_log(trace))
+        self.assertEqual(info.returncode, 0, info.stderr)
+        m = re.search(r"^  ncclAllReduce\s+(\d+)\s+0\s", info.stdout, re.M)
+        self.assertEqual(int(m.group(1)), 300)
+
     def kill_in_write(self, mode):
         # the job arms the shim after its last call and returns from main: the library's write of
         # the events still in the pool at exit is where the process dies

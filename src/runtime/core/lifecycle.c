@@ -304,8 +304,9 @@ static void finish_trace(void) {
   }
   uint64_t at = atomic_load(&signal_at_ns);
   if (at != 0)
-    npkit_debug("finished on a stop signal: the log was closed after %.1f ms, the trace written after %.1f ms",
-                (double)(closed_ns - at) / 1e6, (double)(npkit_mono_ns() - at) / 1e6);
+    npkit_debug("finished on %s: the log was closed after %.1f ms, the trace written after %.1f ms",
+                atomic_load(&finish_owner) == 3 ? "a call of _exit" : "a stop signal", (double)(closed_ns - at) / 1e6,
+                (double)(npkit_mono_ns() - at) / 1e6);
   char parts[320] = "";
   for (size_t i = 0, used = 0; i < n_sources && used + 1 < sizeof parts; i++)
     if (sources[i]->summary != NULL) {
