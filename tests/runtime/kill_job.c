@@ -25,6 +25,7 @@
  *                  extra calls completed are counted in FILE, mapped shared (word 0: completed,
  *                  word 1: completed when _exit was called), so that the test reads them after
  *                  the process is gone
+ *   kill_thread    as nccl_thread, but the second thread sends the process SIGKILL instead
  * Exit status 2 on bad arguments, 1 when NCCL fails. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -68,9 +69,9 @@ static void quick_handler(void) {
   if (write(2, said, sizeof said - 1) < 0) _exit(1);
 }
 static void *exit_amid_calls(void *arg) {
-  (void)arg;
   while (extra[0] < 200) usleep(100);
   extra[1] = extra[0];
+  if (arg != NULL) kill(getpid(), SIGKILL);
   _exit(7);
 }
 static void handler_ends(int sig) {
@@ -99,12 +100,12 @@ static void end_as(const char *how) {
     exit(7);
   }
   if (!strcmp(how, "quick_exit")) quick_exit(7);
-  if (!strcmp(how, "nccl_thread")) {
+  if (!strcmp(how, "nccl_thread") || !strcmp(how, "kill_thread")) {
     pthread_t t;
     float buf[16] = {0};
     ncclComm_t solo; /* of one rank: the threads' communicators need all of theirs in each call */
     if (ncclCommInitAll(&solo, 1, NULL) != ncclSuccess) exit(1);
-    if (pthread_create(&t, NULL, exit_amid_calls, NULL) != 0) exit(1);
+    if (pthread_create(&t, NULL, exit_amid_calls, !strcmp(how, "kill_thread") ? (void *)1 : NULL) != 0) exit(1);
     for (;;) {
       if (ncclAllReduce(buf, buf, 16, ncclFloat32, ncclSum, solo, 0) != ncclSuccess) exit(1);
       extra[0]++;

@@ -157,12 +157,69 @@ class Kill(unittest.TestCase):
         return info
 
     def test_sigkill_after_calls(self):
-        for threads, calls, marks in ((1, 2500, False), (3, 1800, True)):
-            p, trace, ready = self.job(calls, threads, marks)
-            self.finished(p, -signal.SIGKILL)
-            with open(ready) as f:
-                self.assertEqual(int(f.read()), calls * threads)
-            self.check_counts(self.one_log(trace), calls, threads)
+        # below one chunk (nothing finished for the writer's quick pass), over several, on 1 and 3
+        # threads; the writer's regular pass at its default (200 ms: part may be in the log
+        # already), at 60 s and never
+        for flush in ("200", "60000", "3600000"):
+            for threads, calls, marks in ((1, 300, False), (1, 2500, False), (3, 1800, True)):
+                with self.subTest(flush=flush, threads=threads, calls=calls):
+                    p, trace, ready = self.job(calls, threads, marks, NPKIT_FLUSH_MS=flush)
+                    self.finished(p, -signal.SIGKILL)
+                    with open(ready) as f:
+                        self.assertEqual(int(f.read()), calls * threads)
+                    self.check_counts(self.one_log(trace), calls, threads,
+                                      stderr_has="killed" if flush == "200" else "recovered")
+
+    def test_sigkill_from_another_thread_amid_calls(self):
+        # every call completed when another thread killed the process is recovered, and at most
+        # the one in flight besides (its wrapper stored it, the program had not counted it yet)
+        count = os.path.join(self.tmp, "count")
+        p, trace, _ = self.job(1500, 2, end="kill_thread", count=count)
+        self.finished(p, -signal.SIGKILL)
+        with open(count, "rb") as f:
+            page = f.read(16)
+        done = int.from_bytes(page[:8], "little")
+        self.assertGreaterEqual(done, 200)
+        log = self.one_log(trace)
+        info = tool("info", log)
+        self.assertEqual(info.returncode, 3, info.stderr)
+        self.assertIn("killed", info.stderr)
+        out = os.path.join(self.tmp, "k.json")
+        self.assertEqual(tool("json", log, "-o", out).returncode, 0)
+        by_comm = {}
+        for e in api_calls(out):
+            if e["name"] == "ncclAllReduce":
+                by_comm.setdefault(e["args"]["comm_id"] + str(e["args"]["comm_rank"]), []).append(e["args"]["seq"])
+        counts = [len(v) for v in by_comm.values()]
+        self.assertEqual(len(counts), 3, counts)
+        counts.remove(1500)
+        counts.remove(1500)
+        self.assertIn(counts[0], (done, done + 1))
+        for seqs in by_comm.values():
+            self.assertEqual(sorted(seqs), list(range(len(seqs))))
+
+    def test_torn_pool_is_refused_clearly(self):
+        # a pool file cut short, or with a header that is not a pool's: one clear line, no crash,
+        # the log stays readable with what the writer had put in it, the pool file stays
+        for damage, says in (("cut", "the pool file's parts do not fit its size"), ("magic", "not an event pool file")):
+            with self.subTest(damage=damage):
+                p, trace, _ = self.job(700)
+                self.finished(p, -signal.SIGKILL)
+                log = self.one_log(trace)
+                pool = pool_of(log)
+                if damage == "cut":
+                    os.truncate(pool, os.path.getsize(pool) // 2)
+                else:
+                    with open(pool, "r+b") as f:
+                        f.write(b"NOTAPOOL")
+                for cmd in (["info", log], ["json", log, "-o", os.path.join(trace, "x.json")], ["report", trace]):
+                    r = tool(*cmd)
+                    self.assertIn(r.returncode, (0, 3), r.stderr)  # 3: npkit info of a log not closed
+                    self.assertIn("warning: cannot recover the events of the killed process", r.stderr)
+                    self.assertIn(says, r.stderr)
+                self.assertTrue(os.path.exists(pool))
+                info = tool("info", log)
+                self.assertRegex(info.stdout, r"state +not closed cleanly \(no END block")
 
     def test_crash_without_flight_recorder(self):
         # abort(): SIGABRT's default action ends the process as SIGKILL does, no handler of ours runs
