@@ -119,12 +119,12 @@ def mpirun_cmd(trace_dir, ready_dir, ready_after, **extra):
     return cmd + [STOP_JOB, "--ready-dir", ready_dir, "--ready-after", str(ready_after)]
 
 
-def start_job(tmp, ready_after=READY_AFTER, **extra):
+def start_job(tmp, ready_after=READY_AFTER, args=(), **extra):
     trace_dir, ready_dir = os.path.join(tmp, "trace"), os.path.join(tmp, "ready")
     os.makedirs(ready_dir)
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)  # mpirun itself runs without the library
-    proc = subprocess.Popen(mpirun_cmd(trace_dir, ready_dir, ready_after, **extra), env=env,
+    proc = subprocess.Popen(mpirun_cmd(trace_dir, ready_dir, ready_after, **extra) + list(args), env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ready = [os.path.join(ready_dir, "ready.%d" % r) for r in (0, 1)]
     sl.wait_for(ready, proc, "the mpirun job")
@@ -200,6 +200,39 @@ class MpirunStop(unittest.TestCase):
                                     "run %d rank %d: the trace shows %d calls (%d complete), the rank completed %d "
                                     "and began %d" % (run, rank, shown, n, completed, begun))
                 print("run %d: plain timeout, every trace complete" % run, file=sys.stderr)
+
+    def test_one_rank_sigkilled(self):
+        # the OOM killer takes rank 1 while it calls NCCL; mpirun then stops rank 0.  After `npkit
+        # report` (or rank 0's library, whichever comes first, recovers rank 1's event pool) rank
+        # 1's trace holds every call it completed (counted in a shared page), at most one more
+        # (stored by its wrapper, not yet counted by the program), each once, in order.
+        with tempfile.TemporaryDirectory() as tmp:
+            ready_dir = os.path.join(tmp, "ready")
+            proc, trace_dir, pids = start_job(tmp, args=["--count-dir", ready_dir], NPKIT_FLUSH_MS="60000",
+                                              NPKIT_CLOCK="realtime")
+            os.kill(pids[1], signal.SIGKILL)
+            _, err = proc.communicate(timeout=60)
+            self.assertNotEqual(proc.returncode, 0)
+            assert_no_sanitizer_report(self, err, "rank 1 killed")
+            done = int.from_bytes(slurp(os.path.join(ready_dir, "count.1"), "rb")[:8], "little")
+            self.assertGreaterEqual(done, READY_AFTER)
+            rep = tool("report", trace_dir)
+            self.assertEqual(rep.returncode, 0, rep.stderr)
+            logs = {int(re.search(r"_(\d+)\.npkit$", p).group(1)): p
+                    for p in glob.glob(os.path.join(trace_dir, "*.npkit"))}
+            self.assertEqual(sorted(logs), sorted(pids))
+            check_rank(self, logs[pids[0]], "rank 0, stopped by mpirun")
+            info = tool("info", logs[pids[1]])
+            self.assertEqual(info.returncode, 3, info.stderr)
+            self.assertRegex(info.stdout, r"state +not closed cleanly: the process was killed; \d+ events it had not "
+                                          r"written were recovered from its event pool")
+            path = trace_for(logs[pids[1]])
+            self.assertIsNotNone(path, rep.stderr)
+            seqs = sorted(e["args"]["seq"] for e in json.loads(slurp(path))["traceEvents"]
+                          if e.get("ph") == "X" and e.get("name") == "ncclAllReduce")
+            self.assertIn(len(seqs), (done, done + 1), "rank 1 completed %d calls" % done)
+            self.assertEqual(seqs, list(range(len(seqs))))
+            self.assertEqual(info_calls(logs[pids[1]])[1], len(seqs))
 
     def test_slurm_like_term_then_kill(self):
         # slurmstepd signals every task itself: SIGTERM, then SIGKILL after KillWait
