@@ -279,6 +279,50 @@ static int recover_pool(const char *pool_path, const char *log_override, const c
   return rc;
 }
 
+static int by_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int npkit_pool_inspect(const char *pool_path, npkit_pool_summary *s, char *err, size_t errlen) {
+  memset(s, 0, sizeof *s);
+  int fd = open(pool_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return fail(err, errlen, "%s", strerror(errno));
+  struct stat st;
+  npkit_pool_header h;
+  const char *why = NULL;
+  if (fstat(fd, &st) != 0 || read_exact(fd, &h, sizeof h, 0) != 0)
+    why = "shorter than a pool header";
+  else
+    why = check_header(&h, (uint64_t)st.st_size);
+  npkit_pool_chunk *chunks = why == NULL ? malloc((size_t)h.nchunks * sizeof *chunks) : NULL;
+  uint32_t *owners = why == NULL ? malloc((size_t)h.nchunks * sizeof *owners) : NULL;
+  if (why == NULL && (chunks == NULL || owners == NULL)) why = "out of memory";
+  if (why == NULL && read_exact(fd, chunks, (size_t)h.nchunks * sizeof *chunks, h.chunks_offset) != 0)
+    why = "cannot read its chunks";
+  if (why == NULL) {
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    s->owner_alive = fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
+    s->state = h.state;
+    s->pid = h.pid;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < h.nchunks; i++) {
+      const npkit_pool_chunk *c = &chunks[i];
+      if (c->owner == 0 || c->used > h.chunk_events || c->written >= c->used) continue;
+      s->pending_events += c->used - c->written;
+      s->pending_chunks++;
+      owners[n++] = c->owner;
+    }
+    qsort(owners, n, sizeof *owners, by_u32);
+    for (uint32_t i = 0; i < n; i++)
+      if (i == 0 || owners[i] != owners[i - 1]) s->pending_threads++;
+  }
+  free(chunks);
+  free(owners);
+  close(fd);
+  return why == NULL ? 0 : fail(err, errlen, "%s", why);
+}
+
 int npkit_pool_recover_file(const char *pool_path, const char *by, npkit_pool_recovery *rec, char *err, size_t errlen) {
   return recover_pool(pool_path, NULL, by, rec, err, errlen);
 }

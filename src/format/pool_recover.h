@@ -33,6 +33,17 @@ typedef struct npkit_pool_recovery {
   char pool_path[256];
 } npkit_pool_recovery;
 
+/* What a pool file holds, read without changing it (`npkit info`, before or instead of a recovery). */
+typedef struct npkit_pool_summary {
+  int owner_alive;         /* its process still holds the owner's lock */
+  uint32_t state;          /* NPKIT_POOL_RECORDING, _CLOSED, _RECOVERED */
+  int32_t pid;
+  uint64_t pending_events; /* recorded and not in the log (a write under way counted as not) */
+  uint32_t pending_threads, pending_chunks;
+} npkit_pool_summary;
+/* 0, or -1 with why not (no such file, not a pool, damaged). */
+int npkit_pool_inspect(const char *pool_path, npkit_pool_summary *s, char *err, size_t errlen);
+
 /* The pool the log at log_path names (its POOL block), when there is one to recover.  1: events
  * were recovered (rec says what), 0: nothing to do (no pool named, another host's, gone, its
  * process still runs, nothing left in it), -1: a message in err (rec->pool_path says which). */

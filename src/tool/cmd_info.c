@@ -3,11 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "info_machine.h"
 #include "log_reader.h"
 #include "nccl_names.h"
+#include "pool_recover.h"
 
 #define MAX_NOTES_SHOWN 20
 
@@ -120,6 +122,21 @@ static void print_header(const npkit_log_reader *r) {
   }
 }
 
+/* The event pool the log names: what it still holds, whether its process runs. */
+static void print_pool(const npkit_log_reader *r) {
+  printf("event pool     %s (%" PRIu64 " MB, kept in memory beyond a kill)", r->pool.path, r->pool.bytes >> 20);
+  npkit_pool_summary s;
+  char err[300];
+  if (access(r->pool.path, F_OK) != 0) {
+    printf(": gone (%s)\n", r->has_end ? "removed at the clean close" : r->n_recovered > 0 ? "recovered" : "not on this host");
+  } else if (npkit_pool_inspect(r->pool.path, &s, err, sizeof err) != 0) {
+    printf(": unreadable (%s)\n", err);
+  } else {
+    printf(": %" PRIu64 " events on %" PRIu32 " threads not in the log yet; its process (pid %d) %s\n", s.pending_events,
+           s.pending_threads, (int)s.pid, s.owner_alive ? "runs" : "is gone");
+  }
+}
+
 static void print_state(const npkit_log_reader *r) {
   printf("blocks         %" PRIu64 " (%" PRIu64 " of events", r->n_blocks, r->n_event_blocks);
   if (r->n_packed_blocks) printf(", %" PRIu64 " of them packed", r->n_packed_blocks);
@@ -146,8 +163,7 @@ static void print_state(const npkit_log_reader *r) {
     printf("state          not closed cleanly (no END block: the process is running, or was killed)\n");
   printf("events         %" PRIu64 " (recorded %" PRIu64 ", dropped %" PRIu64 ")\n", r->n_events, r->recorded,
          r->dropped);
-  if (r->has_pool)
-    printf("event pool     %s (%" PRIu64 " MB, kept in memory beyond a kill)\n", r->pool.path, r->pool.bytes >> 20);
+  if (r->has_pool) print_pool(r);
   if (r->has_end) {
     printf("closed at      ");
     print_time(r->end.end_ns);

@@ -367,9 +367,16 @@ class Kill(unittest.TestCase):
         r = tool("info", log)
         self.assertNotIn("recovered", r.stderr)
         self.assertTrue(os.path.exists(pool), "the pool of a running process stays")
+        # what the pool holds: the calling thread's 500 calls went to the log when it ended (its
+        # chunk finished); the main thread's ncclCommInitAll is still in the pool
+        m = re.search(r"^event pool +%s \(64 MB, kept in memory beyond a kill\): (\d+) events on 1 threads not in "
+                      r"the log yet; its process \(pid %d\) runs$" % (re.escape(pool), p.pid), r.stdout, re.M)
+        self.assertIsNotNone(m, r.stdout)
+        self.assertEqual(int(m.group(1)), 1)
         p.kill()
         self.finished(p, -signal.SIGKILL)
         self.check_counts(log, 500, 1, stderr_has="killed")
+        self.assertRegex(tool("info", log).stdout, r"event pool +.*: gone \(recovered\)")
 
     def test_pool_in_private_memory(self):
         for setting in ("none", self.tmp):  # off, and a folder that is not a memory file system
