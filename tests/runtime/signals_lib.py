@@ -18,10 +18,15 @@ def sanitizer_runtime():
                           capture_output=True, text=True).stdout.strip()
 
 
-def preload_env(lib, trace_dir, fakes, **extra):
+def preload_env(lib, trace_dir, fakes, preload=None, clean=False, **extra):
+    """The environment of a process under the library (lib, or the list preload), after the
+    sanitizer runtime in sanitizer builds; clean: without the NPKIT_ settings of the caller's."""
     env = dict(os.environ)
+    if clean:
+        for k in [k for k in env if k.startswith("NPKIT_") and k != "NPKIT_SANITIZE"]:
+            del env[k]
     env.update(NPKIT_TRACE_DIR=trace_dir, LD_LIBRARY_PATH=fakes, FAKE_NCCL_LAT_US="0")
-    pre = [lib]
+    pre = list(preload) if preload is not None else [lib]
     rt = sanitizer_runtime()
     if rt:
         pre.insert(0, rt)

@@ -25,32 +25,15 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from signals_lib import preload_env  # noqa: E402
+
 KILL_JOB, LIB, TOOL, FAKES, SHIM = sys.argv[1:6]
 SANITIZED = bool(os.environ.get("NPKIT_SANITIZE"))
 
 
-def sanitizer_runtime():
-    san = os.environ.get("NPKIT_SANITIZE", "")
-    if not san:
-        return None
-    return subprocess.run(["cc", "-print-file-name=lib%s.so" % ("asan" if san == "address" else "tsan")],
-                          capture_output=True, text=True).stdout.strip()
-
-
 def env_for(trace_dir, preload=(LIB,), **extra):
-    env = dict(os.environ)
-    for k in list(env):
-        if k.startswith("NPKIT_") and k != "NPKIT_SANITIZE":
-            del env[k]
-    env.update(NPKIT_TRACE_DIR=trace_dir, LD_LIBRARY_PATH=FAKES, FAKE_NCCL_LAT_US="0", NPKIT_PLUGIN="0")
-    pre = list(preload)
-    rt = sanitizer_runtime()
-    if rt:
-        pre.insert(0, rt)
-        env["ASAN_OPTIONS"] = "detect_leaks=0"
-    env["LD_PRELOAD"] = ":".join(pre)
-    env.update(extra)
-    return env
+    return preload_env(LIB, trace_dir, FAKES, preload=preload, clean=True, NPKIT_PLUGIN="0", **extra)
 
 
 def tool(*args):
@@ -71,6 +54,15 @@ def api_calls(trace_path):
     with open(trace_path) as f:
         doc = json.load(f)
     return [e for e in doc["traceEvents"] if e.get("cat") == "nccl_api" and e.get("ph") == "X"]
+
+
+def allreduce_seqs(trace_path):
+    """The sequence numbers of the ncclAllReduce calls of a trace, per communicator and rank."""
+    by_comm = {}
+    for e in api_calls(trace_path):
+        if e["name"] == "ncclAllReduce":
+            by_comm.setdefault(e["args"]["comm_id"] + str(e["args"]["comm_rank"]), []).append(e["args"]["seq"])
+    return by_comm
 
 
 class Kill(unittest.TestCase):
@@ -147,10 +139,7 @@ class Kill(unittest.TestCase):
         out = os.path.join(os.path.dirname(log), "t.json")
         js = tool("json", log, "-o", out)
         self.assertEqual(js.returncode, 0, js.stderr)
-        by_comm = {}
-        for e in api_calls(out):
-            if e["name"] == "ncclAllReduce":
-                by_comm.setdefault(e["args"]["comm_id"] + str(e["args"]["comm_rank"]), []).append(e["args"]["seq"])
+        by_comm = allreduce_seqs(out)
         self.assertEqual(len(by_comm), threads)
         for seqs in by_comm.values():
             self.assertEqual(sorted(seqs), list(range(calls)), "each call once, none missing")
@@ -186,10 +175,7 @@ class Kill(unittest.TestCase):
         self.assertIn("killed", info.stderr)
         out = os.path.join(self.tmp, "k.json")
         self.assertEqual(tool("json", log, "-o", out).returncode, 0)
-        by_comm = {}
-        for e in api_calls(out):
-            if e["name"] == "ncclAllReduce":
-                by_comm.setdefault(e["args"]["comm_id"] + str(e["args"]["comm_rank"]), []).append(e["args"]["seq"])
+        by_comm = allreduce_seqs(out)
         counts = [len(v) for v in by_comm.values()]
         self.assertEqual(len(counts), 3, counts)
         counts.remove(1500)
@@ -249,10 +235,7 @@ class Kill(unittest.TestCase):
                 self.assertEqual(int(m.group(1)), 1700 * 2)
                 traces = glob.glob(os.path.join(trace, "*.json"))
                 self.assertEqual(len(traces), 1, traces)
-                by_comm = {}
-                for e in api_calls(traces[0]):
-                    if e["name"] == "ncclAllReduce":
-                        by_comm.setdefault(e["args"]["comm_id"] + str(e["args"]["comm_rank"]), []).append(e["args"]["seq"])
+                by_comm = allreduce_seqs(traces[0])
                 self.assertEqual(sorted(len(v) for v in by_comm.values()), [1700, 1700])
                 for seqs in by_comm.values():
                     self.assertEqual(sorted(seqs), list(range(1700)))
@@ -275,10 +258,7 @@ class Kill(unittest.TestCase):
         self.assertRegex(info.stdout, r"state +closed cleanly")
         traces = glob.glob(os.path.join(trace, "*.json"))
         self.assertEqual(len(traces), 1, traces)
-        by_comm = {}
-        for e in api_calls(traces[0]):
-            if e["name"] == "ncclAllReduce":
-                by_comm.setdefault(e["args"]["comm_id"] + str(e["args"]["comm_rank"]), []).append(e["args"]["seq"])
+        by_comm = allreduce_seqs(traces[0])
         counts = [len(v) for v in by_comm.values()]
         self.assertEqual(len(counts), 3, counts)
         counts.remove(1500)
