@@ -617,6 +617,8 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
       r->n_packed_blocks += bh->type != NPKIT_BLOCK_EVENTS;
     } else if (bh->type == NPKIT_BLOCK_MACHINE) {
       r->n_machine_blocks++;
+    } else if (bh->type == NPKIT_BLOCK_STACK) {
+      r->n_stack_blocks++;
     } else if (!is_known_type(r, bh->type) && !(r->checksums && bh->type == NPKIT_BLOCK_CHECK)) {
       r->n_unknown_blocks++;
     }
@@ -1020,6 +1022,7 @@ const char *npkit_block_type_name(unsigned type) {
   case NPKIT_BLOCK_POOL: return "POOL";
   case NPKIT_BLOCK_RECOVERED: return "RECOVERED";
   case NPKIT_BLOCK_MACHINE: return "MACHINE";
+  case NPKIT_BLOCK_STACK: return "STACK";
   default: return "unknown";
   }
 }

@@ -114,6 +114,7 @@ typedef struct npkit_log_reader {
                                    the events (the report's tests count its passes with it) */
   uint64_t n_unknown_blocks;    /* skipped: types this build does not know */
   uint64_t n_machine_blocks;    /* MACHINE blocks (version 3): read by machine_info.h */
+  uint64_t n_stack_blocks;      /* STACK blocks: read by stack_table.h */
   uint64_t recorded, dropped;   /* from the counters (or END, when it says more) */
 
   int truncated;                /* the log ends with an incomplete or corrupt block */

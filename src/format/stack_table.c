@@ -65,9 +65,9 @@ int npkit_stack_table_load(const npkit_log_reader *r, npkit_stack_table *t, char
   unsigned char *buf = NULL;
   size_t buf_cap = 0;
   int rc = 0;
-  /* The reader counts the block types it skips, STACK among them: a log without any has no stacks,
-   * and most logs are spared the second walk over their block headers. */
-  if (r->n_unknown_blocks == 0) return 0;
+  /* The reader counts the STACK blocks: a log without any has no stacks, and most logs are spared
+   * the second walk over their block headers. */
+  if (r->n_stack_blocks == 0) return 0;
   npkit_block_header bh;
   uint64_t pos = 0, payload;
   int k;
