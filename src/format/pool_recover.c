@@ -194,6 +194,9 @@ static int append_recovered(recovery *v, const char *by, uint64_t off, uint64_t 
  * to recover into it, -1 error. */
 static int open_log(recovery *v, const char *log_path, uint64_t *valid_end, uint64_t *cut, char *err, size_t errlen) {
   v->log_fd = open(log_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  /* The log was removed (a trace folder deleted after its job was killed): the events have nowhere
+   * to go, and a pool kept for them would hold its memory and be tried by every later process. */
+  if (v->log_fd < 0 && errno == ENOENT) return 0;
   if (v->log_fd < 0) return fail(err, errlen, "cannot open its log %s: %s", log_path, strerror(errno));
   npkit_log_header lh;
   if (read_exact(v->log_fd, &lh, sizeof lh, 0) != 0 || memcmp(lh.magic, NPKIT_LOG_MAGIC, 8) != 0)

@@ -49,7 +49,9 @@ int npkit_pool_inspect(const char *pool_path, npkit_pool_summary *s, char *err, 
  * process still runs, nothing left in it), -1: a message in err (rec->pool_path says which). */
 int npkit_pool_recover_log(const char *log_path, const char *by, npkit_pool_recovery *rec, char *err, size_t errlen);
 
-/* The same for the pool file at pool_path, into the log it names.  Same returns. */
+/* The same for the pool file at pool_path, into the log it names.  Same returns; 0 also when that
+ * log no longer exists (its folder was removed): the pool, whose events have nowhere to go, is
+ * removed then. */
 int npkit_pool_recover_file(const char *pool_path, const char *by, npkit_pool_recovery *rec, char *err, size_t errlen);
 
 /* Every pool file of this user in dir whose process is gone: recovered, and `said` called for each

@@ -336,6 +336,19 @@ class Kill(unittest.TestCase):
         self.assertTrue(live_pool)
         self.assertFalse(os.path.exists(live_pool), "a closed log's pool is removed")
 
+    def test_pool_of_a_removed_log_is_removed(self):
+        # the trace folder of a killed job deleted: the next process's library removes the pool
+        # (its memory back), says nothing about it, and no later process tries it again
+        p, trace, _ = self.job(800)
+        self.finished(p, -signal.SIGKILL)
+        pool = pool_of(self.one_log(trace))
+        shutil.rmtree(trace)
+        q, _, _ = self.job(10, clean=True)
+        err = self.finished(q, 0)
+        self.assertNotIn("recover", err)
+        self.assertFalse(os.path.exists(pool))
+        self.assertEqual(os.listdir(self.pool_dir), [])
+
     def test_live_process_is_left_alone(self):
         p, trace, ready = self.job(500, wait=True)
         deadline = time.time() + 60
