@@ -222,13 +222,22 @@ static void pool_done(int fd, const char *path) {
   unlink(path);
 }
 
+/* A file of a pool's name found by a scan (tidy) that is no pool, unlocked and older than this: the
+ * remains of a process killed while it created its pool (the header is written last).  A younger
+ * one may be a pool being created right now, between its open and its lock. */
+#define TIDY_AGE_S 60
+
 /* With the pool file open and locked: 1 recovered, 0 nothing, -1 error. */
-static int recover_locked(recovery *v, const char *pool_path, const char *log_override, const char *by,
+static int recover_locked(recovery *v, const char *pool_path, const char *log_override, const char *by, int tidy,
                           npkit_pool_recovery *rec, char *err, size_t errlen) {
   struct stat st;
   if (fstat(v->pool_fd, &st) != 0) return fail(err, errlen, "%s: %s", pool_path, strerror(errno));
-  if (read_exact(v->pool_fd, &v->h, sizeof v->h, 0) != 0) return fail(err, errlen, "%s: shorter than a pool header", pool_path);
-  const char *why = check_header(&v->h, (uint64_t)st.st_size);
+  const char *why = read_exact(v->pool_fd, &v->h, sizeof v->h, 0) != 0 ? "shorter than a pool header"
+                                                                         : check_header(&v->h, (uint64_t)st.st_size);
+  if (why != NULL && tidy) {
+    if (st.st_mtime + TIDY_AGE_S < time(NULL)) unlink(pool_path);
+    return 0;
+  }
   if (why != NULL) return fail(err, errlen, "%s: %s", pool_path, why);
   v->h.log_path[sizeof v->h.log_path - 1] = '\0';
   rec->pid = v->h.pid;
@@ -257,9 +266,10 @@ static int recover_locked(recovery *v, const char *pool_path, const char *log_ov
   return 1;
 }
 
-/* The pool file at pool_path into log_override, or the log the pool names. */
-static int recover_pool(const char *pool_path, const char *log_override, const char *by,
-                               npkit_pool_recovery *rec, char *err, size_t errlen) {
+/* The pool file at pool_path into log_override, or the log the pool names; tidy: found by a scan
+ * of the pool folder, which removes what is no pool (recover_locked). */
+static int recover_pool(const char *pool_path, const char *log_override, const char *by, int tidy,
+                        npkit_pool_recovery *rec, char *err, size_t errlen) {
   memset(rec, 0, sizeof *rec);
   snprintf(rec->pool_path, sizeof rec->pool_path, "%s", pool_path);
   recovery v;
@@ -275,7 +285,7 @@ static int recover_pool(const char *pool_path, const char *log_override, const c
   } else if (fcntl(v.pool_fd, F_SETLK, &lk) != 0) {
     rc = errno == EAGAIN || errno == EACCES ? 0 : fail(err, errlen, "%s: cannot lock: %s", pool_path, strerror(errno));
   } else {
-    rc = recover_locked(&v, pool_path, log_override, by, rec, err, errlen);
+    rc = recover_locked(&v, pool_path, log_override, by, tidy, rec, err, errlen);
   }
   recovery_free(&v);
   close(v.pool_fd); /* drops the lock */
@@ -327,7 +337,7 @@ int npkit_pool_inspect(const char *pool_path, npkit_pool_summary *s, char *err, 
 }
 
 int npkit_pool_recover_file(const char *pool_path, const char *by, npkit_pool_recovery *rec, char *err, size_t errlen) {
-  return recover_pool(pool_path, NULL, by, rec, err, errlen);
+  return recover_pool(pool_path, NULL, by, 0, rec, err, errlen);
 }
 
 int npkit_pool_recover_log(const char *log_path, const char *by, npkit_pool_recovery *rec, char *err, size_t errlen) {
@@ -347,7 +357,7 @@ int npkit_pool_recover_log(const char *log_path, const char *by, npkit_pool_reco
   if (!named) return 0;
   first.pool.path[sizeof first.pool.path - 1] = '\0';
   if (access(first.pool.path, F_OK) != 0) return 0; /* recovered already, or of another host */
-  return recover_pool(first.pool.path, log_path, by, rec, err, errlen);
+  return recover_pool(first.pool.path, log_path, by, 0, rec, err, errlen);
 }
 
 int npkit_pool_recover_dir(const char *dir, const char *by,
@@ -365,7 +375,7 @@ int npkit_pool_recover_dir(const char *dir, const char *by,
     char path[4096], err[600];
     npkit_pool_recovery rec;
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    int rc = npkit_pool_recover_file(path, by, &rec, err, sizeof err);
+    int rc = recover_pool(path, NULL, by, 1, &rec, err, sizeof err);
     if (rc > 0) recovered++;
     if (rc != 0 && said != NULL) said(ctx, rec.log_path[0] ? rec.log_path : path, &rec, rc < 0 ? err : NULL);
   }

@@ -55,7 +55,9 @@ int npkit_pool_recover_log(const char *log_path, const char *by, npkit_pool_reco
 int npkit_pool_recover_file(const char *pool_path, const char *by, npkit_pool_recovery *rec, char *err, size_t errlen);
 
 /* Every pool file of this user in dir whose process is gone: recovered, and `said` called for each
- * one that gave events (err NULL) or failed (err set).  Returns how many gave events. */
+ * one that gave events (err NULL) or failed (err set).  A file of a pool's name that is no pool (the
+ * remains of a process killed while it created its pool) is removed once it is a minute old, without
+ * a word.  Returns how many gave events. */
 int npkit_pool_recover_dir(const char *dir, const char *by,
                            void (*said)(void *ctx, const char *log, const npkit_pool_recovery *rec, const char *err),
                            void *ctx);

@@ -120,13 +120,16 @@ static npkit_event_pool *open_pool(const npkit_log_header *h, char *why, size_t 
 /* Pools of this user's processes on this host that died without closing their logs (a rank killed
  * by the OOM killer, a job ended with SIGKILL): their events go into their logs now, so that the
  * memory they hold is given back and their traces are whole. */
+/* Debug lines only: the pools are other processes', often of other jobs, and this job's output is no
+ * place for them; the log says what was recovered (its RECOVERED block, "by library"), and `npkit`
+ * says what could not be when that log is read. */
 static void said_recovered(void *ctx, const char *log, const npkit_pool_recovery *rec, const char *err) {
   (void)ctx;
   if (err != NULL)
-    npkit_warn("cannot recover the event pool of a killed process into %s: %s", log, err);
+    npkit_debug("cannot recover the event pool of a killed process into %s: %s", log, err);
   else
-    npkit_info("recovered %llu events of a killed process (pid %d) into %s", (unsigned long long)rec->events,
-               (int)rec->pid, log);
+    npkit_debug("recovered %llu events of a killed process (pid %d) into %s", (unsigned long long)rec->events,
+                (int)rec->pid, log);
 }
 
 static void start(void) {
