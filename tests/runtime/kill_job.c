@@ -26,12 +26,18 @@
  *                  word 1: completed when _exit was called), so that the test reads them after
  *                  the process is gone
  *   kill_thread    as nccl_thread, but the second thread sends the process SIGKILL instead
+ *   early_thread   as nccl_thread, but the second thread is created before the first NCCL call (as
+ *                  Open MPI's progress thread is, in MPI_Init) and learns the count without
+ *                  synchronising with the main thread (relaxed loads), as that thread learns that
+ *                  mpirun is gone: what it may see of the library's state is only what the library
+ *                  itself orders
  * Exit status 2 on bad arguments, 1 when NCCL fails. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <nccl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +80,12 @@ static void *exit_amid_calls(void *arg) {
   if (arg != NULL) kill(getpid(), SIGKILL);
   _exit(7);
 }
+static void *exit_from_early_thread(void *arg) {
+  (void)arg;
+  while (atomic_load_explicit(&extra[0], memory_order_relaxed) < 200) usleep(100);
+  atomic_store_explicit(&extra[1], atomic_load_explicit(&extra[0], memory_order_relaxed), memory_order_relaxed);
+  _exit(7);
+}
 static void handler_ends(int sig) {
   (void)sig;
   _exit(9);
@@ -100,12 +112,14 @@ static void end_as(const char *how) {
     exit(7);
   }
   if (!strcmp(how, "quick_exit")) quick_exit(7);
-  if (!strcmp(how, "nccl_thread") || !strcmp(how, "kill_thread")) {
+  if (!strcmp(how, "nccl_thread") || !strcmp(how, "kill_thread") || !strcmp(how, "early_thread")) {
     pthread_t t;
     float buf[16] = {0};
     ncclComm_t solo; /* of one rank: the threads' communicators need all of theirs in each call */
     if (ncclCommInitAll(&solo, 1, NULL) != ncclSuccess) exit(1);
-    if (pthread_create(&t, NULL, exit_amid_calls, !strcmp(how, "kill_thread") ? (void *)1 : NULL) != 0) exit(1);
+    if (strcmp(how, "early_thread") != 0 &&
+        pthread_create(&t, NULL, exit_amid_calls, !strcmp(how, "kill_thread") ? (void *)1 : NULL) != 0)
+      exit(1);
     for (;;) {
       if (ncclAllReduce(buf, buf, 16, ncclFloat32, ncclSum, solo, 0) != ncclSuccess) exit(1);
       extra[0]++;
@@ -150,6 +164,10 @@ int main(int argc, char **argv) {
     if (page == MAP_FAILED) return 1;
     extra = page;
     close(fd);
+  }
+  if (how != NULL && !strcmp(how, "early_thread")) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, exit_from_early_thread, NULL) != 0) return 1;
   }
   mark_begin = (void (*)(const char *))dlsym(RTLD_DEFAULT, "npkit_mark_begin");
   mark_end = (void (*)(const char *))dlsym(RTLD_DEFAULT, "npkit_mark_end");

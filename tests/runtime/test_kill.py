@@ -109,6 +109,8 @@ class Kill(unittest.TestCase):
         out, err = p.communicate(timeout=120)
         self.assertEqual(p.returncode, want_rc, err[-3000:])
         self.assertEqual(out, "")
+        for report in ("ThreadSanitizer", "AddressSanitizer", "LeakSanitizer", "runtime error:"):
+            self.assertNotIn(report, err)
         return err
 
     def one_log(self, trace):
@@ -245,8 +247,15 @@ class Kill(unittest.TestCase):
         # of one rank, after the two threads' 1500 calls each): the log is
         # closed cleanly, every call completed before _exit was called is in it, at most those
         # completed until the process was gone (and the one in flight), each once, in order
-        count = os.path.join(self.tmp, "count")
-        p, trace, _ = self.job(1500, 2, end="nccl_thread", count=count)
+        # early_thread: that thread was created before the library started (Open MPI's is, in
+        # MPI_Init) and has not synchronised with the main thread since
+        for how in ("nccl_thread", "early_thread"):
+            with self.subTest(how=how):
+                self.exit_amid_calls(how)
+
+    def exit_amid_calls(self, how):
+        count = os.path.join(self.tmp, "count_" + how)
+        p, trace, _ = self.job(1500, 2, end=how, count=count)
         self.finished(p, 7)
         with open(count, "rb") as f:
             page = f.read(16)
@@ -285,6 +294,27 @@ class Kill(unittest.TestCase):
         self.assertEqual(info.returncode, 0, info.stderr)
         m = re.search(r"^  ncclAllReduce\s+(\d+)\s+0\s", info.stdout, re.M)
         self.assertEqual(int(m.group(1)), 300)
+
+    def test_messages_to_a_stderr_nobody_reads(self):
+        # the ranks of `timeout mpirun` outlive mpirun, and their stderr is a pipe to it: the
+        # library's messages (every debug line, the one of the trace written at the end) must not
+        # end the process with SIGPIPE, neither at exit nor at _exit, nor midway through its finish
+        for end, rc in ((None, 0), ("_exit", 7)):
+            with self.subTest(end=end):
+                p, trace, _ = self.job(1200, 2, clean=end is None, end=end, NPKIT_LOG_LEVEL="debug")
+                p.stderr.close()  # before the library's first message
+                out, _ = p.communicate(timeout=120)
+                self.assertEqual(p.returncode, rc, "the job's own status, not SIGPIPE's (-13)")
+                self.assertEqual(out, "")
+                log = self.one_log(trace)
+                self.assertFalse(os.path.exists(pool_of(log)))
+                info = tool("info", log)
+                self.assertEqual(info.returncode, 0, info.stderr)
+                m = re.search(r"^  ncclAllReduce\s+(\d+)\s+0\s", info.stdout, re.M)
+                self.assertEqual(int(m.group(1)), 1200 * 2)
+                traces = glob.glob(os.path.join(trace, "*.json"))
+                self.assertEqual(len(traces), 1, traces)
+                self.assertEqual(sum(len(v) for v in allreduce_seqs(traces[0]).values()), 1200 * 2)
 
     def kill_in_write(self, mode):
         # the job arms the shim after its last call and returns from main: the library's write of

@@ -1,10 +1,13 @@
 #include "diag.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static _Atomic int diag_level = NPKIT_LEVEL_INFO;
@@ -20,6 +23,29 @@ int npkit_diag_enabled(npkit_level level) {
   return (int)level <= atomic_load(&diag_level);
 }
 
+/* SIGPIPE's default action ends the process: a message of the library must not end the job, the
+ * less so in the middle of its finish (the ranks of `timeout mpirun` outlive mpirun and the pipe
+ * their stderr goes to).  The signal is blocked in this thread for the write (it is sent to the
+ * writing thread) and, when this write raised it, taken back before it is unblocked. */
+void npkit_diag_write(const char *buf, size_t len) {
+  int saved_errno = errno;
+  sigset_t pipe_only, old, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  int blocked = pthread_sigmask(SIG_BLOCK, &pipe_only, &old) == 0;
+  int was_pending = blocked && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+  ssize_t w = write(STDERR_FILENO, buf, len);
+  if (blocked) {
+    if (w < 0 && errno == EPIPE && !was_pending) {
+      struct timespec now = {0, 0};
+      while (sigtimedwait(&pipe_only, NULL, &now) < 0 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+  }
+  errno = saved_errno;
+}
+
 static void vdiag(npkit_level level, const char *word, const char *fmt, va_list ap) {
   if (!npkit_diag_enabled(level)) return;
   int saved_errno = errno; /* never disturb the host job's errno */
@@ -29,8 +55,7 @@ static void vdiag(npkit_level level, const char *word, const char *fmt, va_list 
   size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
   if (len > sizeof line - 2) len = sizeof line - 2;
   line[len++] = '\n';
-  ssize_t w = write(STDERR_FILENO, line, len);
-  (void)w;
+  npkit_diag_write(line, len);
   errno = saved_errno;
 }
 

@@ -196,8 +196,7 @@ static void fatal_dump(int sig) {
   ev.u.flight.dump = atomic_fetch_add(&dumps, 1) + 1;
   npkit_ring_out_events(&o, &ev, 1);
   if (npkit_ring_out_finish(flight_ring, &o, NULL) == 0 && fatal_line_len > 0) {
-    ssize_t w = write(2, fatal_line, fatal_line_len);
-    (void)w;
+    npkit_diag_write(fatal_line, fatal_line_len);
   }
 }
 

@@ -39,6 +39,11 @@ static npkit_log_writer *log_writer;
 static npkit_event_pool pool_file = {.fd = -1}; /* the event pool's file, when it has one (fd >= 0) */
 static char log_path[1024];
 static pid_t owner_pid;
+/* Set (release) once start() has set up everything above and the writer runs.  _exit and the stop
+ * signals come on any thread, also one created before the library started and never synchronised
+ * with it since (Open MPI's progress thread, created in MPI_Init, calls _exit when mpirun is gone):
+ * such a thread reads the state above only after an acquire load of this flag. */
+static _Atomic int published;
 static _Atomic int identity_from_comm_done;
 /* Who finishes: 0 nobody yet, 1 the exit path (npkit_finish), 2 a stop signal (on the writer),
  * 3 a call of _exit or _Exit (on the writer). */
@@ -227,6 +232,7 @@ static void start(void) {
   /* quick_exit runs these handlers, then glibc's own _exit without the dynamic linker (so not
    * exit_calls.c's): registered now, ours runs after the application's registered later. */
   at_quick_exit(at_exit);
+  atomic_store_explicit(&published, 1, memory_order_release);
   atomic_store(&npkit_state, NPKIT_STATE_ON);
   npkit_debug("recording to %s", log_path);
 }
@@ -386,15 +392,20 @@ static void finish_on_writer(int redeliver) {
 static void finish_on_signal(void) { finish_on_writer(1); }
 static void finish_on_exit_call(void) { finish_on_writer(0); }
 
+/* This process owns the log and the library's state is visible to the calling thread. */
+static int owner_here(void) {
+  return atomic_load_explicit(&published, memory_order_acquire) && getpid() == owner_pid;
+}
+
 void npkit_wait_for_stop(void) {
-  if (!atomic_load(&npkit_stopping) || finishing_here || npkit_own_thread || getpid() != owner_pid) return;
+  if (!atomic_load(&npkit_stopping) || finishing_here || npkit_own_thread || !owner_here()) return;
   wait_finished(atomic_load(&signal_at_ns));
 }
 
 void npkit_finish_before_exit_call(void) {
   /* Checks first that write nothing: a child of vfork() shares the library's memory with its
    * parent, and getpid() tells it apart; a child of fork() is not the owner either. */
-  if (log_writer == NULL || getpid() != owner_pid || finishing_here || npkit_own_thread || atomic_load(&finish_done))
+  if (!owner_here() || log_writer == NULL || finishing_here || npkit_own_thread || atomic_load(&finish_done))
     return;
   int expected = 0;
   if (atomic_compare_exchange_strong(&finish_owner, &expected, 3)) {
@@ -412,7 +423,7 @@ void npkit_finish_before_exit_call(void) {
  * trace will be finished (by the writer, or by the exit path already under way), -1 when nobody
  * can finish it (no writer, a forked child). */
 static int request_signal_finish(void) {
-  if (getpid() != owner_pid) return -1;
+  if (!owner_here()) return -1;
   int expected = 0;
   if (!atomic_compare_exchange_strong(&finish_owner, &expected, 2)) return expected == 1 ? 0 : -1;
   atomic_store(&signal_at_ns, npkit_mono_ns());

@@ -164,7 +164,7 @@ static void *machine_main(void *arg) {
     atomic_store(&phase, PH_WAIT);
     for (;;) {
       uint64_t due = next_dev < next_cpu ? next_dev : next_cpu;
-      if (m.stop || m.comm_pending || (!sampling && t.bound) || npkit_mono_ns() >= due) break;
+      if (m.stop || m.comm_pending || npkit_mono_ns() >= due) break;
       if (due == UINT64_MAX) {
         pthread_cond_wait(&m.cv, &m.mu);
       } else {
@@ -176,7 +176,11 @@ static void *machine_main(void *arg) {
     m.comm_pending = 0;
     pthread_mutex_unlock(&m.mu);
     if (pending) bind(dev, version);
-    if (stop || (!sampling && t.bound)) break;
+    if (stop) break;
+    /* Without sampling the thread has nothing more to do once bound, yet it waits for the finish
+     * to join it: a thread that ended and was not joined when the job calls _exit is what
+     * ThreadSanitizer's _exit reports as leaked (it checks before the library has finished). */
+    if (!sampling) continue;
     atomic_store(&phase, PH_SAMPLE);
     now = npkit_mono_ns();
     if (now >= next_dev) {
