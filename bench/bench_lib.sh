@@ -61,5 +61,6 @@ bench_overhead() {
   fi
 }
 
-# field NAME: the NAME= value of a bench program's output.
-field() { sed -n "s/.*$1=\([0-9.,-]*\).*/\1/p"; }
+# field NAME: the NAME= value of a bench program's output; the whole name (paired_added_cpu_ns is
+# not sorted_paired_added_cpu_ns).
+field() { tr ' ' '\n' | sed -n "s/^$1=\([0-9.,-]*\)\$/\1/p" | head -1; }
