@@ -11,6 +11,7 @@
 #include "json_writer.h"
 #include "job.h"
 #include "trace_render.h"
+#include "trace_stacks.h"
 
 #ifndef NPKIT_VERSION_STRING
 #define NPKIT_VERSION_STRING "unknown"
@@ -189,6 +190,33 @@ static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_o
   return rc;
 }
 
+/* The top-level stackFrames of the merged trace: the nodes of every selected log with call stacks,
+ * each with the trace pid its events were rendered with, so that the ids ("<pid>.<n>") of the
+ * logs do not collide and every "sf" of a call resolves.  Written only when a log has stacks. */
+static int write_stack_frames(npkit_json *w, const npkit_job *job, const unsigned char *sel, const int64_t *pid,
+                              char *err, size_t errlen) {
+  int open = 0, rc = 0;
+  for (size_t i = 0; i < job->n_logs && rc == 0; i++) {
+    npkit_stack_fmt f;
+    if (!sel[i]) continue;
+    if (npkit_stack_fmt_init(&f, job->logs[i].reader, pid[i], err, errlen) != 0) {
+      rc = -1;
+      break;
+    }
+    if (f.n_nodes > 0) {
+      if (!open) {
+        npkit_json_key(w, "stackFrames");
+        npkit_json_begin_object(w);
+        open = 1;
+      }
+      npkit_stack_fmt_write_nodes(&f, w);
+    }
+    npkit_stack_fmt_free(&f);
+  }
+  if (open) npkit_json_end_object(w); /* well formed also after an error */
+  return rc;
+}
+
 int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
                       char *err, size_t errlen) {
   npkit_job job = {0}; /* no recover hook */
@@ -278,6 +306,7 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   }
   npkit_json_raw(&w, "\n", 1);
   npkit_json_end_array(&w);
+  if (write_stack_frames(&w, job, sel, pid, err, errlen) != 0) goto fail;
   npkit_json_end_object(&w);
   npkit_json_raw(&w, "\n", 1);
   st->bytes = w.bytes + w.len;

@@ -113,28 +113,31 @@ static void leave_batch(npkit_plugin_render *p, npkit_plugin_call *c) {
 }
 
 static void write_call(npkit_plugin_render *p, npkit_json *w, npkit_plugin_call *c) {
-  char extra[512] = "";
+  /* the algorithm and protocol names come from the log: escaped as any string taken from it (a
+   * damaged log may hold a quote or a control character there) */
+  char extra[6 * (sizeof((npkit_plugin_task *)0)->algo + sizeof((npkit_plugin_task *)0)->proto) + 160] = "";
   size_t n = 0;
   npkit_plugin_task *t = npkit_plugin_task_find(p, c->task);
   if (t != NULL) {
-    int k = snprintf(extra, sizeof extra,
-                     ",\"algorithm\":\"%.*s\",\"protocol\":\"%.*s\",\"channels\":%u,\"warps\":%u,"
-                     "\"nccl_seq\":%" PRIu64,
-                     (int)strnlen(t->algo, sizeof t->algo), t->algo,
-                     (int)strnlen(t->proto, sizeof t->proto), t->proto, t->nch, t->nwarps,
-                     t->nccl_seq);
-    if (k > 0 && (size_t)k < sizeof extra) n = (size_t)k;
+    char *e = extra;
+    NPKIT_PUT(e, ",\"algorithm\":\"");
+    e = npkit_fmt_escaped(e, t->algo, strnlen(t->algo, sizeof t->algo));
+    NPKIT_PUT(e, "\",\"protocol\":\"");
+    e = npkit_fmt_escaped(e, t->proto, strnlen(t->proto, sizeof t->proto));
+    NPKIT_PUT(e, "\",\"channels\":");
+    e = npkit_fmt_u64(e, t->nch);
+    NPKIT_PUT(e, ",\"warps\":");
+    e = npkit_fmt_u64(e, t->nwarps);
+    NPKIT_PUT(e, ",\"nccl_seq\":");
+    e = npkit_fmt_u64(e, t->nccl_seq);
     uint64_t s0, s1;
-    if (n > 0 && npkit_plugin_task_span(t, &s0, &s1) == 1 && s1 >= s0) {
+    if (npkit_plugin_task_span(t, &s0, &s1) == 1 && s1 >= s0) {
       uint64_t d = s1 - s0;
-      k = snprintf(extra + n, sizeof extra - n, ",\"gpu_time_us\":%" PRIu64 ".%03u",
-                   d / 1000, (unsigned)(d % 1000));
-      if (k > 0 && (size_t)k < sizeof extra - n) n += (size_t)k;
+      int k = snprintf(e, sizeof extra - (size_t)(e - extra), ",\"gpu_time_us\":%" PRIu64 ".%03u", d / 1000,
+                       (unsigned)(d % 1000));
+      if (k > 0 && (size_t)k < sizeof extra - (size_t)(e - extra)) e += k;
     }
-    /* algorithm strings come from the log: keep the JSON valid whatever they hold */
-    for (size_t i = 0; i < n; i++)
-      if ((unsigned char)extra[i] < 0x20 || extra[i] == '\\' || (unsigned char)extra[i] >= 0x7f)
-        extra[i] = '?';
+    n = (size_t)(e - extra);
     t->call_pos = NPKIT_PLUGIN_NO_POS;
   }
   npkit_api_fmt_event_extra(p->fmt, w, &c->ev, extra, n);

@@ -714,6 +714,11 @@ static void *launch_tasks(npkit_fake_op *list, npkit_fake_kernels *kernels, void
         d.coll.n_warps = strcmp(proto, "SIMPLE") == 0 ? 16 : 8;
         d.coll.algo = choose_algo(kind, t->bytes, t->op->comm->nranks);
         d.coll.proto = proto;
+        /* Fault injection, no NCCL behaviour: names no release gives (a quote, a backslash, a
+         * control character), standing for a foreign build or a damaged log, for the test that
+         * every string the trace takes from NCCL is escaped (test_plugin_modes). */
+        if (getenv("FAKE_NCCL_ALGO_NAME") != NULL) d.coll.algo = getenv("FAKE_NCCL_ALGO_NAME");
+        if (getenv("FAKE_NCCL_PROTO_NAME") != NULL) d.coll.proto = getenv("FAKE_NCCL_PROTO_NAME");
         d.coll.parent_group = group;
         /* ct->profilerTag (2.31.2 profiler.cc ncclProfilerStartTaskEvents); the fake runs no
          * symmetric kernels: kernelVariant NULL, isSymColl false.  P2p tasks keep 0: stricter

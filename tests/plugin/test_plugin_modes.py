@@ -86,6 +86,22 @@ class PluginModes(lib.TempDirTestCase):
                 self.assertNotIn("gpu_time_us", e["args"])
             self.assertEqual(self.plugin_events(t), [])
 
+    def test_names_from_nccl_are_escaped(self):
+        # a quote, a backslash and control characters in the algorithm and protocol names NCCL
+        # passes (fault injection of the fake: a foreign build, a damaged log): every trace is
+        # strict JSON and holds the names as they were, on the API events and the kernel slices
+        algo, proto = 'R"I\\N\x01G', 'L\t"L'
+        _, traces = self.job({"FAKE_NCCL_ALGO_NAME": algo, "FAKE_NCCL_PROTO_NAME": proto})
+        for t in traces.values():
+            colls = self.with_algorithm(t)
+            self.assertTrue(colls)
+            for e in colls:
+                self.assertEqual((e["args"]["algorithm"], e["args"]["protocol"]), (algo, proto))
+            kernels = [k for k in pl.by_cat(t, "nccl_kernel") if k["args"]["func"] not in ("Send", "Recv")]
+            self.assertTrue(kernels)
+            for k in kernels:
+                self.assertTrue(k["name"].endswith(" %s/%s" % (algo, proto)), k)
+
     def test_events_minus_step(self):
         _, traces = self.job({"NPKIT_PLUGIN_EVENTS": "-step", "FAKE_NCCL_NET": "1"})
         for t in traces.values():

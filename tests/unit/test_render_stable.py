@@ -62,6 +62,18 @@ def check_covers(case, raw):
         raise SystemExit("%s: the fixture's calls carry no call stacks" % case)
 
 
+def check_stacks_resolve(case, raw):
+    """Every "sf" of an event and every parent of a frame names a frame of stackFrames (a merged
+    trace included)."""
+    doc = json.loads(raw)
+    frames = doc.get("stackFrames", {})
+    bad = [e["sf"] for e in doc["traceEvents"] if "sf" in e and e["sf"] not in frames]
+    bad += [f["parent"] for f in frames.values() if "parent" in f and f["parent"] not in frames]
+    if bad:
+        raise SystemExit("%s: %d stack ids name no frame of stackFrames, e.g. %s" % (case, len(bad), bad[:3]))
+    return sum(1 for e in doc["traceEvents"] if "sf" in e)
+
+
 def first_difference(a, b):
     la, lb = a.split(b"\n"), b.split(b"\n")
     for i, (x, y) in enumerate(zip(la, lb)):
@@ -87,6 +99,9 @@ def main():
     for case, args in CASES:
         got = render(args, work)
         check_covers(case, got)
+        if case.endswith("every_source") and check_stacks_resolve(case, got) == 0:
+            raise SystemExit("%s: no call carries a stack" % case)
+        check_stacks_resolve(case, got)
         kept_path = os.path.join(FIXTURES, case + ".json.gz")
         if update:
             with gzip.open(kept_path, "wb", compresslevel=9) as f:
