@@ -128,7 +128,17 @@ static void print_pool(const npkit_log_reader *r) {
   npkit_pool_summary s;
   char err[300];
   if (access(r->pool.path, F_OK) != 0) {
-    printf(": gone (%s)\n", r->has_end ? "removed at the clean close" : r->n_recovered > 0 ? "recovered" : "not on this host");
+    char here[256] = "";
+    gethostname(here, sizeof here - 1);
+    if (r->has_end || r->n_recovered > 0)
+      printf(": gone (%s)\n", r->has_end ? "removed at the clean close" : "recovered");
+    else if (strncmp(here, r->header.host, sizeof r->header.host) != 0)
+      /* a memory file system of the process's host: readable there only */
+      printf(": not on this host; it is in the memory of %.*s, where any npkit command on this log (or the library "
+             "of the next process that ends there) moves the events it holds into the log\n",
+             (int)strnlen(r->header.host, sizeof r->header.host), r->header.host);
+    else
+      printf(": gone (removed, or the host was restarted): the events after the writer's last pass are lost\n");
   } else if (npkit_pool_inspect(r->pool.path, &s, err, sizeof err) != 0) {
     printf(": unreadable (%s)\n", err);
   } else {

@@ -404,6 +404,36 @@ class Kill(unittest.TestCase):
         self.assertFalse(os.path.exists(pool))
         self.assertEqual(os.listdir(self.pool_dir), [])
 
+    def test_pool_out_of_reach_is_explained(self):
+        # `npkit info` on a login node of a log whose process was killed on a compute node: the pool
+        # is in that node's memory, and info names the host and what moves its events; on the
+        # process's own host a pool that is gone (removed, a reboot) is said to be lost
+        p, trace, _ = self.job(500)
+        self.finished(p, -signal.SIGKILL)
+        log = self.one_log(trace)
+        pool = pool_of(log)
+        with open(log, "rb") as f:
+            data = bytearray(f.read())
+        data[64:128] = b"node-elsewhere".ljust(64, b"\0")  # npkit_log_header.host
+        other = os.path.join(self.tmp, "copy_from_elsewhere.npkit")
+        with open(other, "wb") as f:
+            f.write(data)
+        os.rename(pool, pool + ".away")
+        try:
+            info = tool("info", other)
+            self.assertEqual(info.returncode, 3, info.stderr)
+            self.assertRegex(info.stdout, r"event pool +%s \(\d+ MB, kept in memory beyond a kill\): not on this host; it "
+                                          r"is in the memory of node-elsewhere, where any npkit command on this log"
+                                          % re.escape(pool))
+            self.assertNotIn("recovered", info.stderr)
+            info = tool("info", log)
+            self.assertEqual(info.returncode, 3, info.stderr)
+            self.assertRegex(info.stdout, r": gone \(removed, or the host was restarted\): the events after the "
+                                          r"writer's last pass are lost")
+        finally:
+            os.rename(pool + ".away", pool)
+        self.check_counts(log, 500, 1)  # the pool back in place: recovered as ever
+
     def test_live_process_is_left_alone(self):
         p, trace, ready = self.job(500, wait=True)
         deadline = time.time() + 60
