@@ -11,6 +11,7 @@
 #include "json_writer.h"
 #include "job.h"
 #include "trace_render.h"
+#include "trace_sink_json.h"
 #include "trace_stacks.h"
 
 #ifndef NPKIT_VERSION_STRING
@@ -182,7 +183,9 @@ static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_o
     }
   }
   st->events_kept += view->n_events;
-  rc = npkit_render_log(view, w, ro, &rs, err, errlen);
+  npkit_json_sink sink;
+  npkit_json_sink_init(&sink, w);
+  rc = npkit_render_log(view, &sink.base, ro, &rs, err, errlen);
   st->calls += rs.events;
   st->groups += rs.groups;
   if (view != r) npkit_reader_close(view);

@@ -310,8 +310,8 @@ void npkit_cupti_render_free(npkit_cupti_render *g) { free(g); }
 /* ---- the trace source ---- */
 
 static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_cupti_render_new(r, fmt); }
-static int source_event(void *self, npkit_json *w, const npkit_event *ev) { return npkit_cupti_render_event(self, w, ev); }
-static void source_finish(void *self, npkit_json *w) { npkit_cupti_render_finish(self, w, NULL); }
+static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_cupti_render_event(self, npkit_sink_json(s), ev); }
+static void source_finish(void *self, npkit_sink *s) { npkit_cupti_render_finish(self, npkit_sink_json(s), NULL); }
 static void source_destroy(void *self) { npkit_cupti_render_free(self); }
 
 const npkit_trace_source npkit_cupti_trace_source = {

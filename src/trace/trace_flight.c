@@ -93,7 +93,8 @@ static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) {
   return f;
 }
 
-static int source_event(void *self, npkit_json *w, const npkit_event *ev) {
+static int source_event(void *self, npkit_sink *s, const npkit_event *ev) {
+  npkit_json *w = npkit_sink_json(s);
   flight_render *f = self;
   if (ev->kind == NPKIT_EV_INFLIGHT) inflight(f, w, ev);
   else if (ev->kind == NPKIT_EV_FLIGHT) dump(f, w, ev);
@@ -102,10 +103,10 @@ static int source_event(void *self, npkit_json *w, const npkit_event *ev) {
   return 1;
 }
 
-static void source_finish(void *self, npkit_json *w) {
+static void source_finish(void *self, npkit_sink *s) {
   flight_render *f = self;
   if (f->used)
-    npkit_trace_track_meta(w, f->ctx.pid, npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0),
+    npkit_sink_track(s, f->ctx.pid, npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0),
                            "npkit in flight at dumps", NPKIT_TRACE_FLIGHT_TRACK);
 }
 

@@ -2,7 +2,8 @@
  * rank's process: per GPU its clocks, utilisation, power, temperature, PCIe and NVLink throughput;
  * per network port its throughput; the process's CPU use.  Throughputs and CPU use are rates
  * between two samples of a cumulative counter, drawn at the later one; a counter that went back
- * (a reset) starts over.  Names and units: docs/trace-format.md. */
+ * (a reset) starts over.  Names and units: docs/trace-format.md.  Written through the trace sink
+ * only (trace_sink.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,30 +38,13 @@ static void *create(const npkit_log_reader *r, npkit_api_fmt *fmt) {
 }
 
 /* One counter event with one or two values (k2 NULL: one). */
-static void counter(npkit_json *w, const machine_render *m, const char *name, uint64_t t, const char *k1, double v1,
+static void counter(npkit_sink *s, const machine_render *m, const char *name, uint64_t t, const char *k1, double v1,
                     const char *k2, double v2) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_key(w, "name");
-  npkit_json_string(w, name);
-  npkit_json_key(w, "cat");
-  npkit_json_string(w, "machine");
-  npkit_json_key(w, "ph");
-  npkit_json_string(w, "C");
-  npkit_json_key(w, "pid");
-  npkit_json_int(w, m->ctx.pid);
-  npkit_json_key(w, "ts");
-  npkit_json_ts(w, npkit_trace_rel(&m->ctx, t));
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-  npkit_json_key(w, k1);
-  npkit_json_double(w, v1);
-  if (k2 != NULL) {
-    npkit_json_key(w, k2);
-    npkit_json_double(w, v2);
-  }
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_sink_counter(s, name, "machine", m->ctx.pid, npkit_trace_rel(&m->ctx, t));
+  npkit_sink_args(s);
+  npkit_sink_arg_double(s, k1, v1);
+  if (k2 != NULL) npkit_sink_arg_double(s, k2, v2);
+  npkit_sink_end(s);
 }
 
 /* Rates of two cumulative counters since the previous sample (scale: per second to the unit);
@@ -78,39 +62,39 @@ static int rates(prev_sample *p, uint64_t t, uint64_t a, uint64_t b, double scal
   return ok;
 }
 
-static void gpu_event(machine_render *m, npkit_json *w, const npkit_event *ev) {
+static void gpu_event(machine_render *m, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_machine_gpu *g = &ev->u.machine_gpu;
   char name[64];
   uint64_t t = ev->end_ns;
   if (g->valid & NPKIT_MGPU_CLOCKS) {
     snprintf(name, sizeof name, "GPU %" PRIu32 " clocks (MHz)", g->gpu);
-    counter(w, m, name, t, "sm", g->sm_mhz, "memory", g->mem_mhz);
+    counter(s, m, name, t, "sm", g->sm_mhz, "memory", g->mem_mhz);
   }
   if (g->valid & NPKIT_MGPU_UTIL) {
     snprintf(name, sizeof name, "GPU %" PRIu32 " utilization (%%)", g->gpu);
-    counter(w, m, name, t, "gpu", g->util_gpu, "memory", g->util_mem);
+    counter(s, m, name, t, "gpu", g->util_gpu, "memory", g->util_mem);
   }
   if (g->valid & NPKIT_MGPU_POWER) {
     snprintf(name, sizeof name, "GPU %" PRIu32 " power (W)", g->gpu);
-    counter(w, m, name, t, "power", g->power_mw / 1000.0, NULL, 0);
+    counter(s, m, name, t, "power", g->power_mw / 1000.0, NULL, 0);
   }
   if (g->valid & NPKIT_MGPU_TEMP) {
     snprintf(name, sizeof name, "GPU %" PRIu32 " temperature (C)", g->gpu);
-    counter(w, m, name, t, "gpu", g->temp_c, NULL, 0);
+    counter(s, m, name, t, "gpu", g->temp_c, NULL, 0);
   }
   if (g->valid & NPKIT_MGPU_PCIE) { /* as NVML gives it: KB/s over its 20 ms window */
     snprintf(name, sizeof name, "GPU %" PRIu32 " PCIe (KB/s)", g->gpu);
-    counter(w, m, name, t, "tx", g->pcie_tx_kbs, "rx", g->pcie_rx_kbs);
+    counter(s, m, name, t, "tx", g->pcie_tx_kbs, "rx", g->pcie_rx_kbs);
   }
   double tx, rx;
   if ((g->valid & NPKIT_MGPU_NVLINK) && g->gpu < MAX_GPUS &&
       rates(&m->gpu[g->gpu], t, g->nvlink_tx_kib, g->nvlink_rx_kib, 1024.0 / 1e9, &tx, &rx)) {
     snprintf(name, sizeof name, "GPU %" PRIu32 " NVLink (GB/s)", g->gpu);
-    counter(w, m, name, t, "tx", tx, "rx", rx);
+    counter(s, m, name, t, "tx", tx, "rx", rx);
   }
 }
 
-static void port_event(machine_render *m, npkit_json *w, const npkit_event *ev) {
+static void port_event(machine_render *m, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_machine_port *p = &ev->u.machine_port;
   char name[80];
   double tx, rx;
@@ -121,30 +105,30 @@ static void port_event(machine_render *m, npkit_json *w, const npkit_event *ev) 
   }
   if (!rates(&m->port[p->port], ev->end_ns, p->tx_bytes, p->rx_bytes, 8.0 / 1e9, &tx, &rx)) return;
   snprintf(name, sizeof name, "port %.*s (Gb/s)", (int)strnlen(p->name, sizeof p->name), p->name);
-  counter(w, m, name, ev->end_ns, "tx", tx, "rx", rx);
+  counter(s, m, name, ev->end_ns, "tx", tx, "rx", rx);
 }
 
-static void cpu_event(machine_render *m, npkit_json *w, const npkit_event *ev) {
+static void cpu_event(machine_render *m, npkit_sink *s, const npkit_event *ev) {
   double user, sys;
   const npkit_ev_machine_cpu *c = &ev->u.machine_cpu;
   /* CPU ns per wall ns, in percent of one CPU (above 100 with several threads busy) */
   if (rates(&m->cpu, ev->end_ns, c->user_ns, c->system_ns, 100.0 / 1e9, &user, &sys))
-    counter(w, m, "process CPU (%)", ev->end_ns, "user", user, "system", sys);
+    counter(s, m, "process CPU (%)", ev->end_ns, "user", user, "system", sys);
 }
 
-static int event(void *self, npkit_json *w, const npkit_event *ev) {
+static int event(void *self, npkit_sink *s, const npkit_event *ev) {
   machine_render *m = self;
   switch (ev->kind) {
-  case NPKIT_EV_MACHINE_GPU: gpu_event(m, w, ev); return 1;
-  case NPKIT_EV_MACHINE_PORT: port_event(m, w, ev); return 1;
-  case NPKIT_EV_MACHINE_CPU: cpu_event(m, w, ev); return 1;
+  case NPKIT_EV_MACHINE_GPU: gpu_event(m, s, ev); return 1;
+  case NPKIT_EV_MACHINE_PORT: port_event(m, s, ev); return 1;
+  case NPKIT_EV_MACHINE_CPU: cpu_event(m, s, ev); return 1;
   default: return 0;
   }
 }
 
-static void finish(void *self, npkit_json *w) {
+static void finish(void *self, npkit_sink *s) {
   (void)self;
-  (void)w;
+  (void)s;
 }
 
 static void destroy(void *self) { free(self); }

@@ -191,8 +191,8 @@ static int source_kinds(unsigned kind) {
          kind == NPKIT_EV_RECORDING;
 }
 static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_marks_render_new(r, fmt); }
-static int source_event(void *self, npkit_json *w, const npkit_event *ev) { return npkit_marks_render_event(self, w, ev); }
-static void source_finish(void *self, npkit_json *w) { npkit_marks_render_finish(self, w); }
+static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_marks_render_event(self, npkit_sink_json(s), ev); }
+static void source_finish(void *self, npkit_sink *s) { npkit_marks_render_finish(self, npkit_sink_json(s)); }
 static void source_destroy(void *self) { npkit_marks_render_free(self); }
 
 const npkit_trace_source npkit_marks_trace_source = {

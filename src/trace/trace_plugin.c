@@ -350,11 +350,11 @@ void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_json *w) {
 /* ---- the trace source ---- */
 
 static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_plugin_render_new(r, fmt); }
-static int source_event(void *self, npkit_json *w, const npkit_event *ev) { return npkit_plugin_render_event(self, w, ev); }
-static void source_call(void *self, npkit_api_fmt *fmt, npkit_json *w, const npkit_event *ev) {
-  npkit_plugin_render_call(self, fmt, w, ev);
+static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_plugin_render_event(self, npkit_sink_json(s), ev); }
+static void source_call(void *self, npkit_api_fmt *fmt, npkit_sink *s, const npkit_event *ev) {
+  npkit_plugin_render_call(self, fmt, npkit_sink_json(s), ev);
 }
-static void source_finish(void *self, npkit_json *w) { npkit_plugin_render_finish(self, w); }
+static void source_finish(void *self, npkit_sink *s) { npkit_plugin_render_finish(self, npkit_sink_json(s)); }
 static void source_destroy(void *self) { npkit_plugin_render_free(self); }
 
 const npkit_trace_source npkit_plugin_trace_source = {

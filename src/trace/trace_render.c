@@ -14,6 +14,7 @@
 #include "nccl_names.h"
 #include "out_file.h"
 #include "trace_api.h"
+#include "trace_sink_json.h"
 #include "trace_source.h"
 #include "trace_stacks.h"
 #include "trace_threads.h"
@@ -136,7 +137,7 @@ void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t bas
 
 /* ---- metadata, notes, counters ---- */
 
-static void write_process_meta(const npkit_log_reader *r, npkit_json *w, int64_t pid) {
+static void write_process_meta(const npkit_log_reader *r, npkit_sink *s, int64_t pid) {
   char name[256], part[64];
   if (r->rank >= 0)
     snprintf(name, sizeof(name), "rank %" PRId32 " " MIDDOT " %s:%" PRId32, r->rank, r->header.host, r->header.pid);
@@ -149,18 +150,18 @@ static void write_process_meta(const npkit_log_reader *r, npkit_json *w, int64_t
   }
   int simulated = (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0;
   if (simulated) strncat(name, " " MIDDOT " simulated GPU", sizeof(name) - strlen(name) - 1);
-  npkit_trace_meta_string(w, "process_name", pid, -1, "name", name);
-  npkit_trace_meta_int(w, "process_sort_index", pid, -1, "sort_index", r->rank >= 0 ? r->rank : r->header.pid);
+  npkit_sink_meta_str(s, "process_name", pid, -1, "name", name);
+  npkit_sink_meta_int(s, "process_sort_index", pid, -1, "sort_index", r->rank >= 0 ? r->rank : r->header.pid);
   if (r->world_size > 0)
     snprintf(name, sizeof(name), "npkit-preload, world %" PRId32 "%s", r->world_size,
              simulated ? ", simulated: fake NCCL and CUPTI" : "");
   else
     snprintf(name, sizeof(name), "npkit-preload%s", simulated ? ", simulated: fake NCCL and CUPTI" : "");
-  npkit_trace_meta_string(w, "process_labels", pid, -1, "labels", name);
+  npkit_sink_meta_str(s, "process_labels", pid, -1, "labels", name);
 }
 
 /* Names a host-thread track.  os_tid < 0: no THREAD record.  The shared track is named once. */
-static void write_thread_meta(npkit_json *w, int64_t pid, uint32_t index, int32_t os_tid, int *shared_named) {
+static void write_thread_meta(npkit_sink *s, int64_t pid, uint32_t index, int32_t os_tid, int *shared_named) {
   char name[96];
   if (index >= NPKIT_TRACE_SHARED_TRACK) {
     if (*shared_named) return;
@@ -172,7 +173,7 @@ static void write_thread_meta(npkit_json *w, int64_t pid, uint32_t index, int32_
   } else {
     snprintf(name, sizeof(name), "NCCL API " MIDDOT " thread %" PRIu32, index);
   }
-  npkit_trace_track_meta(w, pid, npkit_trace_tid(pid, index), name, index);
+  npkit_sink_track(s, pid, npkit_trace_tid(pid, index), name, index);
 }
 
 static const char *level_name(uint32_t level) {
@@ -184,41 +185,43 @@ static const char *level_name(uint32_t level) {
   }
 }
 
-static void write_note(npkit_json *w, int64_t pid, int64_t ts, uint32_t level, const char *text, size_t len) {
+static void write_note(npkit_sink *s, int64_t pid, int64_t ts, uint32_t level, const char *text, size_t len) {
   char name[32];
   snprintf(name, sizeof(name), "npkit %s", level_name(level));
-  npkit_trace_process_instant(w, pid, ts, name);
-  npkit_trace_args_begin(w);
-  npkit_json_kv_string(w, "level", level_name(level));
-  npkit_json_key(w, "message");
-  /* text may hold NULs; the writer stops at the first, which is what a reader would show anyway */
-  npkit_json_string_n(w, text, len);
-  npkit_trace_args_end(w);
+  npkit_sink_head h = {name, "npkit", NPKIT_SINK_INSTANT, 'p', pid, -1, 1, ts, -1};
+  npkit_sink_begin(s, &h);
+  npkit_sink_args(s);
+  npkit_sink_arg_str(s, "level", level_name(level));
+  /* text may hold NULs; the sink stops at the first, which is what a reader would show anyway */
+  npkit_sink_arg_strn(s, "message", text, len);
+  npkit_sink_end(s);
 }
 
-static void write_notes(const npkit_log_reader *r, npkit_json *w, const npkit_api_fmt *f) {
+static void write_notes(const npkit_log_reader *r, npkit_sink *s, const npkit_api_fmt *f) {
   uint64_t last = 0;
   for (size_t i = 0; i < r->n_notes; i++) {
     const npkit_log_note *n = &r->notes[i];
-    write_note(w, f->ctx.pid, npkit_trace_rel(&f->ctx, n->time_ns), n->level, n->text, n->length);
+    write_note(s, f->ctx.pid, npkit_trace_rel(&f->ctx, n->time_ns), n->level, n->text, n->length);
     if (n->time_ns > last) last = n->time_ns;
   }
   if (r->notes_omitted > 0) {
     char text[96];
     snprintf(text, sizeof(text), "%" PRIu64 " more notes in the log are not shown", r->notes_omitted);
-    write_note(w, f->ctx.pid, npkit_trace_rel(&f->ctx, last), 3, text, strlen(text));
+    write_note(s, f->ctx.pid, npkit_trace_rel(&f->ctx, last), 3, text, strlen(text));
   }
 }
 
-static void write_drop_counter(npkit_json *w, const npkit_api_fmt *f, uint64_t at_ns, uint64_t dropped) {
-  npkit_trace_counter_begin(w, f->ctx.pid, npkit_trace_rel(&f->ctx, at_ns), "npkit dropped events");
-  npkit_json_kv_uint(w, "dropped", dropped);
-  npkit_trace_args_end(w);
+static void write_drop_counter(npkit_sink *s, const npkit_api_fmt *f, uint64_t at_ns, uint64_t dropped) {
+  npkit_sink_counter(s, "npkit dropped events", NULL, f->ctx.pid, npkit_trace_rel(&f->ctx, at_ns));
+  npkit_sink_args(s);
+  npkit_sink_arg_uint(s, "dropped", dropped);
+  npkit_sink_end(s);
 }
 
 /* ---- calls and groups ---- */
 
 typedef struct render_ctx {
+  npkit_sink *sink;
   npkit_api_fmt fmt;
   npkit_thread_table threads;
   npkit_render_stats *stats;
@@ -231,7 +234,7 @@ typedef struct render_ctx {
 static void write_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
   for (size_t i = 0; i < N_SOURCES; i++)
     if (sources[i].source->call != NULL && c->state[i] != NULL) {
-      sources[i].source->call(c->state[i], &c->fmt, w, ev);
+      sources[i].source->call(c->state[i], &c->fmt, c->sink, ev);
       return;
     }
   npkit_api_fmt_event(&c->fmt, w, ev);
@@ -241,7 +244,7 @@ static void write_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
 static void write_other(render_ctx *c, npkit_json *w, const npkit_event *ev) {
   for (size_t i = 0; i < N_SOURCES; i++)
     if (sources[i].source->kinds(ev->kind)) {
-      if (c->state[i] != NULL && sources[i].source->event(c->state[i], w, ev)) {
+      if (c->state[i] != NULL && sources[i].source->event(c->state[i], c->sink, ev)) {
         (*(uint64_t *)((char *)c->stats + sources[i].stat))++;
         return;
       }
@@ -309,12 +312,13 @@ static void finish_threads(render_ctx *c, const npkit_log_reader *r, npkit_json 
   npkit_thread_state *s;
   while ((s = npkit_threads_next(&c->threads, &pos)) != NULL) {
     if (s->open) close_group(c, w, s, s->last_end_ns);
-    if (npkit_reader_thread(r, s->index) == NULL) write_thread_meta(w, c->fmt.ctx.pid, s->index, -1, shared_named);
+    if (npkit_reader_thread(r, s->index) == NULL) write_thread_meta(c->sink, c->fmt.ctx.pid, s->index, -1, shared_named);
   }
 }
 
-int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts *opts,
+int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_opts *opts,
                      npkit_render_stats *stats, char *err, size_t errlen) {
+  npkit_json *w = npkit_sink_json(sink); /* the calls and groups, until they move onto the sink */
   npkit_render_stats local;
   render_ctx c;
   int rc = 0, shared_named = 0;
@@ -331,6 +335,7 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
   npkit_reader_damage(r, stats->damage, sizeof(stats->damage));
   npkit_reader_version_note(r, stats->version_note, sizeof(stats->version_note));
   memset(&c, 0, sizeof(c));
+  c.sink = sink;
   c.stats = stats;
   if (npkit_api_fmt_init(&c.fmt, r, pid, base, offset) != 0) {
     snprintf(err, errlen, "%s: out of memory while rendering", r->path);
@@ -339,10 +344,10 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
   npkit_threads_init(&c.threads);
   for (size_t i = 0; i < N_SOURCES; i++) c.state[i] = sources[i].source->create(r, &c.fmt);
 
-  write_process_meta(r, w, pid);
+  write_process_meta(r, sink, pid);
   for (size_t i = 0; i < r->n_threads; i++)
-    write_thread_meta(w, pid, r->threads[i].index, r->threads[i].os_tid, &shared_named);
-  write_notes(r, w, &c.fmt);
+    write_thread_meta(sink, pid, r->threads[i].index, r->threads[i].os_tid, &shared_named);
+  write_notes(r, sink, &c.fmt);
 
   npkit_reader_rewind(r);
   for (;;) {
@@ -358,12 +363,12 @@ int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts
   }
   finish_threads(&c, r, w, &shared_named);
   for (size_t i = 0; i < N_SOURCES; i++)
-    if (c.state[i] != NULL) sources[i].source->finish(c.state[i], w);
+    if (c.state[i] != NULL) sources[i].source->finish(c.state[i], sink);
   if (r->dropped > 0) {
     uint64_t at = c.last_ns;
     if (r->has_end && r->end.end_ns > at) at = r->end.end_ns;
     if (at == 0) at = base;
-    write_drop_counter(w, &c.fmt, at, r->dropped);
+    write_drop_counter(sink, &c.fmt, at, r->dropped);
   }
   npkit_threads_free(&c.threads);
   for (size_t i = 0; i < N_SOURCES; i++)
@@ -388,7 +393,9 @@ static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, c
   npkit_render_summary(r, &w, r->header.clock_base_ns);
   npkit_json_key(&w, "traceEvents");
   npkit_json_begin_array(&w);
-  int rc = npkit_render_log(r, &w, NULL, stats, err, errlen);
+  npkit_json_sink sink;
+  npkit_json_sink_init(&sink, &w);
+  int rc = npkit_render_log(r, &sink.base, NULL, stats, err, errlen);
   npkit_json_raw(&w, "\n", 1);
   npkit_json_end_array(&w);
   if (npkit_trace_stack_frames(r, &w, npkit_trace_pid(r), werr, sizeof(werr)) != 0 && rc == 0) {

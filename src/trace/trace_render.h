@@ -17,6 +17,7 @@
 
 #include "json_writer.h"
 #include "log_reader.h"
+#include "trace_sink.h"
 #include "trace_tracks.h"
 
 typedef struct npkit_render_stats {
@@ -47,10 +48,10 @@ typedef struct npkit_render_opts {
 /* Writes the log's otherData object as the next value of w (after a key or in an array). */
 void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t base_ns);
 
-/* Writes the log's trace events (metadata, notes, calls, groups, drop counter) as elements of the
- * array that w has open.  Rewinds the log's event iterator.  Returns 0, or -1 with a message if
+/* Writes the log's trace events (metadata, notes, calls, groups, drop counter) into the sink (a
+ * JSON sink: as elements of the array its writer has open).  Rewinds the log's event iterator.  Returns 0, or -1 with a message if
  * events could not be read or memory is short; the JSON written so far stays well formed. */
-int npkit_render_log(npkit_log_reader *r, npkit_json *w, const npkit_render_opts *opts,
+int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_opts *opts,
                      npkit_render_stats *stats, char *err, size_t errlen);
 
 /* Renders log_path into json_path ("-": standard output).  The file appears complete or not at all:

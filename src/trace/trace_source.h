@@ -16,6 +16,7 @@
 #include "json_writer.h"
 #include "log_reader.h"
 #include "trace_api.h"
+#include "trace_sink.h"
 
 typedef struct npkit_trace_source {
   const char *name;
@@ -24,11 +25,11 @@ typedef struct npkit_trace_source {
   /* its state for one log; NULL when memory is short (its events are then counted as skipped) */
   void *(*create)(const npkit_log_reader *r, npkit_api_fmt *fmt);
   /* writes one event of its kinds; returns 1 when the event was taken, 0 when it was not */
-  int (*event)(void *self, npkit_json *w, const npkit_event *ev);
+  int (*event)(void *self, npkit_sink *s, const npkit_event *ev);
   /* NULL, or takes an API call and writes it (now or later) instead of the dispatcher */
-  void (*call)(void *self, npkit_api_fmt *fmt, npkit_json *w, const npkit_event *ev);
+  void (*call)(void *self, npkit_api_fmt *fmt, npkit_sink *s, const npkit_event *ev);
   /* writes what is known only at the end (track names, counts) */
-  void (*finish)(void *self, npkit_json *w);
+  void (*finish)(void *self, npkit_sink *s);
   void (*destroy)(void *self);
 } npkit_trace_source;
 

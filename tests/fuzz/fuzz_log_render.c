@@ -17,6 +17,7 @@
 #include "report_model.h"
 #include "report_render.h"
 #include "trace_render.h"
+#include "trace_sink_json.h"
 
 static int mem_fd(const void *data, size_t size) {
   int fd = memfd_create("npkit-fuzz", MFD_CLOEXEC);
@@ -113,7 +114,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   npkit_json_key(&w, "traceEvents");
   npkit_json_begin_array(&w);
   npkit_render_stats st;
-  if (npkit_render_log(r, &w, NULL, &st, err, sizeof(err)) != 0) abort();
+  npkit_json_sink sink;
+  npkit_json_sink_init(&sink, &w);
+  if (npkit_render_log(r, &sink.base, NULL, &st, err, sizeof(err)) != 0) abort();
   npkit_json_end_array(&w);
   npkit_json_end_object(&w);
   if (npkit_json_finish(&w, err, sizeof(err)) != 0) abort();

@@ -11,6 +11,7 @@
 #include "log_builder.h"
 #include "nccl_names.h"
 #include "trace_render.h"
+#include "trace_sink_json.h"
 #include "trace_threads.h"
 
 static char work[512];
@@ -133,7 +134,9 @@ static void test_errors(void) {
     CHECK(npkit_reader_open(big, &r, err, sizeof(err)) == 0);
     CHECK(npkit_json_init(&w, fd) == 0);
     npkit_json_begin_array(&w);
-    CHECK(npkit_render_log(r, &w, NULL, &st, err, sizeof(err)) == 0);
+    npkit_json_sink sink;
+    npkit_json_sink_init(&sink, &w);
+    CHECK(npkit_render_log(r, &sink.base, NULL, &st, err, sizeof(err)) == 0);
     CHECK_EQ_U64(st.events, 20000);
     npkit_json_end_array(&w);
     CHECK(npkit_json_finish(&w, err, sizeof(err)) == -1);
