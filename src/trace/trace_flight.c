@@ -23,63 +23,58 @@ static const char *trigger_name(unsigned trigger) {
   return trigger < sizeof names / sizeof names[0] ? names[trigger] : "?";
 }
 
-static void inflight(flight_render *f, npkit_json *w, const npkit_event *ev) {
+static void inflight(flight_render *f, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_inflight *in = &ev->u.inflight;
   char name[96], buf[200];
   if (in->seq != NPKIT_NO_SEQ)
     snprintf(name, sizeof name, "%s #%" PRIu64 " in flight", npkit_fn_short_name(ev->func), in->seq);
   else
     snprintf(name, sizeof name, "%s in flight", ev->func != 0 ? npkit_fn_short_name(ev->func) : "NCCL work");
-  int64_t tid = npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0);
-  npkit_trace_event_head(w, &f->ctx, name, "npkit_flight", "X", tid, ev->start_ns);
-  npkit_json_key(w, "dur");
-  npkit_json_ts(w, ev->end_ns > ev->start_ns ? (int64_t)(ev->end_ns - ev->start_ns) : 0);
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-  npkit_json_kv_string(w, "what", what_name(in->what));
-  npkit_json_kv_string(w, "where", npkit_inflight_where(ev, buf, sizeof buf));
-  if (in->seq != NPKIT_NO_SEQ) npkit_json_kv_int(w, "seq", (int64_t)in->seq);
-  if (in->comm_id != 0) {
-    npkit_json_key(w, "comm");
-    npkit_json_hex(w, in->comm_id, 16);
-  }
-  if (in->rank >= 0) npkit_json_kv_int(w, "rank", in->rank);
-  if (in->nranks > 0) npkit_json_kv_int(w, "nranks", in->nranks);
-  if (in->channel >= 0) npkit_json_kv_int(w, "channel", in->channel);
-  if (in->peer >= 0) npkit_json_kv_int(w, "peer", in->peer);
-  if (in->step >= 0) npkit_json_kv_int(w, "step", in->step);
-  if (in->nsteps >= 0) npkit_json_kv_int(w, "nsteps", in->nsteps);
-  if (in->task != 0) npkit_json_kv_int(w, "task", (int64_t)in->task);
-  npkit_json_kv_int(w, "dump", in->dump);
-  npkit_json_kv_bool(w, "hang", (in->flags & NPKIT_INFL_F_HANG) != 0);
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_sink_head h = {name, "npkit_flight", NPKIT_SINK_SLICE, 0, f->ctx.pid,
+                       npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0), 1,
+                       npkit_trace_rel(&f->ctx, ev->start_ns),
+                       ev->end_ns > ev->start_ns ? (int64_t)(ev->end_ns - ev->start_ns) : 0, 0};
+  npkit_sink_begin(s, &h);
+  npkit_sink_args(s);
+  npkit_sink_arg_str(s, "what", what_name(in->what));
+  npkit_sink_arg_str(s, "where", npkit_inflight_where(ev, buf, sizeof buf));
+  if (in->seq != NPKIT_NO_SEQ) npkit_sink_arg_int(s, "seq", (int64_t)in->seq);
+  if (in->comm_id != 0) npkit_sink_arg_hex(s, "comm", in->comm_id, 16);
+  if (in->rank >= 0) npkit_sink_arg_int(s, "rank", in->rank);
+  if (in->nranks > 0) npkit_sink_arg_int(s, "nranks", in->nranks);
+  if (in->channel >= 0) npkit_sink_arg_int(s, "channel", in->channel);
+  if (in->peer >= 0) npkit_sink_arg_int(s, "peer", in->peer);
+  if (in->step >= 0) npkit_sink_arg_int(s, "step", in->step);
+  if (in->nsteps >= 0) npkit_sink_arg_int(s, "nsteps", in->nsteps);
+  if (in->task != 0) npkit_sink_arg_int(s, "task", (int64_t)in->task);
+  npkit_sink_arg_int(s, "dump", in->dump);
+  npkit_sink_arg_bool(s, "hang", (in->flags & NPKIT_INFL_F_HANG) != 0);
+  npkit_sink_end(s);
 }
 
-static void dump(flight_render *f, npkit_json *w, const npkit_event *ev) {
+static void dump(flight_render *f, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_flight *d = &ev->u.flight;
   char name[96], reason[sizeof d->reason + 1];
   snprintf(reason, sizeof reason, "%.*s", (int)sizeof d->reason, d->reason);
   snprintf(name, sizeof name, "npkit dump %" PRIu32 " (%s)", d->dump, trigger_name(d->trigger));
-  int64_t tid = npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0);
-  npkit_trace_event_head(w, &f->ctx, name, "npkit_flight", "i", tid, ev->start_ns);
-  npkit_json_kv_string(w, "s", "t");
-  npkit_json_key(w, "args");
-  npkit_json_begin_object(w);
-  npkit_json_kv_string(w, "trigger", trigger_name(d->trigger));
-  if (reason[0] != '\0') npkit_json_kv_string(w, "reason", reason);
-  if (d->signal != 0) npkit_json_kv_int(w, "signal", d->signal);
-  if (d->result != 0) npkit_json_kv_string(w, "result", npkit_result_name(d->result));
-  npkit_json_kv_int(w, "dump", d->dump);
-  npkit_json_kv_int(w, "in_flight", d->inflight);
-  if (d->inflight_omitted > 0) npkit_json_kv_int(w, "in_flight_omitted", d->inflight_omitted);
+  npkit_sink_head h = {name, "npkit_flight", NPKIT_SINK_INSTANT, 't', f->ctx.pid,
+                       npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0), 1,
+                       npkit_trace_rel(&f->ctx, ev->start_ns), -1, 1};
+  npkit_sink_begin(s, &h);
+  npkit_sink_args(s);
+  npkit_sink_arg_str(s, "trigger", trigger_name(d->trigger));
+  if (reason[0] != '\0') npkit_sink_arg_str(s, "reason", reason);
+  if (d->signal != 0) npkit_sink_arg_int(s, "signal", d->signal);
+  if (d->result != 0) npkit_sink_arg_str(s, "result", npkit_result_name(d->result));
+  npkit_sink_arg_int(s, "dump", d->dump);
+  npkit_sink_arg_int(s, "in_flight", d->inflight);
+  if (d->inflight_omitted > 0) npkit_sink_arg_int(s, "in_flight_omitted", d->inflight_omitted);
   if (d->ring_bytes > 0) {
-    npkit_json_kv_int(w, "ring_bytes", (int64_t)d->ring_bytes);
-    npkit_json_kv_int(w, "events_kept", (int64_t)d->events_kept);
-    npkit_json_kv_int(w, "events_overwritten", (int64_t)d->events_overwritten);
+    npkit_sink_arg_int(s, "ring_bytes", (int64_t)d->ring_bytes);
+    npkit_sink_arg_int(s, "events_kept", (int64_t)d->events_kept);
+    npkit_sink_arg_int(s, "events_overwritten", (int64_t)d->events_overwritten);
   }
-  npkit_json_end_object(w);
-  npkit_json_end_object(w);
+  npkit_sink_end(s);
 }
 
 /* ---- the trace source ---- */
@@ -94,10 +89,9 @@ static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) {
 }
 
 static int source_event(void *self, npkit_sink *s, const npkit_event *ev) {
-  npkit_json *w = npkit_sink_json(s);
   flight_render *f = self;
-  if (ev->kind == NPKIT_EV_INFLIGHT) inflight(f, w, ev);
-  else if (ev->kind == NPKIT_EV_FLIGHT) dump(f, w, ev);
+  if (ev->kind == NPKIT_EV_INFLIGHT) inflight(f, s, ev);
+  else if (ev->kind == NPKIT_EV_FLIGHT) dump(f, s, ev);
   else return 0;
   f->used = 1;
   return 1;

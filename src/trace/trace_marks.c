@@ -91,26 +91,17 @@ void npkit_marks_render_free(npkit_marks_render *m) {
   free(m);
 }
 
-/* {"name":N,"cat":C,"ph":PH,"pid":P,"tid":T,"ts":... (tid < 0: none) — the object stays open. */
-static void event_head(npkit_marks_render *m, npkit_json *w, const char *name, const char *cat,
-                       const char *ph, int64_t tid, uint64_t ts_ns) {
-  npkit_trace_event_head(w, &m->f->ctx, name, cat, ph, tid, ts_ns);
-}
-
-static void write_range(npkit_marks_render *m, npkit_json *w, const npkit_mark_range *rg) {
+static void write_range(npkit_marks_render *m, npkit_sink *s, const npkit_mark_range *rg) {
   char buf[32];
-  event_head(m, w, npkit_mark_name(m->r, rg->name, buf, sizeof buf), "npkit_mark", "X",
-             npkit_trace_tid(m->f->ctx.pid, rg->thread), rg->start_ns);
-  npkit_json_key(w, "dur");
-  npkit_json_ts(w, (int64_t)(rg->end_ns - rg->start_ns));
+  npkit_sink_head h = {npkit_mark_name(m->r, rg->name, buf, sizeof buf), "npkit_mark", NPKIT_SINK_SLICE, 0,
+                       m->f->ctx.pid, npkit_trace_tid(m->f->ctx.pid, rg->thread), 1,
+                       npkit_trace_rel(&m->f->ctx, rg->start_ns), (int64_t)(rg->end_ns - rg->start_ns), 0};
+  npkit_sink_begin(s, &h);
   if (rg->cut) {
-    npkit_json_key(w, "args");
-    npkit_json_begin_object(w);
-    npkit_json_key(w, rg->cut == NPKIT_MARK_CUT_BY_PAUSE ? "cut_by_pause" : "unterminated");
-    npkit_json_bool(w, 1);
-    npkit_json_end_object(w);
+    npkit_sink_args(s);
+    npkit_sink_arg_bool(s, rg->cut == NPKIT_MARK_CUT_BY_PAUSE ? "cut_by_pause" : "unterminated", 1);
   }
-  npkit_json_end_object(w);
+  npkit_sink_end(s);
 }
 
 static const char *reason_name(const npkit_ev_recording *rec) {
@@ -134,41 +125,43 @@ static void signal_name(int sig, char *buf, size_t len) {
   snprintf(buf, len, "signal %d", sig);
 }
 
-static void write_recording(npkit_marks_render *m, npkit_json *w, const npkit_event *ev) {
+static void write_recording(npkit_marks_render *m, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_recording *rec = &ev->u.recording;
-  event_head(m, w, rec->recording ? "npkit recording resumed" : "npkit recording paused", "npkit",
-             "i", -1, ev->start_ns);
-  npkit_json_kv_string(w, "s", "p");
-  npkit_trace_args_begin(w);
-  npkit_json_kv_string(w, "reason", reason_name(rec));
-  npkit_json_kv_uint(w, "collectives", rec->collectives);
+  npkit_sink_head h = {rec->recording ? "npkit recording resumed" : "npkit recording paused", "npkit",
+                       NPKIT_SINK_INSTANT, 'p', m->f->ctx.pid, -1, 1, npkit_trace_rel(&m->f->ctx, ev->start_ns), -1, 1};
+  npkit_sink_begin(s, &h);
+  npkit_sink_args(s);
+  npkit_sink_arg_str(s, "reason", reason_name(rec));
+  npkit_sink_arg_uint(s, "collectives", rec->collectives);
   if (rec->reason == NPKIT_REC_SIGNAL) {
     char buf[32];
     signal_name(rec->signal, buf, sizeof buf);
-    npkit_json_kv_string(w, "signal", buf);
+    npkit_sink_arg_str(s, "signal", buf);
   }
-  npkit_trace_args_end(w);
+  npkit_sink_end(s);
 }
 
-int npkit_marks_render_event(npkit_marks_render *m, npkit_json *w, const npkit_event *ev) {
+int npkit_marks_render_event(npkit_marks_render *m, npkit_sink *s, const npkit_event *ev) {
   if (m == NULL) return 0;
   npkit_mark_range rg;
   char buf[32];
   switch (ev->kind) {
   case NPKIT_EV_MARK_BEGIN:
   case NPKIT_EV_MARK_END:
-    if (npkit_mark_pair(&m->pairer, ev, &rg)) write_range(m, w, &rg);
+    if (npkit_mark_pair(&m->pairer, ev, &rg)) write_range(m, s, &rg);
     break;
-  case NPKIT_EV_MARK_INSTANT:
-    event_head(m, w, npkit_mark_name(m->r, (uint32_t)ev->u.mark.name, buf, sizeof buf), "npkit_mark",
-               "i", npkit_trace_tid(m->f->ctx.pid, ev->thread), ev->start_ns);
-    npkit_json_kv_string(w, "s", "t");
-    npkit_json_end_object(w);
+  case NPKIT_EV_MARK_INSTANT: {
+    npkit_sink_head h = {npkit_mark_name(m->r, (uint32_t)ev->u.mark.name, buf, sizeof buf), "npkit_mark",
+                         NPKIT_SINK_INSTANT, 't', m->f->ctx.pid, npkit_trace_tid(m->f->ctx.pid, ev->thread), 1,
+                         npkit_trace_rel(&m->f->ctx, ev->start_ns), -1, 1};
+    npkit_sink_begin(s, &h);
+    npkit_sink_end(s);
     break;
+  }
   case NPKIT_EV_RECORDING:
     if (!ev->u.recording.recording)
-      while (npkit_mark_pair_flush(&m->pairer, ev->start_ns, NPKIT_MARK_CUT_BY_PAUSE, &rg)) write_range(m, w, &rg);
-    write_recording(m, w, ev);
+      while (npkit_mark_pair_flush(&m->pairer, ev->start_ns, NPKIT_MARK_CUT_BY_PAUSE, &rg)) write_range(m, s, &rg);
+    write_recording(m, s, ev);
     break;
   default:
     return 0;
@@ -177,11 +170,11 @@ int npkit_marks_render_event(npkit_marks_render *m, npkit_json *w, const npkit_e
   return 1;
 }
 
-void npkit_marks_render_finish(npkit_marks_render *m, npkit_json *w) {
+void npkit_marks_render_finish(npkit_marks_render *m, npkit_sink *s) {
   if (m == NULL) return;
   uint64_t end = m->r->has_end && m->r->end.end_ns > m->last_ns ? m->r->end.end_ns : m->last_ns;
   npkit_mark_range rg;
-  while (npkit_mark_pair_flush(&m->pairer, end, NPKIT_MARK_OPEN_AT_END, &rg)) write_range(m, w, &rg);
+  while (npkit_mark_pair_flush(&m->pairer, end, NPKIT_MARK_OPEN_AT_END, &rg)) write_range(m, s, &rg);
 }
 
 /* ---- the trace source ---- */
@@ -191,8 +184,8 @@ static int source_kinds(unsigned kind) {
          kind == NPKIT_EV_RECORDING;
 }
 static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_marks_render_new(r, fmt); }
-static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_marks_render_event(self, npkit_sink_json(s), ev); }
-static void source_finish(void *self, npkit_sink *s) { npkit_marks_render_finish(self, npkit_sink_json(s)); }
+static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_marks_render_event(self, s, ev); }
+static void source_finish(void *self, npkit_sink *s) { npkit_marks_render_finish(self, s); }
 static void source_destroy(void *self) { npkit_marks_render_free(self); }
 
 const npkit_trace_source npkit_marks_trace_source = {

@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json_writer.h"
 #include "log_reader.h"
 #include "trace_api.h"
+#include "trace_sink.h"
 
 /* Ranges open at the same time that are kept; further begins are ignored (and counted). */
 #define NPKIT_MARKS_MAX_OPEN 65536
@@ -61,9 +61,9 @@ typedef struct npkit_marks_render npkit_marks_render;
  * of the trace; everything else renders).  Sets f->stacks while it lives. */
 npkit_marks_render *npkit_marks_render_new(const npkit_log_reader *r, npkit_api_fmt *f);
 /* Writes a mark or recording event; returns 1 if ev was one (m may be NULL: returns 0). */
-int npkit_marks_render_event(npkit_marks_render *m, npkit_json *w, const npkit_event *ev);
+int npkit_marks_render_event(npkit_marks_render *m, npkit_sink *s, const npkit_event *ev);
 /* Closes the ranges still open, at the log's END time (or its latest mark). */
-void npkit_marks_render_finish(npkit_marks_render *m, npkit_json *w);
+void npkit_marks_render_finish(npkit_marks_render *m, npkit_sink *s);
 void npkit_marks_render_free(npkit_marks_render *m);
 
 #endif /* NPKIT_TRACE_MARKS_H */

@@ -188,7 +188,7 @@ static const char *level_name(uint32_t level) {
 static void write_note(npkit_sink *s, int64_t pid, int64_t ts, uint32_t level, const char *text, size_t len) {
   char name[32];
   snprintf(name, sizeof(name), "npkit %s", level_name(level));
-  npkit_sink_head h = {name, "npkit", NPKIT_SINK_INSTANT, 'p', pid, -1, 1, ts, -1};
+  npkit_sink_head h = {name, "npkit", NPKIT_SINK_INSTANT, 'p', pid, -1, 1, ts, -1, 0};
   npkit_sink_begin(s, &h);
   npkit_sink_args(s);
   npkit_sink_arg_str(s, "level", level_name(level));

@@ -11,8 +11,8 @@
  *     npkit_sink_arg_*(s, key, v)   typed arguments, in the order they are to be shown
  *   npkit_sink_end(s)               closes the arguments and the event
  *
- * Keys and names are NUL-terminated UTF-8 of this build's tables (no escaping needed); strings
- * taken from a log go through npkit_sink_arg_strn, which any sink makes safe.  Times are trace
+ * Keys are this build's own (no escaping needed); names and string values may come from a log
+ * and any sink makes them safe (npkit_sink_arg_strn: at most n bytes, up to a NUL).  Times are trace
  * nanoseconds (npkit_trace_rel: after the clock offset, relative to the trace's base).
  *
  * During the move of the sources onto the sink (issue 34) the ones not yet moved reach the JSON
@@ -47,6 +47,8 @@ typedef struct npkit_sink_head {
   int has_ts;
   int64_t ts;  /* trace ns */
   int64_t dur; /* ns */
+  int scope_last; /* the JSON sink writes "s" after ts and dur, where the thread-scoped instants
+                     and the recording changes have always had it, instead of after "ph" */
 } npkit_sink_head;
 
 typedef struct npkit_sink_ops {

@@ -9,11 +9,9 @@ static void begin(npkit_sink *s, const npkit_sink_head *h) {
   npkit_json_begin_object(w);
   npkit_json_kv_string(w, "name", h->name);
   if (h->cat != NULL) npkit_json_kv_string(w, "cat", h->cat);
+  char scope[2] = {h->scope, '\0'};
   npkit_json_kv_string(w, "ph", ph);
-  if (h->scope != 0) {
-    char scope[2] = {h->scope, '\0'};
-    npkit_json_kv_string(w, "s", scope);
-  }
+  if (h->scope != 0 && !h->scope_last) npkit_json_kv_string(w, "s", scope);
   npkit_json_kv_int(w, "pid", h->pid);
   if (h->tid >= 0) npkit_json_kv_int(w, "tid", h->tid);
   if (h->has_ts) {
@@ -24,6 +22,7 @@ static void begin(npkit_sink *s, const npkit_sink_head *h) {
     npkit_json_key(w, "dur");
     npkit_json_ts(w, h->dur);
   }
+  if (h->scope != 0 && h->scope_last) npkit_json_kv_string(w, "s", scope);
 }
 
 /* args: an object member of the event, closed with it; an event without args has one level */

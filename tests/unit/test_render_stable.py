@@ -7,7 +7,9 @@ The logs were recorded from the fakes under the real mpirun (2 ranks of tests/pr
 (fake CUPTI), NCCL's profiler plugin with proxy and network steps (FAKE_NCCL_NET=1), NPKit dumps
 (FAKE_NCCL_NPKIT=1), marks, call stacks (NPKIT_STACK_DEPTH=4), the machine's samples
 (NPKIT_GPU_SAMPLE_RATE=20000); flight_ring.npkit is a dump of the flight recorder's ring
-(NPKIT_RING_MB=4) with its FLIGHT event.  Outputs: `npkit json` of each log (what the library
+(NPKIT_RING_MB=4) with its FLIGHT event; marks_windows.npkit is tests/callsites/callsite_prog
+(--iters 6 --pause-at 2 --resume-at 3 --raise-at 4 --raise-at 5 --unterminated --compute-thread,
+NPKIT_TOGGLE_SIGNAL=SIGUSR2): mark ranges cut by a pause, mark instants, the recording changes.  Outputs: `npkit json` of each log (what the library
 writes at exit), and `npkit merge` of the two ranks.  `npkit convert` has its own fixture
 (tests/npkit/fixture).
 
@@ -26,7 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "render_fixtures")
 TOOL = os.environ.get("NPKIT_TOOL", "npkit")
 RANKS = ["every_source_rank0.npkit", "every_source_rank1.npkit"]
-CASES = [("json_" + name.replace(".npkit", ""), ["json", name]) for name in RANKS + ["flight_ring.npkit"]] + \
+ALONE = ["flight_ring.npkit", "marks_windows.npkit"]
+CASES = [("json_" + name.replace(".npkit", ""), ["json", name]) for name in RANKS + ALONE] + \
         [("merge_every_source", ["merge"] + RANKS)]
 
 
@@ -46,7 +49,8 @@ def render(args, work):
 # categories, and call stacks (events with "sf", and stackFrames).
 COVERS = {"json_every_source_rank0": {"nccl_api", "nccl_group", "kernel", "gpu_memcpy", "ac2g", "nccl_kernel",
                                       "nccl_proxy", "nccl_net", "npkit_gpu", "npkit_cpu", "npkit_mark", "machine"},
-          "json_flight_ring": {"nccl_api", "npkit_flight"}}
+          "json_flight_ring": {"nccl_api", "npkit_flight"},
+          "json_marks_windows": {"nccl_api", "npkit_mark", "npkit"}}
 
 
 def check_covers(case, raw):
@@ -87,11 +91,11 @@ def main():
     update = "--update" in sys.argv[1:]
     work = next((a for a in sys.argv[1:] if not a.startswith("--")), None) or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
-    for name in RANKS + ["flight_ring.npkit"]:
+    for name in ALONE + RANKS:
         with open(os.path.join(FIXTURES, name), "rb") as src, open(os.path.join(work, name), "wb") as dst:
             dst.write(src.read())
     # every block of the fixtures is of a type the reader knows (STACK, MACHINE, POOL included)
-    for name in RANKS + ["flight_ring.npkit"]:
+    for name in RANKS + ALONE:
         p = subprocess.run([TOOL, "info", name], cwd=work, capture_output=True, text=True, timeout=60)
         if p.returncode != 0 or "unknown types" in p.stdout:
             raise SystemExit("npkit info %s: exit %d\n%s" % (name, p.returncode, p.stdout[:2000]))
