@@ -11,8 +11,6 @@
 #include "trace_tracks.h"
 
 #define MIDDOT NPKIT_TRACE_MIDDOT
-/* Room for one event: fixed keys, ~30 numbers, a communicator label and an escaped name. */
-#define EVENT_ROOM (2048 + 6 * 1100)
 
 typedef struct gpu_track {
   uint32_t device, stream;
@@ -55,7 +53,7 @@ npkit_cupti_render *npkit_cupti_render_new(const npkit_log_reader *r, const npki
 
 
 /* The tid of ev's stream; a stream seen for the first time gets its track named. */
-static int64_t track_tid(npkit_cupti_render *g, npkit_json *w, uint32_t device, uint32_t stream) {
+static int64_t track_tid(npkit_cupti_render *g, npkit_sink *s, uint32_t device, uint32_t stream) {
   int64_t pid = g->fmt->ctx.pid;
   if (g->last < g->ntracks && g->tracks[g->last].device == device && g->tracks[g->last].stream == stream)
     return npkit_trace_band_tid(pid, NPKIT_TRACE_GPU_BAND, g->last);
@@ -79,228 +77,170 @@ static int64_t track_tid(npkit_cupti_render *g, npkit_json *w, uint32_t device, 
     snprintf(name, sizeof name, "GPU streams %u+", NPKIT_TRACE_GPU_TRACKS);
   }
   int64_t tid = npkit_trace_band_tid(pid, NPKIT_TRACE_GPU_BAND, slot);
-  npkit_trace_track_meta(w, pid, tid, name, NPKIT_TRACE_GPU_BAND + slot);
+  npkit_sink_track(s, pid, tid, name, NPKIT_TRACE_GPU_BAND + slot);
   return tid;
 }
 
-
-static char *put_double(char *p, const char *key, double v) {
-  char buf[40];
-  int n = snprintf(buf, sizeof buf, "%.3f", v);
-  if (n <= 0 || (size_t)n >= sizeof buf) return p;
-  p = npkit_fmt_str(p, key);
-  memcpy(p, buf, (size_t)n);
-  return p + n;
-}
-
-static char *put_times(const npkit_cupti_render *g, char *p, uint64_t start, uint64_t end) {
-  NPKIT_PUT(p, ",\"ts\":");
-  p = npkit_fmt_ts(p, npkit_trace_rel(&g->fmt->ctx, start));
-  NPKIT_PUT(p, ",\"dur\":");
-  return npkit_fmt_ts(p, (int64_t)(end - start));
-}
-
 /* The NCCL call's part of args. */
-static char *put_call(const npkit_cupti_render *g, char *p, const npkit_event *ev) {
+static void call_args(const npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
-  if (x->ext_id != 0) p = npkit_fmt_key_u64(p, ",\"ext_id\":", x->ext_id);
+  if (x->ext_id != 0) npkit_sink_arg_uint(s, "ext_id", x->ext_id);
   if (ev->func == 0) {
-    if (x->flags & NPKIT_GPU_CALL_LOST) NPKIT_PUT(p, ",\"nccl_call\":\"(lost)\"");
-    return p;
+    if (x->flags & NPKIT_GPU_CALL_LOST) npkit_sink_arg_str(s, "nccl_call", "(lost)");
+    return;
   }
-  NPKIT_PUT(p, ",\"nccl_call\":\"");
-  p = npkit_fmt_str(p, npkit_fn_name(ev->func));
-  *p++ = '"';
+  npkit_sink_arg_str(s, "nccl_call", npkit_fn_name(ev->func));
   if (npkit_fn_moves_data(ev->func) || (x->flags & NPKIT_GPU_VIA_GROUP))
-    p = npkit_fmt_key_u64(p, ",\"nccl_bytes\":", x->call_bytes);
+    npkit_sink_arg_uint(s, "nccl_bytes", x->call_bytes);
   if (x->comm != 0) {
     const npkit_comm_rec *c = npkit_reader_comm(g->r, x->comm);
     char label[64];
     if (c != NULL) {
       npkit_comm_label(label, sizeof label, c);
-      NPKIT_PUT(p, ",\"comm\":\"");
-      p = npkit_fmt_str(p, label);
-      NPKIT_PUT(p, "\",\"comm_id\":\"0x");
-      p = npkit_fmt_hex(p, c->comm_id, 16);
-      *p++ = '"';
-      NPKIT_PUT(p, ",\"comm_rank\":");
-      p = npkit_fmt_i64(p, c->rank);
-      p = npkit_fmt_key_u64(p, ",\"comm_nranks\":", (uint64_t)(c->nranks > 0 ? c->nranks : 0));
+      npkit_sink_arg_str(s, "comm", label);
+      npkit_sink_arg_hex(s, "comm_id", c->comm_id, 16);
+      npkit_sink_arg_int(s, "comm_rank", c->rank);
+      npkit_sink_arg_uint(s, "comm_nranks", (uint64_t)(c->nranks > 0 ? c->nranks : 0));
     } else {
-      NPKIT_PUT(p, ",\"comm\":\"comm local ");
-      p = npkit_fmt_u64(p, x->comm);
-      *p++ = '"';
+      snprintf(label, sizeof label, "comm local %" PRIu32, x->comm);
+      npkit_sink_arg_str(s, "comm", label);
     }
   }
-  if (x->call_seq != NPKIT_NO_SEQ) p = npkit_fmt_key_u64(p, ",\"seq\":", x->call_seq);
-  if (x->group != 0) p = npkit_fmt_key_u64(p, ",\"group\":", x->group);
-  if (x->group_calls != 0) p = npkit_fmt_key_u64(p, ",\"group_calls\":", x->group_calls);
+  if (x->call_seq != NPKIT_NO_SEQ) npkit_sink_arg_uint(s, "seq", x->call_seq);
+  if (x->group != 0) npkit_sink_arg_uint(s, "group", x->group);
+  if (x->group_calls != 0) npkit_sink_arg_uint(s, "group_calls", x->group_calls);
   if (x->flags & NPKIT_GPU_GRAPH)
-    NPKIT_PUT(p, ",\"launched_by\":\"cudaGraphLaunch\"");
+    npkit_sink_arg_str(s, "launched_by", "cudaGraphLaunch");
   else if (x->flags & NPKIT_GPU_VIA_GROUP)
-    NPKIT_PUT(p, ",\"launched_by\":\"ncclGroupEnd\"");
-  return p;
+    npkit_sink_arg_str(s, "launched_by", "ncclGroupEnd");
 }
 
 /* Bandwidth of the collective from GPU time, nccl-tests definitions (docs/metrics). */
-static char *put_bandwidth(const npkit_cupti_render *g, char *p, const npkit_event *ev) {
+static void bandwidth_args(const npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
   if (!npkit_fn_moves_data(ev->func) || x->call_bytes == 0 || ev->end_ns <= ev->start_ns ||
       x->group_calls > 1)
-    return p;
+    return;
   const npkit_comm_rec *c = x->comm != 0 ? npkit_reader_comm(g->r, x->comm) : NULL;
   double algbw = npkit_gbps((double)x->call_bytes, (double)(ev->end_ns - ev->start_ns));
-  p = put_double(p, ",\"algbw_gbps\":", algbw);
-  if (c != NULL && c->nranks > 0) p = put_double(p, ",\"busbw_gbps\":", algbw * npkit_busbw_factor(ev->func, c->nranks));
-  return p;
+  npkit_sink_arg_fixed(s, "algbw_gbps", algbw, 3);
+  if (c != NULL && c->nranks > 0) npkit_sink_arg_fixed(s, "busbw_gbps", algbw * npkit_busbw_factor(ev->func, c->nranks), 3);
 }
 
-static void write_flow(npkit_cupti_render *g, npkit_json *w, const npkit_event *ev, int64_t gpu_tid) {
+/* The arrow from the NCCL call (its thread's track, when it was made) to the work on the GPU. */
+static void write_flow(npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev, int64_t gpu_tid) {
   const npkit_ev_gpu *x = &ev->u.gpu;
   uint64_t id = g->flow_base + ++g->flows;
-  npkit_json_element(w);
-  char *p = npkit_json_reserve(w, 512);
-  NPKIT_PUT(p, "\n{\"name\":\"ac2g\",\"cat\":\"ac2g\",\"ph\":\"s\",\"id\":");
-  p = npkit_fmt_u64(p, id);
-  NPKIT_PUT(p, ",\"pid\":");
-  p = npkit_fmt_i64(p, g->fmt->ctx.pid);
-  NPKIT_PUT(p, ",\"tid\":");
-  p = npkit_fmt_i64(p, npkit_trace_tid(g->fmt->ctx.pid, ev->thread));
-  NPKIT_PUT(p, ",\"ts\":");
-  p = npkit_fmt_ts(p, npkit_trace_rel(&g->fmt->ctx, x->call_ns));
-  NPKIT_PUT(p, "}");
-  npkit_json_commit(w, p);
-  npkit_json_element(w);
-  p = npkit_json_reserve(w, 512);
-  NPKIT_PUT(p, "\n{\"name\":\"ac2g\",\"cat\":\"ac2g\",\"ph\":\"f\",\"bp\":\"e\",\"id\":");
-  p = npkit_fmt_u64(p, id);
-  NPKIT_PUT(p, ",\"pid\":");
-  p = npkit_fmt_i64(p, g->fmt->ctx.pid);
-  NPKIT_PUT(p, ",\"tid\":");
-  p = npkit_fmt_i64(p, gpu_tid);
-  NPKIT_PUT(p, ",\"ts\":");
-  p = npkit_fmt_ts(p, npkit_trace_rel(&g->fmt->ctx, ev->start_ns));
-  NPKIT_PUT(p, "}");
-  npkit_json_commit(w, p);
+  npkit_sink_head start = {.name = "ac2g", .cat = "ac2g", .ph = NPKIT_SINK_FLOW_START, .id = id,
+                           .pid = g->fmt->ctx.pid, .tid = npkit_trace_tid(g->fmt->ctx.pid, ev->thread),
+                           .has_ts = 1, .ts = npkit_trace_rel(&g->fmt->ctx, x->call_ns)};
+  npkit_sink_begin(s, &start);
+  npkit_sink_end(s);
+  npkit_sink_head end = {.name = "ac2g", .cat = "ac2g", .ph = NPKIT_SINK_FLOW_END, .bind = 'e', .id = id,
+                         .pid = g->fmt->ctx.pid, .tid = gpu_tid, .has_ts = 1,
+                         .ts = npkit_trace_rel(&g->fmt->ctx, ev->start_ns)};
+  npkit_sink_begin(s, &end);
+  npkit_sink_end(s);
   g->stats.flows++;
 }
 
-static char *put_kernel(const npkit_cupti_render *g, char *p, const npkit_event *ev) {
-  const npkit_ev_gpu *x = &ev->u.gpu;
-  const npkit_log_string *name = x->x.kernel.name ? npkit_reader_string(g->r, x->x.kernel.name) : NULL;
-  NPKIT_PUT(p, "\n{\"name\":\"");
-  if (name != NULL && name->length > 0)
-    p = npkit_fmt_escaped(p, name->text, name->length < 1024 ? name->length : 1024);
-  else
-    NPKIT_PUT(p, "(unnamed kernel)");
-  NPKIT_PUT(p, "\",\"cat\":\"kernel\",\"ph\":\"X\"");
-  return p;
-}
-
-static char *put_kernel_args(char *p, const npkit_ev_gpu *x) {
-  p = npkit_fmt_key_u64(p, ",\"grid\":[", x->x.kernel.grid_x);
-  p = npkit_fmt_key_u64(p, ",", x->x.kernel.grid_y);
-  p = npkit_fmt_key_u64(p, ",", x->x.kernel.grid_z);
-  p = npkit_fmt_key_u64(p, "],\"block\":[", x->x.kernel.block_x);
-  p = npkit_fmt_key_u64(p, ",", x->x.kernel.block_y);
-  p = npkit_fmt_key_u64(p, ",", x->x.kernel.block_z);
-  p = npkit_fmt_key_u64(p, "],\"registers_per_thread\":", x->x.kernel.registers);
+static void kernel_args(npkit_sink *s, const npkit_ev_gpu *x) {
+  uint64_t grid[3] = {x->x.kernel.grid_x, x->x.kernel.grid_y, x->x.kernel.grid_z};
+  uint64_t block[3] = {x->x.kernel.block_x, x->x.kernel.block_y, x->x.kernel.block_z};
+  npkit_sink_arg_uints(s, "grid", grid, 3);
+  npkit_sink_arg_uints(s, "block", block, 3);
+  npkit_sink_arg_uint(s, "registers_per_thread", x->x.kernel.registers);
   int64_t st = x->x.kernel.static_shared, dy = x->x.kernel.dynamic_shared;
-  NPKIT_PUT(p, ",\"shared_memory\":");
-  p = npkit_fmt_i64(p, st + dy);
-  NPKIT_PUT(p, ",\"static_shared_memory\":");
-  p = npkit_fmt_i64(p, st);
-  NPKIT_PUT(p, ",\"dynamic_shared_memory\":");
-  return npkit_fmt_i64(p, dy);
+  npkit_sink_arg_int(s, "shared_memory", st + dy);
+  npkit_sink_arg_int(s, "static_shared_memory", st);
+  npkit_sink_arg_int(s, "dynamic_shared_memory", dy);
 }
 
-static char *put_copy_args(char *p, const npkit_event *ev) {
+static void copy_args(npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
-  p = npkit_fmt_key_u64(p, ",\"bytes\":", x->x.copy.bytes);
+  npkit_sink_arg_uint(s, "bytes", x->x.copy.bytes);
   if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) {
-    NPKIT_PUT(p, ",\"kind\":\"");
-    p = npkit_fmt_str(p, npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
-    NPKIT_PUT(p, "\",\"src_kind\":\"");
-    p = npkit_fmt_str(p, npkit_cupti_memory_kind_name(x->x.copy.src_kind));
-    NPKIT_PUT(p, "\",\"dst_kind\":\"");
-    p = npkit_fmt_str(p, npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
-    *p++ = '"';
+    npkit_sink_arg_str(s, "kind", npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
+    npkit_sink_arg_str(s, "src_kind", npkit_cupti_memory_kind_name(x->x.copy.src_kind));
+    npkit_sink_arg_str(s, "dst_kind", npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
     if (x->flags & NPKIT_GPU_PEER) {
-      p = npkit_fmt_key_u64(p, ",\"src_device\":", x->x.copy.src_device);
-      p = npkit_fmt_key_u64(p, ",\"dst_device\":", x->x.copy.dst_device);
+      npkit_sink_arg_uint(s, "src_device", x->x.copy.src_device);
+      npkit_sink_arg_uint(s, "dst_device", x->x.copy.dst_device);
     }
   } else {
-    p = npkit_fmt_key_u64(p, ",\"value\":", x->x.copy.value);
-    NPKIT_PUT(p, ",\"memory_kind\":\"");
-    p = npkit_fmt_str(p, npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
-    *p++ = '"';
+    npkit_sink_arg_uint(s, "value", x->x.copy.value);
+    npkit_sink_arg_str(s, "memory_kind", npkit_cupti_memory_kind_name(x->x.copy.dst_kind));
   }
   if (ev->end_ns > ev->start_ns)
-    p = put_double(p, ",\"bandwidth_gbps\":", npkit_gbps((double)x->x.copy.bytes, (double)(ev->end_ns - ev->start_ns)));
-  return p;
+    npkit_sink_arg_fixed(s, "bandwidth_gbps", npkit_gbps((double)x->x.copy.bytes, (double)(ev->end_ns - ev->start_ns)), 3);
 }
 
-int npkit_cupti_render_event(npkit_cupti_render *g, npkit_json *w, const npkit_event *ev) {
+int npkit_cupti_render_event(npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev) {
   if (!npkit_ev_is_cupti(ev->kind)) return 0;
   const npkit_ev_gpu *x = &ev->u.gpu;
   if (npkit_cupti_untimed(ev)) {
     g->stats.untimed++;
     return 1;
   }
-  int64_t tid = track_tid(g, w, x->device, x->stream);
-  npkit_json_element(w);
-  char *p = npkit_json_reserve(w, EVENT_ROOM);
+  int64_t tid = track_tid(g, s, x->device, x->stream);
+  /* a kernel's name is the log's string: at most 1024 bytes of it, up to a NUL */
+  char name[1025];
+  npkit_sink_head h = {.ph = NPKIT_SINK_SLICE, .pid = g->fmt->ctx.pid, .tid = tid, .has_ts = 1,
+                       .ts = npkit_trace_rel(&g->fmt->ctx, ev->start_ns), .has_dur = 1,
+                       .dur = (int64_t)(ev->end_ns - ev->start_ns)};
   if (ev->kind == NPKIT_EV_CUPTI_KERNEL) {
-    p = put_kernel(g, p, ev);
+    const npkit_log_string *kn = x->x.kernel.name ? npkit_reader_string(g->r, x->x.kernel.name) : NULL;
+    size_t n = kn != NULL ? (kn->length < 1024 ? kn->length : 1024) : 0;
+    if (n > 0) memcpy(name, kn->text, n);
+    name[n] = '\0';
+    h.name = n > 0 ? name : "(unnamed kernel)"; /* as before: a name that begins with a NUL shows empty */
+    h.cat = "kernel";
     g->stats.kernels++;
   } else if (ev->kind == NPKIT_EV_CUPTI_MEMCPY) {
-    NPKIT_PUT(p, "\n{\"name\":\"Memcpy ");
-    p = npkit_fmt_str(p, npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
-    NPKIT_PUT(p, "\",\"cat\":\"gpu_memcpy\",\"ph\":\"X\"");
+    snprintf(name, sizeof name, "Memcpy %s", npkit_cupti_copy_kind_name(x->x.copy.copy_kind));
+    h.name = name;
+    h.cat = "gpu_memcpy";
     g->stats.memcpys++;
   } else {
-    NPKIT_PUT(p, "\n{\"name\":\"Memset\",\"cat\":\"gpu_memset\",\"ph\":\"X\"");
+    h.name = "Memset";
+    h.cat = "gpu_memset";
     g->stats.memsets++;
   }
-  NPKIT_PUT(p, ",\"pid\":");
-  p = npkit_fmt_i64(p, g->fmt->ctx.pid);
-  NPKIT_PUT(p, ",\"tid\":");
-  p = npkit_fmt_i64(p, tid);
-  p = put_times(g, p, ev->start_ns, ev->end_ns);
-  p = npkit_fmt_key_u64(p, ",\"args\":{\"device\":", x->device);
-  p = npkit_fmt_key_u64(p, ",\"stream\":", x->stream);
-  p = npkit_fmt_key_u64(p, ",\"correlation\":", x->correlation);
+  npkit_sink_begin(s, &h);
+  npkit_sink_args(s);
+  npkit_sink_arg_uint(s, "device", x->device);
+  npkit_sink_arg_uint(s, "stream", x->stream);
+  npkit_sink_arg_uint(s, "correlation", x->correlation);
   if (ev->kind == NPKIT_EV_CUPTI_KERNEL)
-    p = put_kernel_args(p, x);
+    kernel_args(s, x);
   else
-    p = put_copy_args(p, ev);
+    copy_args(s, ev);
   if (x->graph_id != 0 || x->graph_node != 0) {
-    p = npkit_fmt_key_u64(p, ",\"graph_id\":", x->graph_id);
-    p = npkit_fmt_key_u64(p, ",\"graph_node\":", x->graph_node);
+    npkit_sink_arg_uint(s, "graph_id", x->graph_id);
+    npkit_sink_arg_uint(s, "graph_node", x->graph_node);
   }
-  p = put_call(g, p, ev);
-  if (ev->kind == NPKIT_EV_CUPTI_KERNEL) p = put_bandwidth(g, p, ev);
-  NPKIT_PUT(p, "}}");
-  npkit_json_commit(w, p);
+  call_args(g, s, ev);
+  if (ev->kind == NPKIT_EV_CUPTI_KERNEL) bandwidth_args(g, s, ev);
+  npkit_sink_end(s);
   if (ev->end_ns > g->last_ns) g->last_ns = ev->end_ns;
-  if ((x->flags & NPKIT_GPU_CALL_RECORDED) && ev->thread != 0 && x->call_ns != 0) write_flow(g, w, ev, tid);
+  if ((x->flags & NPKIT_GPU_CALL_RECORDED) && ev->thread != 0 && x->call_ns != 0) write_flow(g, s, ev, tid);
   return 1;
 }
 
-void npkit_cupti_render_finish(npkit_cupti_render *g, npkit_json *w, npkit_cupti_render_stats *stats) {
+void npkit_cupti_render_finish(npkit_cupti_render *g, npkit_sink *s, npkit_cupti_render_stats *stats) {
   if (g == NULL) {
     if (stats != NULL) memset(stats, 0, sizeof *stats);
     return;
   }
   if (g->stats.untimed > 0) {
-    npkit_trace_process_instant(w, g->fmt->ctx.pid,
-                                npkit_trace_rel(&g->fmt->ctx, g->last_ns ? g->last_ns : g->fmt->ctx.base_ns),
-                                "npkit untimed GPU activity");
-    npkit_trace_args_begin(w);
-    npkit_json_kv_uint(w, "untimed", g->stats.untimed);
-    npkit_json_kv_string(w, "message",
-                         "GPU activity CUPTI could not time (start or end missing) is counted, not drawn");
-    npkit_trace_args_end(w);
+    npkit_sink_head h = {.name = "npkit untimed GPU activity", .cat = "npkit", .ph = NPKIT_SINK_INSTANT, .scope = 'p',
+                         .pid = g->fmt->ctx.pid, .tid = -1, .has_ts = 1,
+                         .ts = npkit_trace_rel(&g->fmt->ctx, g->last_ns ? g->last_ns : g->fmt->ctx.base_ns)};
+    npkit_sink_begin(s, &h);
+    npkit_sink_args(s);
+    npkit_sink_arg_uint(s, "untimed", g->stats.untimed);
+    npkit_sink_arg_str(s, "message", "GPU activity CUPTI could not time (start or end missing) is counted, not drawn");
+    npkit_sink_end(s);
   }
   if (stats != NULL) *stats = g->stats;
 }
@@ -310,8 +250,8 @@ void npkit_cupti_render_free(npkit_cupti_render *g) { free(g); }
 /* ---- the trace source ---- */
 
 static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_cupti_render_new(r, fmt); }
-static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_cupti_render_event(self, npkit_sink_json(s), ev); }
-static void source_finish(void *self, npkit_sink *s) { npkit_cupti_render_finish(self, npkit_sink_json(s), NULL); }
+static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_cupti_render_event(self, s, ev); }
+static void source_finish(void *self, npkit_sink *s) { npkit_cupti_render_finish(self, s, NULL); }
 static void source_destroy(void *self) { npkit_cupti_render_free(self); }
 
 const npkit_trace_source npkit_cupti_trace_source = {

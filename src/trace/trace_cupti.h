@@ -10,9 +10,9 @@
 
 #include <stdint.h>
 
-#include "json_writer.h"
 #include "log_reader.h"
 #include "trace_api.h"
+#include "trace_sink.h"
 
 typedef struct npkit_cupti_render npkit_cupti_render;
 
@@ -25,9 +25,9 @@ typedef struct npkit_cupti_render_stats {
 /* NULL if memory is short.  fmt gives pid and time base; r the names and communicators. */
 npkit_cupti_render *npkit_cupti_render_new(const npkit_log_reader *r, const npkit_api_fmt *fmt);
 /* Writes ev if it is GPU activity and returns 1; returns 0 for any other event. */
-int npkit_cupti_render_event(npkit_cupti_render *g, npkit_json *w, const npkit_event *ev);
+int npkit_cupti_render_event(npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev);
 /* Writes what is known only at the end (the count of untimed kernels).  stats may be NULL. */
-void npkit_cupti_render_finish(npkit_cupti_render *g, npkit_json *w, npkit_cupti_render_stats *stats);
+void npkit_cupti_render_finish(npkit_cupti_render *g, npkit_sink *s, npkit_cupti_render_stats *stats);
 void npkit_cupti_render_free(npkit_cupti_render *g);
 
 /* Names used in the trace: "Memcpy HtoD", "device"... */

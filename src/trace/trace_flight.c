@@ -30,10 +30,10 @@ static void inflight(flight_render *f, npkit_sink *s, const npkit_event *ev) {
     snprintf(name, sizeof name, "%s #%" PRIu64 " in flight", npkit_fn_short_name(ev->func), in->seq);
   else
     snprintf(name, sizeof name, "%s in flight", ev->func != 0 ? npkit_fn_short_name(ev->func) : "NCCL work");
-  npkit_sink_head h = {name, "npkit_flight", NPKIT_SINK_SLICE, 0, f->ctx.pid,
-                       npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0), 1,
-                       npkit_trace_rel(&f->ctx, ev->start_ns),
-                       ev->end_ns > ev->start_ns ? (int64_t)(ev->end_ns - ev->start_ns) : 0, 0};
+  npkit_sink_head h = {.name = name, .cat = "npkit_flight", .ph = NPKIT_SINK_SLICE, .pid = f->ctx.pid,
+                       .tid = npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0), .has_ts = 1,
+                       .ts = npkit_trace_rel(&f->ctx, ev->start_ns), .has_dur = 1,
+                       .dur = ev->end_ns > ev->start_ns ? (int64_t)(ev->end_ns - ev->start_ns) : 0};
   npkit_sink_begin(s, &h);
   npkit_sink_args(s);
   npkit_sink_arg_str(s, "what", what_name(in->what));
@@ -57,9 +57,9 @@ static void dump(flight_render *f, npkit_sink *s, const npkit_event *ev) {
   char name[96], reason[sizeof d->reason + 1];
   snprintf(reason, sizeof reason, "%.*s", (int)sizeof d->reason, d->reason);
   snprintf(name, sizeof name, "npkit dump %" PRIu32 " (%s)", d->dump, trigger_name(d->trigger));
-  npkit_sink_head h = {name, "npkit_flight", NPKIT_SINK_INSTANT, 't', f->ctx.pid,
-                       npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0), 1,
-                       npkit_trace_rel(&f->ctx, ev->start_ns), -1, 1};
+  npkit_sink_head h = {.name = name, .cat = "npkit_flight", .ph = NPKIT_SINK_INSTANT, .scope = 't', .scope_last = 1,
+                       .pid = f->ctx.pid, .tid = npkit_trace_band_tid(f->ctx.pid, NPKIT_TRACE_FLIGHT_TRACK, 0),
+                       .has_ts = 1, .ts = npkit_trace_rel(&f->ctx, ev->start_ns)};
   npkit_sink_begin(s, &h);
   npkit_sink_args(s);
   npkit_sink_arg_str(s, "trigger", trigger_name(d->trigger));

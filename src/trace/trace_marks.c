@@ -93,9 +93,10 @@ void npkit_marks_render_free(npkit_marks_render *m) {
 
 static void write_range(npkit_marks_render *m, npkit_sink *s, const npkit_mark_range *rg) {
   char buf[32];
-  npkit_sink_head h = {npkit_mark_name(m->r, rg->name, buf, sizeof buf), "npkit_mark", NPKIT_SINK_SLICE, 0,
-                       m->f->ctx.pid, npkit_trace_tid(m->f->ctx.pid, rg->thread), 1,
-                       npkit_trace_rel(&m->f->ctx, rg->start_ns), (int64_t)(rg->end_ns - rg->start_ns), 0};
+  npkit_sink_head h = {.name = npkit_mark_name(m->r, rg->name, buf, sizeof buf), .cat = "npkit_mark",
+                       .ph = NPKIT_SINK_SLICE, .pid = m->f->ctx.pid, .tid = npkit_trace_tid(m->f->ctx.pid, rg->thread),
+                       .has_ts = 1, .ts = npkit_trace_rel(&m->f->ctx, rg->start_ns), .has_dur = 1,
+                       .dur = (int64_t)(rg->end_ns - rg->start_ns)};
   npkit_sink_begin(s, &h);
   if (rg->cut) {
     npkit_sink_args(s);
@@ -127,8 +128,9 @@ static void signal_name(int sig, char *buf, size_t len) {
 
 static void write_recording(npkit_marks_render *m, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_recording *rec = &ev->u.recording;
-  npkit_sink_head h = {rec->recording ? "npkit recording resumed" : "npkit recording paused", "npkit",
-                       NPKIT_SINK_INSTANT, 'p', m->f->ctx.pid, -1, 1, npkit_trace_rel(&m->f->ctx, ev->start_ns), -1, 1};
+  npkit_sink_head h = {.name = rec->recording ? "npkit recording resumed" : "npkit recording paused", .cat = "npkit",
+                       .ph = NPKIT_SINK_INSTANT, .scope = 'p', .scope_last = 1, .pid = m->f->ctx.pid, .tid = -1,
+                       .has_ts = 1, .ts = npkit_trace_rel(&m->f->ctx, ev->start_ns)};
   npkit_sink_begin(s, &h);
   npkit_sink_args(s);
   npkit_sink_arg_str(s, "reason", reason_name(rec));
@@ -151,9 +153,10 @@ int npkit_marks_render_event(npkit_marks_render *m, npkit_sink *s, const npkit_e
     if (npkit_mark_pair(&m->pairer, ev, &rg)) write_range(m, s, &rg);
     break;
   case NPKIT_EV_MARK_INSTANT: {
-    npkit_sink_head h = {npkit_mark_name(m->r, (uint32_t)ev->u.mark.name, buf, sizeof buf), "npkit_mark",
-                         NPKIT_SINK_INSTANT, 't', m->f->ctx.pid, npkit_trace_tid(m->f->ctx.pid, ev->thread), 1,
-                         npkit_trace_rel(&m->f->ctx, ev->start_ns), -1, 1};
+    npkit_sink_head h = {.name = npkit_mark_name(m->r, (uint32_t)ev->u.mark.name, buf, sizeof buf),
+                         .cat = "npkit_mark", .ph = NPKIT_SINK_INSTANT, .scope = 't', .scope_last = 1,
+                         .pid = m->f->ctx.pid, .tid = npkit_trace_tid(m->f->ctx.pid, ev->thread), .has_ts = 1,
+                         .ts = npkit_trace_rel(&m->f->ctx, ev->start_ns)};
     npkit_sink_begin(s, &h);
     npkit_sink_end(s);
     break;

@@ -10,9 +10,6 @@
 #include "trace_tracks.h"
 
 #define MIDDOT NPKIT_TRACE_MIDDOT
-/* Room for one event: fixed keys and ~25 numbers (2 KB), an escaped folder (512 bytes, up to 6
- * bytes each) or name (255), a communicator label (64). */
-#define EVENT_ROOM (2048 + 6 * (512 + 64))
 
 typedef struct npk_track {
   uint32_t rank, buffer, lane;
@@ -62,98 +59,77 @@ static int64_t track_tid(npkit_dump_render *n, const npkit_ev_npkit *x) {
   return band_tid(n, NPKIT_TRACE_NPKIT_TRACKS - 1);
 }
 
-/* ---- formatting ---- */
-
-
-/* GB/s with three decimals, rounded like `npkit convert`. */
-static char *put_bandwidth(char *p, uint64_t bytes, uint64_t dur_ns) {
-  if (dur_ns == 0) return p;
-  NPKIT_PUT(p, ",\"bandwidth_gbps\":");
-  return npkit_fmt_ts(p, (int64_t)npkit_gbps_milli(bytes, dur_ns));
-}
-
-/* {"name":"<name>","cat":"<cat>","ph":"<ph>", ... ,"pid":P,"tid":T,"ts":... */
-static char *put_head(const npkit_dump_render *n, char *p, const char *name, const char *cat, const char *ph,
-                      int64_t tid, uint64_t t) {
-  NPKIT_PUT(p, "\n{\"name\":\"");
-  p = npkit_fmt_escaped(p, name, 255);
-  NPKIT_PUT(p, "\",\"cat\":\"");
-  p = npkit_fmt_str(p, cat);
-  NPKIT_PUT(p, "\",\"ph\":\"");
-  p = npkit_fmt_str(p, ph);
-  NPKIT_PUT(p, "\",\"pid\":");
-  p = npkit_fmt_i64(p, n->fmt->ctx.pid);
-  if (tid >= 0) {
-    NPKIT_PUT(p, ",\"tid\":");
-    p = npkit_fmt_i64(p, tid);
-  }
-  NPKIT_PUT(p, ",\"ts\":");
-  return npkit_fmt_ts(p, npkit_trace_rel(&n->fmt->ctx, t));
-}
+/* ---- events ---- */
 
 static const char *event_name(const npkit_dump_render *n, const npkit_ev_npkit *x, char *buf, size_t len) {
   const npkit_log_string *s = x->name != 0 ? npkit_reader_string(n->r, x->name) : NULL;
-  if (s != NULL && s->text[0] != '\0') return s->text;
+  if (s != NULL && s->text[0] != '\0') {
+    snprintf(buf, len, "%s", s->text); /* names are shown up to 255 bytes */
+    return buf;
+  }
   snprintf(buf, len, "NPKit event 0x%02x", x->id);
   return buf;
 }
 
-static void write_slice(npkit_dump_render *n, npkit_json *w, const npkit_event *ev) {
+static void write_slice(npkit_dump_render *n, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_npkit *x = &ev->u.npkit;
   int gpu = x->source == NPKIT_DUMP_SLICE_GPU;
-  char nbuf[32];
-  const char *name = event_name(n, x, nbuf, sizeof nbuf);
-  int64_t tid = track_tid(n, x);
-  npkit_json_element(w);
-  char *p = npkit_json_reserve(w, EVENT_ROOM);
+  char nbuf[256];
+  uint64_t dur = ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0;
+  npkit_sink_head h = {.name = event_name(n, x, nbuf, sizeof nbuf), .pid = n->fmt->ctx.pid, .tid = track_tid(n, x),
+                       .has_ts = 1, .ts = npkit_trace_rel(&n->fmt->ctx, ev->start_ns)};
   if (x->type == NPKIT_DUMP_SLICE_PAIR) {
-    p = put_head(n, p, name, gpu ? "npkit_gpu" : "npkit_cpu", "X", tid, ev->start_ns);
-    NPKIT_PUT(p, ",\"dur\":");
-    uint64_t dur = ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0;
-    p = npkit_fmt_ts(p, (int64_t)dur);
+    h.cat = gpu ? "npkit_gpu" : "npkit_cpu";
+    h.ph = NPKIT_SINK_SLICE;
+    h.has_dur = 1;
+    h.dur = (int64_t)dur;
   } else {
-    const char *cat = x->type == NPKIT_DUMP_SLICE_POINT ? (gpu ? "npkit_gpu" : "npkit_cpu") : "npkit_unpaired";
-    p = put_head(n, p, name, cat, "i", tid, ev->start_ns);
-    NPKIT_PUT(p, ",\"s\":\"t\"");
+    h.cat = x->type == NPKIT_DUMP_SLICE_POINT ? (gpu ? "npkit_gpu" : "npkit_cpu") : "npkit_unpaired";
+    h.ph = NPKIT_SINK_INSTANT;
+    h.scope = 't';
+    h.scope_last = 1;
   }
-  p = npkit_fmt_key_u64(p, ",\"args\":{\"rank\":", x->rank);
-  p = npkit_fmt_key_u64(p, gpu ? ",\"buffer\":" : ",\"channel\":", x->buffer);
-  p = npkit_fmt_key_u64(p, ",\"size\":", x->size);
-  p = npkit_fmt_key_u64(p, gpu ? ",\"rsvd\":" : ",\"slot\":", x->rsvd);
+  npkit_sink_begin(s, &h);
+  npkit_sink_args(s);
+  npkit_sink_arg_uint(s, "rank", x->rank);
+  npkit_sink_arg_uint(s, gpu ? "buffer" : "channel", x->buffer);
+  npkit_sink_arg_uint(s, "size", x->size);
+  npkit_sink_arg_uint(s, gpu ? "rsvd" : "slot", x->rsvd);
   if (x->type == NPKIT_DUMP_SLICE_PAIR) {
-    if (x->entry_size != x->size) p = npkit_fmt_key_u64(p, ",\"entry_size\":", x->entry_size);
-    if (gpu && x->entry_rsvd != 0) p = npkit_fmt_key_u64(p, ",\"entry_rsvd\":", x->entry_rsvd);
-    p = put_bandwidth(p, x->size, ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0);
-    p = npkit_fmt_key_u64(p, ",\"seq\":", x->seq);
+    if (x->entry_size != x->size) npkit_sink_arg_uint(s, "entry_size", x->entry_size);
+    if (gpu && x->entry_rsvd != 0) npkit_sink_arg_uint(s, "entry_rsvd", x->entry_rsvd);
+    /* GB/s with three decimals, rounded like `npkit convert` */
+    if (dur > 0) npkit_sink_arg_milli(s, "bandwidth_gbps", (int64_t)npkit_gbps_milli(x->size, dur));
+    npkit_sink_arg_uint(s, "seq", x->seq);
   } else if (x->type == NPKIT_DUMP_SLICE_UNPAIRED_ENTRY) {
-    NPKIT_PUT(p, ",\"unpaired\":\"entry\"");
+    npkit_sink_arg_str(s, "unpaired", "entry");
   } else if (x->type == NPKIT_DUMP_SLICE_UNPAIRED_EXIT) {
-    NPKIT_PUT(p, ",\"unpaired\":\"exit\"");
+    npkit_sink_arg_str(s, "unpaired", "exit");
   }
-  if (x->flags & NPKIT_DUMP_SLICE_UNALIGNED) NPKIT_PUT(p, ",\"unaligned\":true");
-  NPKIT_PUT(p, "}}");
-  npkit_json_commit(w, p);
+  if (x->flags & NPKIT_DUMP_SLICE_UNALIGNED) npkit_sink_arg_bool(s, "unaligned", 1);
+  npkit_sink_end(s);
 }
 
-static void write_read(npkit_dump_render *n, npkit_json *w, const npkit_event *ev) {
+static void write_read(npkit_dump_render *n, npkit_sink *s, const npkit_event *ev) {
   const npkit_ev_npkit_read *x = &ev->u.npkit_read;
-  npkit_json_element(w);
-  char *p = npkit_json_reserve(w, EVENT_ROOM);
+  npkit_sink_head h = {.name = "NPKit dump read", .cat = "npkit", .pid = n->fmt->ctx.pid, .tid = -1, .has_ts = 1,
+                       .ts = npkit_trace_rel(&n->fmt->ctx, ev->start_ns)};
   if (ev->thread != 0) { /* the ncclCommDestroy that read it: the time it took there */
-    int64_t tid = npkit_trace_tid(n->fmt->ctx.pid, ev->thread);
-    p = put_head(n, p, "NPKit dump read", "npkit", "X", tid, ev->start_ns);
-    NPKIT_PUT(p, ",\"dur\":");
-    p = npkit_fmt_ts(p, (int64_t)(ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0));
+    h.ph = NPKIT_SINK_SLICE;
+    h.tid = npkit_trace_tid(n->fmt->ctx.pid, ev->thread);
+    h.has_dur = 1;
+    h.dur = (int64_t)(ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0);
   } else {
-    p = put_head(n, p, "NPKit dump read", "npkit", "i", -1, ev->start_ns);
-    NPKIT_PUT(p, ",\"s\":\"p\"");
+    h.ph = NPKIT_SINK_INSTANT;
+    h.scope = 'p';
+    h.scope_last = 1;
   }
-  NPKIT_PUT(p, ",\"args\":{\"trigger\":\"");
-  p = npkit_fmt_str(p, x->trigger == NPKIT_DUMP_READ_AFTER_DESTROY ? "ncclCommDestroy"
-                 : x->trigger == NPKIT_DUMP_READ_AFTER_ABORT ? "ncclCommAbort"
-                                                         : "exit");
-  *p++ = '"';
-  if (x->flags & NPKIT_DUMP_READ_SHARED) NPKIT_PUT(p, ",\"shared_state\":true");
+  npkit_sink_begin(s, &h);
+  npkit_sink_args(s);
+  npkit_sink_arg_str(s, "trigger", x->trigger == NPKIT_DUMP_READ_AFTER_DESTROY ? "ncclCommDestroy"
+                                   : x->trigger == NPKIT_DUMP_READ_AFTER_ABORT ? "ncclCommAbort"
+                                                                               : "exit");
+  if (x->flags & NPKIT_DUMP_READ_SHARED) npkit_sink_arg_bool(s, "shared_state", 1);
   if (x->comm != 0) {
     const npkit_comm_rec *c = npkit_reader_comm(n->r, x->comm);
     char label[64];
@@ -161,48 +137,41 @@ static void write_read(npkit_dump_render *n, npkit_json *w, const npkit_event *e
       npkit_comm_label(label, sizeof label, c);
     else
       snprintf(label, sizeof label, "comm local %" PRIu32, x->comm);
-    NPKIT_PUT(p, ",\"comm\":\"");
-    p = npkit_fmt_escaped(p, label, sizeof label);
-    *p++ = '"';
+    npkit_sink_arg_strn(s, "comm", label, sizeof label);
   }
   const npkit_log_string *dir = x->dir != 0 ? npkit_reader_string(n->r, x->dir) : NULL;
-  if (dir != NULL) {
-    NPKIT_PUT(p, ",\"dump_dir\":\"");
-    p = npkit_fmt_escaped(p, dir->text, 512);
-    *p++ = '"';
-  }
-  p = npkit_fmt_key_u64(p, ",\"read\":", x->read);
-  p = npkit_fmt_key_u64(p, ",\"files\":", x->files);
-  p = npkit_fmt_key_u64(p, ",\"bytes\":", x->bytes);
-  p = npkit_fmt_key_u64(p, ",\"events\":", x->events);
-  p = npkit_fmt_key_u64(p, ",\"pairs\":", x->pairs);
-  p = npkit_fmt_key_u64(p, ",\"unpaired_entries\":", x->unpaired_entries);
-  p = npkit_fmt_key_u64(p, ",\"unpaired_exits\":", x->unpaired_exits);
-  p = npkit_fmt_key_u64(p, ",\"point_events\":", x->point_events);
-  p = npkit_fmt_key_u64(p, ",\"unknown_ids\":", x->unknown_ids);
-  p = npkit_fmt_key_u64(p, ",\"invalid_events\":", x->invalid_events);
-  p = npkit_fmt_key_u64(p, ",\"bad_times\":", x->bad_times);
-  p = npkit_fmt_key_u64(p, ",\"out_of_order\":", x->out_of_order);
-  p = npkit_fmt_key_u64(p, ",\"time_sync_cpu\":", x->time_sync_cpu);
-  p = npkit_fmt_key_u64(p, ",\"time_sync_gpu\":", x->time_sync_gpu);
-  p = npkit_fmt_key_u64(p, ",\"unaligned_events\":", x->unaligned_events);
-  p = npkit_fmt_key_u64(p, ",\"truncated_files\":", x->truncated_files);
-  p = npkit_fmt_key_u64(p, ",\"unreadable_files\":", x->unreadable_files);
-  p = npkit_fmt_key_u64(p, ",\"skipped_ranks\":", x->skipped_ranks);
-  p = npkit_fmt_key_u64(p, ",\"not_stored\":", x->not_stored);
-  p = npkit_fmt_key_u64(p, ",\"files_over_limit\":", x->files_over_limit);
-  NPKIT_PUT(p, "}}");
-  npkit_json_commit(w, p);
+  if (dir != NULL) npkit_sink_arg_strn(s, "dump_dir", dir->text, 512);
+  npkit_sink_arg_uint(s, "read", x->read);
+  npkit_sink_arg_uint(s, "files", x->files);
+  npkit_sink_arg_uint(s, "bytes", x->bytes);
+  npkit_sink_arg_uint(s, "events", x->events);
+  npkit_sink_arg_uint(s, "pairs", x->pairs);
+  npkit_sink_arg_uint(s, "unpaired_entries", x->unpaired_entries);
+  npkit_sink_arg_uint(s, "unpaired_exits", x->unpaired_exits);
+  npkit_sink_arg_uint(s, "point_events", x->point_events);
+  npkit_sink_arg_uint(s, "unknown_ids", x->unknown_ids);
+  npkit_sink_arg_uint(s, "invalid_events", x->invalid_events);
+  npkit_sink_arg_uint(s, "bad_times", x->bad_times);
+  npkit_sink_arg_uint(s, "out_of_order", x->out_of_order);
+  npkit_sink_arg_uint(s, "time_sync_cpu", x->time_sync_cpu);
+  npkit_sink_arg_uint(s, "time_sync_gpu", x->time_sync_gpu);
+  npkit_sink_arg_uint(s, "unaligned_events", x->unaligned_events);
+  npkit_sink_arg_uint(s, "truncated_files", x->truncated_files);
+  npkit_sink_arg_uint(s, "unreadable_files", x->unreadable_files);
+  npkit_sink_arg_uint(s, "skipped_ranks", x->skipped_ranks);
+  npkit_sink_arg_uint(s, "not_stored", x->not_stored);
+  npkit_sink_arg_uint(s, "files_over_limit", x->files_over_limit);
+  npkit_sink_end(s);
 }
 
-int npkit_dump_render_event(npkit_dump_render *n, npkit_json *w, const npkit_event *ev) {
+int npkit_dump_render_event(npkit_dump_render *n, npkit_sink *s, const npkit_event *ev) {
   if (n == NULL) return 0;
   if (ev->kind == NPKIT_EV_NPKIT_DUMP_SLICE) {
-    write_slice(n, w, ev);
+    write_slice(n, s, ev);
     return 1;
   }
   if (ev->kind == NPKIT_EV_NPKIT_DUMP_READ) {
-    write_read(n, w, ev);
+    write_read(n, s, ev);
     return 1;
   }
   return 0;
@@ -219,7 +188,7 @@ static int64_t sort_index(const npk_track *t) {
                              t->unaligned);
 }
 
-void npkit_dump_render_finish(npkit_dump_render *n, npkit_json *w) {
+void npkit_dump_render_finish(npkit_dump_render *n, npkit_sink *s) {
   if (n == NULL) return;
   /* The rank goes into the names when it is not simply the process's own. */
   int with_rank = 0;
@@ -238,11 +207,11 @@ void npkit_dump_render_finish(npkit_dump_render *n, npkit_json *w) {
     else
       snprintf(name, sizeof name, "%s GPU buf %" PRIu32 " " MIDDOT " lane %" PRIu32 "%s", prefix, t->buffer,
                t->lane, t->unaligned ? " " MIDDOT " unaligned" : "");
-    npkit_trace_track_meta(w, n->fmt->ctx.pid, band_tid(n, i), name, sort_index(t));
+    npkit_sink_track(s, n->fmt->ctx.pid, band_tid(n, i), name, sort_index(t));
   }
   if (n->shared_used) {
     int64_t tid = band_tid(n, NPKIT_TRACE_NPKIT_TRACKS - 1);
-    npkit_trace_track_meta(w, n->fmt->ctx.pid, tid, "NPKit " MIDDOT " more tracks", 3000000 + ((int64_t)8192 << 18));
+    npkit_sink_track(s, n->fmt->ctx.pid, tid, "NPKit " MIDDOT " more tracks", 3000000 + ((int64_t)8192 << 18));
   }
 }
 
@@ -254,8 +223,8 @@ static int source_kinds(unsigned kind) {
   return kind == NPKIT_EV_NPKIT_DUMP_SLICE || kind == NPKIT_EV_NPKIT_DUMP_READ;
 }
 static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_dump_render_new(r, fmt); }
-static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_dump_render_event(self, npkit_sink_json(s), ev); }
-static void source_finish(void *self, npkit_sink *s) { npkit_dump_render_finish(self, npkit_sink_json(s)); }
+static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_dump_render_event(self, s, ev); }
+static void source_finish(void *self, npkit_sink *s) { npkit_dump_render_finish(self, s); }
 static void source_destroy(void *self) { npkit_dump_render_free(self); }
 
 const npkit_trace_source npkit_dump_trace_source = {

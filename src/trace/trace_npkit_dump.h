@@ -14,9 +14,9 @@
 #ifndef NPKIT_TRACE_NPKIT_DUMP_H
 #define NPKIT_TRACE_NPKIT_DUMP_H
 
-#include "json_writer.h"
 #include "log_reader.h"
 #include "trace_api.h"
+#include "trace_sink.h"
 
 typedef struct npkit_dump_render npkit_dump_render;
 
@@ -24,9 +24,9 @@ typedef struct npkit_dump_render npkit_dump_render;
 npkit_dump_render *npkit_dump_render_new(const npkit_log_reader *r, const npkit_api_fmt *fmt);
 /* Writes ev if it is an NPKit dump event and returns 1; returns 0 for any other event (and when
  * n is NULL). */
-int npkit_dump_render_event(npkit_dump_render *n, npkit_json *w, const npkit_event *ev);
+int npkit_dump_render_event(npkit_dump_render *n, npkit_sink *s, const npkit_event *ev);
 /* Names the tracks (NULL is fine). */
-void npkit_dump_render_finish(npkit_dump_render *n, npkit_json *w);
+void npkit_dump_render_finish(npkit_dump_render *n, npkit_sink *s);
 void npkit_dump_render_free(npkit_dump_render *n);
 
 #endif /* NPKIT_TRACE_NPKIT_DUMP_H */

@@ -81,7 +81,7 @@ static void on_init(npkit_plugin_render *p, const npkit_event *ev) {
   x->comm1 = (uint32_t)pick + 1;
 }
 
-static void on_kernel_ch(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+static void on_kernel_ch(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   const npkit_ev_kernel_ch *k = &ev->u.kernel_ch;
   npkit_plugin_task *t = npkit_plugin_task_find(p, k->task);
   char name[64];
@@ -94,18 +94,17 @@ static void on_kernel_ch(npkit_plugin_render *p, npkit_json *w, const npkit_even
   npkit_plugin_arg_int(w, "channel", k->channel);
   if (t != NULL) npkit_plugin_task_args(w, t);
   int gpu = (k->flags & NPKIT_PKCH_GPU_TIMER) != 0;
-  npkit_json_kv_bool(w, "gpu_timer", gpu);
+  npkit_sink_arg_bool(w, "gpu_timer", gpu);
   if (gpu) { /* logs before 0.3 kept the GPU's raw clock: not on the host's axis */
-    npkit_json_kv_string(w, "gpu_clock", (k->flags & NPKIT_PKCH_MAPPED) ? "mapped" : "unmapped");
+    npkit_sink_arg_str(w, "gpu_clock", (k->flags & NPKIT_PKCH_MAPPED) ? "mapped" : "unmapped");
   }
   if (gpu && (k->flags & NPKIT_PKCH_MAPPED) && k->map_error_ns >= 0) {
-    npkit_json_key(w, "map_error_us");
-    npkit_json_ts(w, k->map_error_ns);
+    npkit_sink_arg_us(w, "map_error_us", k->map_error_ns);
   }
   if (k->flags & NPKIT_PKCH_NO_STOP) {
-    npkit_json_kv_bool(w, "stop_missing", 1);
+    npkit_sink_arg_bool(w, "stop_missing", 1);
   }
-  npkit_trace_args_end(w);
+  npkit_sink_end(w);
   if (t == NULL) return;
   if (gpu) {
     if (t->kch_gpu == 0 || ev->start_ns < t->gpu_start) t->gpu_start = ev->start_ns;
@@ -127,7 +126,7 @@ static void on_kernel_ch(npkit_plugin_render *p, npkit_json *w, const npkit_even
 /* A phase of a channel (NCCL 2.31+), on a track of its own below the channel's: its stamps are
  * mapped as the channel's, but NCCL's phase stamps and the channel's are separate reads of the GPU
  * clock, so the two need not nest exactly. */
-static void on_kernel_phase(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+static void on_kernel_phase(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   const npkit_ev_kernel_phase *k = &ev->u.kernel_phase;
   npkit_plugin_task *t = npkit_plugin_task_find(p, k->task);
   char name[sizeof k->name + 1];
@@ -140,27 +139,26 @@ static void on_kernel_phase(npkit_plugin_render *p, npkit_json *w, const npkit_e
   npkit_plugin_arg_int(w, "phase", k->phase);
   if (t != NULL) npkit_plugin_task_args(w, t);
   int gpu = (k->flags & NPKIT_PKCH_GPU_TIMER) != 0;
-  npkit_json_kv_bool(w, "gpu_timer", gpu);
+  npkit_sink_arg_bool(w, "gpu_timer", gpu);
   if (gpu && (k->flags & NPKIT_PKCH_MAPPED) && k->map_error_ns >= 0) {
-    npkit_json_key(w, "map_error_us");
-    npkit_json_ts(w, k->map_error_ns);
+    npkit_sink_arg_us(w, "map_error_us", k->map_error_ns);
   }
   if (gpu && k->gpu_stop >= k->gpu_start) {
-    npkit_json_kv_uint(w, "gpu_clock_span_ns", k->gpu_stop - k->gpu_start);
+    npkit_sink_arg_uint(w, "gpu_clock_span_ns", k->gpu_stop - k->gpu_start);
   }
   if (k->flags & NPKIT_PKCH_NO_STOP) {
-    npkit_json_kv_bool(w, "stop_missing", 1);
+    npkit_sink_arg_bool(w, "stop_missing", 1);
   }
-  npkit_trace_args_end(w);
+  npkit_sink_end(w);
 }
 
-static void task_ref_args(npkit_plugin_render *p, npkit_json *w, uint64_t task) {
+static void task_ref_args(npkit_plugin_render *p, npkit_sink *w, uint64_t task) {
   npkit_plugin_task *t = npkit_plugin_task_find(p, task);
   if (t != NULL) npkit_plugin_task_args(w, t);
 }
 
 /* A slice on the lane of one channel and peer (a send and a receive lane each), with those two args. */
-static void lane_slice_begin(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev, int send,
+static void lane_slice_begin(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev, int send,
                              const char *send_name, const char *recv_name, const char *cat, uint32_t ctx, int channel,
                              int peer) {
   npkit_plugin_slice_begin(p, w, send ? send_name : recv_name, cat, npkit_plugin_lane_tid(p, ctx, channel, peer, send),
@@ -169,25 +167,25 @@ static void lane_slice_begin(npkit_plugin_render *p, npkit_json *w, const npkit_
   npkit_plugin_arg_int(w, "peer", peer);
 }
 
-static void on_proxy_op(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+static void on_proxy_op(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   const npkit_ev_proxy_op *o = &ev->u.proxy_op;
   lane_slice_begin(p, w, ev, o->is_send != 0, "proxy send", "proxy recv", "nccl_proxy", o->ctx, o->channel, o->peer);
   npkit_plugin_arg_int(w, "steps", o->nsteps);
-  npkit_json_kv_uint(w, "steps_done", o->steps_done);
+  npkit_sink_arg_uint(w, "steps_done", o->steps_done);
   npkit_plugin_arg_int(w, "chunk_size", o->chunk_size);
-  npkit_json_kv_uint(w, "bytes", o->bytes);
+  npkit_sink_arg_uint(w, "bytes", o->bytes);
   if (o->progress_ns >= ev->start_ns && o->progress_ns != 0)
     npkit_plugin_arg_us(w, "wait_us", ev->start_ns, o->progress_ns);
   task_ref_args(p, w, o->task);
-  npkit_trace_args_end(w);
+  npkit_sink_end(w);
 }
 
-static void on_proxy_step(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+static void on_proxy_step(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   const npkit_ev_proxy_step *s = &ev->u.proxy_step;
   int send = s->is_send != 0;
   lane_slice_begin(p, w, ev, send, "net send", "net recv", "nccl_net", s->ctx, s->channel, s->peer);
   npkit_plugin_arg_int(w, "step", s->step);
-  npkit_json_kv_uint(w, "size", s->size);
+  npkit_sink_arg_uint(w, "size", s->size);
   /* How long each phase lasted: a phase ends where the next recorded one (or the step) ends. */
   static const char *const send_keys[3] = {"gpu_wait_us", "peer_wait_us", "net_us"};
   static const char *const recv_keys[3] = {"net_us", "flush_us", "gpu_wait_us"};
@@ -202,17 +200,17 @@ static void on_proxy_step(npkit_plugin_render *p, npkit_json *w, const npkit_eve
     npkit_plugin_arg_us(w, send ? send_keys[i] : recv_keys[i], from, to);
   }
   task_ref_args(p, w, s->task);
-  npkit_trace_args_end(w);
+  npkit_sink_end(w);
 }
 
-static void on_proxy_ctrl(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+static void on_proxy_ctrl(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   static const char *const names[] = {"Idle", "Active", "Sleep", "Wakeup", "Append", "AppendEnd"};
   const npkit_ev_proxy_ctrl *c = &ev->u.proxy_ctrl;
   const char *name = c->state >= 13 && c->state <= 18 ? names[c->state - 13] : "proxy";
   npkit_plugin_slice_begin(p, w, name, "nccl_proxy", npkit_plugin_lane_tid(p, c->ctx, TRACK_CTRL, -1, 0), ev->start_ns,
               ev->end_ns);
   npkit_plugin_arg_int(w, "appended", c->appended);
-  npkit_trace_args_end(w);
+  npkit_sink_end(w);
 }
 
 /* ---- records that came before their task ---- */
@@ -227,7 +225,7 @@ static uint64_t child_task(const npkit_event *ev) {
   }
 }
 
-static void render_child(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+static void render_child(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   switch (ev->kind) {
   case NPKIT_EV_PLUGIN_KERNEL_CH: on_kernel_ch(p, w, ev); break;
   case NPKIT_EV_PLUGIN_KERNEL_PHASE: on_kernel_phase(p, w, ev); break;
@@ -242,7 +240,7 @@ static uint32_t hbucket(uint64_t task) {
 }
 
 /* Takes a held record out of its chain and renders it (its task is known by now, or gone). */
-static void release_held(npkit_plugin_render *p, npkit_json *w, npkit_plugin_held *h) {
+static void release_held(npkit_plugin_render *p, npkit_sink *w, npkit_plugin_held *h) {
   int32_t me = (int32_t)(h - p->held);
   int32_t *link = &p->hbuckets[hbucket(child_task(&h->ev))];
   while (*link >= 0 && *link != me) link = &p->held[*link].hnext;
@@ -252,7 +250,7 @@ static void release_held(npkit_plugin_render *p, npkit_json *w, npkit_plugin_hel
   while (p->htail < p->hhead && !p->held[p->htail % NPKIT_PLUGIN_HELD].used) p->htail++;
 }
 
-static void hold_child(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+static void hold_child(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   if (p->hhead - p->htail == NPKIT_PLUGIN_HELD) /* the oldest waited long enough */
     release_held(p, w, &p->held[p->htail % NPKIT_PLUGIN_HELD]);
   uint64_t pos = p->hhead++;
@@ -266,7 +264,7 @@ static void hold_child(npkit_plugin_render *p, npkit_json *w, const npkit_event 
 }
 
 /* Renders, oldest first, the records held for a task that has just been read. */
-static void release_task(npkit_plugin_render *p, npkit_json *w, uint64_t task) {
+static void release_task(npkit_plugin_render *p, npkit_sink *w, uint64_t task) {
   for (;;) {
     npkit_plugin_held *oldest = NULL;
     for (int32_t i = p->hbuckets[hbucket(task)]; i >= 0; i = p->held[i].hnext)
@@ -278,7 +276,7 @@ static void release_task(npkit_plugin_render *p, npkit_json *w, uint64_t task) {
 }
 
 /* A child comes before its task when the task's slot still holds an older task (ids grow). */
-static void on_child(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+static void on_child(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   uint64_t task = child_task(ev);
   if (task != 0 && p->tasks[task % NPKIT_PLUGIN_TASKS].id < task)
     hold_child(p, w, ev);
@@ -286,7 +284,7 @@ static void on_child(npkit_plugin_render *p, npkit_json *w, const npkit_event *e
     render_child(p, w, ev);
 }
 
-static void on_task(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+static void on_task(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   uint64_t id = ev->u.plugin_task.task;
   if (id == 0 || p->tasks[id % NPKIT_PLUGIN_TASKS].id > id) return; /* garbage, or too late */
   npkit_plugin_add_task(p, w, ev);
@@ -295,7 +293,7 @@ static void on_task(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev
 
 /* ---- entry points ---- */
 
-int npkit_plugin_render_event(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+int npkit_plugin_render_event(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   if (!npkit_ev_is_plugin(ev->kind)) return 0;
   if (p == NULL) return 1;
   if (ev->end_ns > p->last_ns) p->last_ns = ev->end_ns;
@@ -322,7 +320,7 @@ int npkit_plugin_render_event(npkit_plugin_render *p, npkit_json *w, const npkit
   return 1;
 }
 
-void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_json *w) {
+void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_sink *w) {
   if (p == NULL) return;
   while (p->htail < p->hhead) {
     npkit_plugin_held *h = &p->held[p->htail % NPKIT_PLUGIN_HELD];
@@ -338,23 +336,24 @@ void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_json *w) {
   npkit_plugin_name_tracks(p, w);
   const npkit_ev_plugin_stats *s = &p->stats;
   if (p->has_stats && (s->lost | s->late | s->foreign | s->unknown) != 0) {
-    npkit_trace_counter_begin(w, p->fmt->ctx.pid, npkit_trace_rel(&p->fmt->ctx, p->last_ns), "npkit plugin");
-    npkit_json_kv_uint(w, "lost", s->lost);
-    npkit_json_kv_uint(w, "late", s->late);
-    npkit_json_kv_uint(w, "foreign", s->foreign);
-    npkit_json_kv_uint(w, "ignored", s->unknown);
-    npkit_trace_args_end(w);
+    npkit_sink_counter(w, "npkit plugin", NULL, p->fmt->ctx.pid, npkit_trace_rel(&p->fmt->ctx, p->last_ns));
+    npkit_sink_args(w);
+    npkit_sink_arg_uint(w, "lost", s->lost);
+    npkit_sink_arg_uint(w, "late", s->late);
+    npkit_sink_arg_uint(w, "foreign", s->foreign);
+    npkit_sink_arg_uint(w, "ignored", s->unknown);
+    npkit_sink_end(w);
   }
 }
 
 /* ---- the trace source ---- */
 
 static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { return npkit_plugin_render_new(r, fmt); }
-static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_plugin_render_event(self, npkit_sink_json(s), ev); }
+static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_plugin_render_event(self, s, ev); }
 static void source_call(void *self, npkit_api_fmt *fmt, npkit_sink *s, const npkit_event *ev) {
-  npkit_plugin_render_call(self, fmt, npkit_sink_json(s), ev);
+  npkit_plugin_render_call(self, fmt, s, ev);
 }
-static void source_finish(void *self, npkit_sink *s) { npkit_plugin_render_finish(self, npkit_sink_json(s)); }
+static void source_finish(void *self, npkit_sink *s) { npkit_plugin_render_finish(self, s); }
 static void source_destroy(void *self) { npkit_plugin_render_free(self); }
 
 const npkit_trace_source npkit_plugin_trace_source = {

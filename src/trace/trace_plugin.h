@@ -22,12 +22,12 @@
 #ifndef NPKIT_TRACE_PLUGIN_H
 #define NPKIT_TRACE_PLUGIN_H
 
-#include "json_writer.h"
 #include "log_reader.h"
 #include "npkit/event_log.h"
 #include "trace_api.h"
 
 #include "trace_plugin_api.h" /* NPKIT_PLUGIN_TASKS */
+#include "trace_sink.h"
 
 typedef struct npkit_plugin_render npkit_plugin_render;
 
@@ -38,13 +38,13 @@ void npkit_plugin_render_free(npkit_plugin_render *p);
 
 /* An API call, in log order: written now, or held back until NCCL's task for it has been read.
  * p may be NULL: the call is then written at once with fmt. */
-void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_json *w,
+void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_sink *w,
                               const npkit_event *ev);
 /* An event of a plugin kind: returns 1 (rendered or absorbed), or 0 for any other kind. */
-int npkit_plugin_render_event(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev);
+int npkit_plugin_render_event(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev);
 /* At the end of the log: writes the calls still held, the unfinished tasks and the plugin's own
  * counters. */
-void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_json *w);
+void npkit_plugin_render_finish(npkit_plugin_render *p, npkit_sink *w);
 
 
 #endif /* NPKIT_TRACE_PLUGIN_H */

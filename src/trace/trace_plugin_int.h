@@ -11,10 +11,10 @@
 #ifndef NPKIT_TRACE_PLUGIN_INT_H
 #define NPKIT_TRACE_PLUGIN_INT_H
 
-#include "json_writer.h"
 #include "log_reader.h"
 #include "trace_api.h"
 #include "trace_plugin_api.h"
+#include "trace_sink.h"
 #include "trace_tracks.h"
 
 /* The bounds on what is held back (trace_plugin.h): calls waiting for their task, and NCCL's
@@ -157,22 +157,22 @@ const char *npkit_plugin_ctx_label(npkit_plugin_render *p, uint32_t id);
  * + channel: its phases), and of a proxy lane; named at the end by npkit_plugin_name_tracks. */
 int64_t npkit_plugin_channel_tid(npkit_plugin_render *p, uint32_t ctx, int channel);
 int64_t npkit_plugin_lane_tid(npkit_plugin_render *p, uint32_t ctx, int channel, int peer, int dir);
-void npkit_plugin_name_tracks(npkit_plugin_render *p, npkit_json *w);
+void npkit_plugin_name_tracks(npkit_plugin_render *p, npkit_sink *w);
 /* Which profiler ABI each communicator got, and how its GPU clock was mapped (metadata). */
-void npkit_plugin_write_clocks(npkit_plugin_render *p, npkit_json *w);
-/* Opens {"name":…,"cat":…,"ph":"X",…,"args":{ ; close with npkit_trace_args_end. */
-void npkit_plugin_slice_begin(npkit_plugin_render *p, npkit_json *w, const char *name, const char *cat,
+void npkit_plugin_write_clocks(npkit_plugin_render *p, npkit_sink *w);
+/* A slice with its args open; close with npkit_sink_end. */
+void npkit_plugin_slice_begin(npkit_plugin_render *p, npkit_sink *w, const char *name, const char *cat,
                               int64_t tid, uint64_t start_ns, uint64_t end_ns);
-void npkit_plugin_arg_str(npkit_json *w, const char *key, const char *v, size_t n);
-void npkit_plugin_arg_int(npkit_json *w, const char *key, int64_t v);
+void npkit_plugin_arg_str(npkit_sink *w, const char *key, const char *v, size_t n);
+void npkit_plugin_arg_int(npkit_sink *w, const char *key, int64_t v);
 /* key: the span from..to in microseconds */
-void npkit_plugin_arg_us(npkit_json *w, const char *key, uint64_t from, uint64_t to);
+void npkit_plugin_arg_us(npkit_sink *w, const char *key, uint64_t from, uint64_t to);
 /* "AllReduce RING/SIMPLE", with " (graph replay)"; returns as snprintf. */
 int npkit_plugin_task_name(const npkit_plugin_task *t, char *buf, size_t len);
 /* The args every slice of a task carries: function, algorithm, protocol, seqs, tag, replay. */
-void npkit_plugin_task_args(npkit_json *w, const npkit_plugin_task *t);
+void npkit_plugin_task_args(npkit_sink *w, const npkit_plugin_task *t);
 /* The task's slice on its communicator's "collectives (GPU)" track (once, if a channel ran). */
-void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_json *w, npkit_plugin_task *t);
+void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_sink *w, npkit_plugin_task *t);
 /* The span of its channels: the GPU-timed ones if any (never mixed with host-timed ones).
  * Returns 1 when GPU-timed, 0 when host-timed, -1 when no channel was seen. */
 int npkit_plugin_task_span(const npkit_plugin_task *t, uint64_t *start, uint64_t *stop);
@@ -181,13 +181,13 @@ int npkit_plugin_task_span(const npkit_plugin_task *t, uint64_t *start, uint64_t
 npkit_plugin_task *npkit_plugin_task_find(npkit_plugin_render *p, uint64_t id);
 /* A TASK record: takes the slot of the task it replaces (writing what waited for that one) and
  * is matched with a held call if one was numbered for it. */
-void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev);
+void npkit_plugin_add_task(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev);
 /* A channel of task t stopped (t's GPU span is updated): writes its call once all have. */
-void npkit_plugin_channel_done(npkit_plugin_render *p, npkit_json *w, npkit_plugin_task *t);
+void npkit_plugin_channel_done(npkit_plugin_render *p, npkit_sink *w, npkit_plugin_task *t);
 /* An API-level record: joins what waited for it. */
-void npkit_plugin_add_api(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev);
+void npkit_plugin_add_api(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev);
 /* Writes every call still held, oldest first. */
-void npkit_plugin_flush_calls(npkit_plugin_render *p, npkit_json *w);
+void npkit_plugin_flush_calls(npkit_plugin_render *p, npkit_sink *w);
 void npkit_plugin_join_free(npkit_plugin_render *p);
 
 #endif /* NPKIT_TRACE_PLUGIN_INT_H */

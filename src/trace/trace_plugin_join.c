@@ -112,7 +112,7 @@ static void leave_batch(npkit_plugin_render *p, npkit_plugin_call *c) {
   if (b != NULL && --b->open == 0) batch_close(p, b1);
 }
 
-static void write_call(npkit_plugin_render *p, npkit_json *w, npkit_plugin_call *c) {
+static void write_call(npkit_plugin_render *p, npkit_sink *w, npkit_plugin_call *c) {
   /* the algorithm and protocol names come from the log: escaped as any string taken from it (a
    * damaged log may hold a quote or a control character there) */
   char extra[6 * (sizeof((npkit_plugin_task *)0)->algo + sizeof((npkit_plugin_task *)0)->proto) + 160] = "";
@@ -140,7 +140,7 @@ static void write_call(npkit_plugin_render *p, npkit_json *w, npkit_plugin_call 
     n = (size_t)(e - extra);
     t->call_pos = NPKIT_PLUGIN_NO_POS;
   }
-  npkit_api_fmt_event_extra(p->fmt, w, &c->ev, extra, n);
+  npkit_api_fmt_event_extra(p->fmt, npkit_sink_json(w), &c->ev, extra, n);
   if (t != NULL && task_complete(t)) npkit_plugin_gpu_slice(p, w, t);
   leave_batch(p, c);
   c->used = 0;
@@ -160,7 +160,7 @@ static int key_match(const npkit_plugin_call *c, const npkit_plugin_task *t) {
   return 1;
 }
 
-static void claim(npkit_plugin_render *p, npkit_json *w, npkit_plugin_call *c, npkit_plugin_task *t) {
+static void claim(npkit_plugin_render *p, npkit_sink *w, npkit_plugin_call *c, npkit_plugin_task *t) {
   c->task = t->id;
   t->claimed = 1;
   t->call_pos = c->pos;
@@ -171,7 +171,7 @@ static void claim(npkit_plugin_render *p, npkit_json *w, npkit_plugin_call *c, n
 }
 
 /* Matches the batch's calls with tasks already read. */
-static void match_batch(npkit_plugin_render *p, npkit_json *w, uint32_t b1) {
+static void match_batch(npkit_plugin_render *p, npkit_sink *w, uint32_t b1) {
   npkit_plugin_batch *b = batch_get(p, b1);
   if (b == NULL) return;
   uint64_t lo = b->lo, k = b->k;
@@ -216,7 +216,7 @@ static uint32_t batch_new(npkit_plugin_render *p, uint32_t comm1, int f, uint64_
 
 /* Gives the calls (all of one communicator and function, in seq order, some possibly written
  * already) NCCL's numbers and matches them. */
-static void number_calls(npkit_plugin_render *p, npkit_json *w, uint32_t comm1, int f,
+static void number_calls(npkit_plugin_render *p, npkit_sink *w, uint32_t comm1, int f,
                          const uint64_t *pos, uint32_t n) {
   npkit_plugin_comm *pc = &p->comms[comm1 - 1];
   uint64_t lo = pc->next[f];
@@ -238,7 +238,7 @@ static void number_calls(npkit_plugin_render *p, npkit_json *w, uint32_t comm1, 
   match_batch(p, w, b1);
 }
 
-static npkit_plugin_call *hold(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev,
+static npkit_plugin_call *hold(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev,
                            uint32_t comm1, int f) {
   if (p->head - p->tail == NPKIT_PLUGIN_PENDING)
     write_call(p, w, &p->calls[p->tail % NPKIT_PLUGIN_PENDING]); /* the oldest waited long enough */
@@ -288,7 +288,7 @@ static int member_cmp(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static void group_close(npkit_plugin_render *p, npkit_json *w, const npkit_event *end) {
+static void group_close(npkit_plugin_render *p, npkit_sink *w, const npkit_event *end) {
   npkit_plugin_group *g = group_find(p, end->u.api.group);
   if (g == NULL) return;
   int launched = end->func == NPKIT_FN_GroupEnd &&
@@ -319,14 +319,14 @@ static void group_close(npkit_plugin_render *p, npkit_json *w, const npkit_event
 /* ---- NCCL's own links (2.28+) ---- */
 
 /* A call whose CollApi record has been read: 1 when it was handled here. */
-static int linked_call(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev, uint32_t comm1,
+static int linked_call(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev, uint32_t comm1,
                        int f) {
   npkit_plugin_api *api = npkit_plugin_api_of_call(p->apis, ev->thread, ev->u.api.call_no);
   if (api == NULL || api->type != NPKIT_PAPI_COLL) return 0;
   api->call_seq = ev->u.api.seq;
   if (api->flags & NPKIT_PAPI_GRAPH) { /* captured: its tasks come at every replay */
     static const char captured[] = ",\"graph_captured\":true";
-    npkit_api_fmt_event_extra(p->fmt, w, ev, captured, sizeof captured - 1);
+    npkit_api_fmt_event_extra(p->fmt, npkit_sink_json(w), ev, captured, sizeof captured - 1);
     return 1;
   }
   npkit_plugin_call *c = hold(p, w, ev, comm1, f);
@@ -338,7 +338,7 @@ static int linked_call(npkit_plugin_render *p, npkit_json *w, const npkit_event 
 }
 
 /* A task naming its CollApi: 1 when it was handled here. */
-static int linked_task(npkit_plugin_render *p, npkit_json *w, npkit_plugin_task *t) {
+static int linked_task(npkit_plugin_render *p, npkit_sink *w, npkit_plugin_task *t) {
   npkit_plugin_api *api = npkit_plugin_api_get(p->apis, t->api);
   if (api == NULL) return 0;
   if (api->have_record && (api->flags & NPKIT_PAPI_GRAPH)) {
@@ -355,7 +355,7 @@ static int linked_task(npkit_plugin_render *p, npkit_json *w, npkit_plugin_task 
   return 1;
 }
 
-void npkit_plugin_add_api(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+void npkit_plugin_add_api(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   (void)w;
   npkit_plugin_api *api = npkit_plugin_api_record(p->apis, ev);
   if (api == NULL || !(api->flags & NPKIT_PAPI_GRAPH)) return;
@@ -370,10 +370,10 @@ void npkit_plugin_add_api(npkit_plugin_render *p, npkit_json *w, const npkit_eve
 
 /* ---- entry points ---- */
 
-void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_json *w,
+void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_sink *w,
                               const npkit_event *ev) {
   if (p == NULL) {
-    npkit_api_fmt_event(fmt, w, ev);
+    npkit_api_fmt_event(fmt, npkit_sink_json(w), ev);
     return;
   }
   const npkit_ev_api *a = &ev->u.api;
@@ -393,13 +393,13 @@ void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_
       return;
     }
   }
-  npkit_api_fmt_event(fmt, w, ev);
+  npkit_api_fmt_event(fmt, npkit_sink_json(w), ev);
   if ((ev->func == NPKIT_FN_GroupEnd || ev->func == NPKIT_FN_GroupSimulateEnd) &&
       (a->flags & NPKIT_API_GROUP_OUTER))
     group_close(p, w, ev);
 }
 
-void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_event *ev) {
+void npkit_plugin_add_task(npkit_plugin_render *p, npkit_sink *w, const npkit_event *ev) {
   const npkit_ev_plugin_task *pt = &ev->u.plugin_task;
   npkit_plugin_task *t = &p->tasks[pt->task % NPKIT_PLUGIN_TASKS];
   if (t->id != 0) { /* an older task leaves: what waited for it is written as it stands */
@@ -452,7 +452,7 @@ void npkit_plugin_add_task(npkit_plugin_render *p, npkit_json *w, const npkit_ev
   index_add(p, t);
 }
 
-void npkit_plugin_channel_done(npkit_plugin_render *p, npkit_json *w, npkit_plugin_task *t) {
+void npkit_plugin_channel_done(npkit_plugin_render *p, npkit_sink *w, npkit_plugin_task *t) {
   if (!t->claimed || !task_complete(t)) return;
   npkit_plugin_call *c = call_at(p, t->call_pos);
   if (c != NULL)
@@ -461,7 +461,7 @@ void npkit_plugin_channel_done(npkit_plugin_render *p, npkit_json *w, npkit_plug
     npkit_plugin_gpu_slice(p, w, t);
 }
 
-void npkit_plugin_flush_calls(npkit_plugin_render *p, npkit_json *w) {
+void npkit_plugin_flush_calls(npkit_plugin_render *p, npkit_sink *w) {
   while (p->tail < p->head) {
     npkit_plugin_call *c = &p->calls[p->tail % NPKIT_PLUGIN_PENDING];
     if (c->used)

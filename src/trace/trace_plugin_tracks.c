@@ -52,34 +52,28 @@ const char *npkit_plugin_ctx_label(npkit_plugin_render *p, uint32_t id) {
   return x->label;
 }
 
-/* ---- JSON pieces ---- */
+/* ---- event pieces ---- */
 
-static void meta(npkit_plugin_render *p, npkit_json *w, int64_t tid, const char *name, int64_t sort) {
-  npkit_trace_track_meta(w, p->fmt->ctx.pid, tid, name, sort);
+static void meta(npkit_plugin_render *p, npkit_sink *w, int64_t tid, const char *name, int64_t sort) {
+  npkit_sink_track(w, p->fmt->ctx.pid, tid, name, sort);
 }
 
-/* Opens {"name":…,"cat":…,"ph":"X",…,"args":{ ; close with npkit_trace_args_end. */
-void npkit_plugin_slice_begin(npkit_plugin_render *p, npkit_json *w, const char *name, const char *cat,
+/* A slice with its args open; close with npkit_sink_end. */
+void npkit_plugin_slice_begin(npkit_plugin_render *p, npkit_sink *w, const char *name, const char *cat,
                         int64_t tid, uint64_t start_ns, uint64_t end_ns) {
-  npkit_trace_event_head(w, &p->fmt->ctx, name, cat, "X", tid, start_ns);
-  npkit_json_key(w, "dur");
-  npkit_json_ts(w, end_ns > start_ns ? (int64_t)(end_ns - start_ns) : 0);
-  npkit_trace_args_begin(w);
+  npkit_sink_head h = {.name = name, .cat = cat, .ph = NPKIT_SINK_SLICE, .pid = p->fmt->ctx.pid, .tid = tid,
+                       .has_ts = 1, .ts = npkit_trace_rel(&p->fmt->ctx, start_ns), .has_dur = 1,
+                       .dur = end_ns > start_ns ? (int64_t)(end_ns - start_ns) : 0};
+  npkit_sink_begin(w, &h);
+  npkit_sink_args(w);
 }
 
-void npkit_plugin_arg_str(npkit_json *w, const char *key, const char *v, size_t n) {
-  npkit_json_key(w, key);
-  npkit_json_string_n(w, v, n);
-}
+void npkit_plugin_arg_str(npkit_sink *w, const char *key, const char *v, size_t n) { npkit_sink_arg_strn(w, key, v, n); }
 
-void npkit_plugin_arg_int(npkit_json *w, const char *key, int64_t v) {
-  npkit_json_key(w, key);
-  npkit_json_int(w, v);
-}
+void npkit_plugin_arg_int(npkit_sink *w, const char *key, int64_t v) { npkit_sink_arg_int(w, key, v); }
 
-void npkit_plugin_arg_us(npkit_json *w, const char *key, uint64_t from, uint64_t to) {
-  npkit_json_key(w, key);
-  npkit_json_ts(w, to > from ? (int64_t)(to - from) : 0);
+void npkit_plugin_arg_us(npkit_sink *w, const char *key, uint64_t from, uint64_t to) {
+  npkit_sink_arg_us(w, key, to > from ? (int64_t)(to - from) : 0);
 }
 
 /* ---- tracks ---- */
@@ -115,7 +109,7 @@ int64_t npkit_plugin_lane_tid(npkit_plugin_render *p, uint32_t ctx, int channel,
   return band_tid(p, PROXY_BAND, p->nlane++);
 }
 
-void npkit_plugin_name_tracks(npkit_plugin_render *p, npkit_json *w) {
+void npkit_plugin_name_tracks(npkit_plugin_render *p, npkit_sink *w) {
   char name[192];
   for (uint32_t i = 0; i < p->nchan; i++) {
     const npkit_plugin_track *t = &p->chan[i];
@@ -148,47 +142,48 @@ void npkit_plugin_name_tracks(npkit_plugin_render *p, npkit_json *w) {
 }
 
 /* Opens a metadata record `name` of context id's "collectives (GPU)" track, its args open with
- * the communicator's label; the caller adds the rest and closes both objects. */
-static void gpu_track_meta_begin(npkit_plugin_render *p, npkit_json *w, const char *name, uint32_t id) {
-  npkit_trace_meta_begin(w, name, p->fmt->ctx.pid, npkit_plugin_channel_tid(p, id, TRACK_GPU));
-  npkit_json_kv_string(w, "comm", npkit_plugin_ctx_label(p, id));
+ * the communicator's label; the caller adds the rest and closes it with npkit_sink_end. */
+static void gpu_track_meta_begin(npkit_plugin_render *p, npkit_sink *w, const char *name, uint32_t id) {
+  npkit_sink_head h = {.name = name, .ph = NPKIT_SINK_META, .pid = p->fmt->ctx.pid,
+                       .tid = npkit_plugin_channel_tid(p, id, TRACK_GPU)};
+  npkit_sink_begin(w, &h);
+  npkit_sink_args(w);
+  npkit_sink_arg_str(w, "comm", npkit_plugin_ctx_label(p, id));
 }
 
 /* Which profiler interface NCCL loaded for a communicator, and the events asked of it. */
-static void write_profiler(npkit_plugin_render *p, npkit_json *w, uint32_t id) {
+static void write_profiler(npkit_plugin_render *p, npkit_sink *w, uint32_t id) {
   static const char *const names[16] = {"Group", "Coll", "P2p", "ProxyOp", "ProxyStep", "ProxyCtrl",
                                         "KernelCh", "NetPlugin", "GroupApi", "CollApi", "P2pApi",
                                         "KernelLaunch", "CeColl", "CeSync", "CeBatch", "KernelPhase"};
   const npkit_plugin_ctx *x = &p->ctx[id];
   gpu_track_meta_begin(p, w, "nccl_profiler", id);
-  npkit_json_kv_uint(w, "abi", x->abi);
-  npkit_json_key(w, "events");
-  npkit_json_begin_array(w);
+  npkit_sink_arg_uint(w, "abi", x->abi);
+  const char *asked[16];
+  size_t n = 0;
   for (int b = 0; b < 16; b++)
-    if (x->mask & (1u << b)) npkit_json_string(w, names[b]);
-  npkit_json_end_array(w);
-  npkit_trace_args_end(w);
+    if (x->mask & (1u << b)) asked[n++] = names[b];
+  npkit_sink_arg_strs(w, "events", asked, n);
+  npkit_sink_end(w);
 }
 
 /* How each communicator's GPU clock was mapped onto the host's (gpu_clock_map.h), as a metadata
  * event of its "collectives (GPU)" track: offset, drift and how far the mapped times may be off. */
-void npkit_plugin_write_clocks(npkit_plugin_render *p, npkit_json *w) {
+void npkit_plugin_write_clocks(npkit_plugin_render *p, npkit_sink *w) {
   for (uint32_t id = 1; id < p->nctx; id++) {
     if (p->ctx[id].abi != 0) write_profiler(p, w, id);
     const npkit_ev_plugin_clock *c = &p->ctx[id].clock;
     if (c->samples == 0) continue;
     gpu_track_meta_begin(p, w, "gpu_clock", id);
-    npkit_json_kv_uint(w, "samples", c->samples);
-    npkit_json_key(w, "offset_ns"); /* host minus GPU */
-    npkit_json_int(w, c->offset_ns);
-    npkit_json_key(w, "drift_ppm");
-    npkit_json_ts(w, c->drift_ppb); /* ppb / 1000, three decimals */
-    npkit_json_kv_int(w, "max_error_ns", c->max_error_ns);
-    npkit_json_kv_int(w, "median_error_ns", c->median_error_ns);
-    npkit_json_kv_uint(w, "windows", c->windows);
-    npkit_json_kv_uint(w, "one_sided", c->one_sided);
-    npkit_json_kv_uint(w, "inconsistent", c->inconsistent);
-    npkit_trace_args_end(w);
+    npkit_sink_arg_uint(w, "samples", c->samples);
+    npkit_sink_arg_int(w, "offset_ns", c->offset_ns); /* host minus GPU */
+    npkit_sink_arg_milli(w, "drift_ppm", c->drift_ppb);
+    npkit_sink_arg_int(w, "max_error_ns", c->max_error_ns);
+    npkit_sink_arg_int(w, "median_error_ns", c->median_error_ns);
+    npkit_sink_arg_uint(w, "windows", c->windows);
+    npkit_sink_arg_uint(w, "one_sided", c->one_sided);
+    npkit_sink_arg_uint(w, "inconsistent", c->inconsistent);
+    npkit_sink_end(w);
   }
 }
 
@@ -217,34 +212,34 @@ int npkit_plugin_task_span(const npkit_plugin_task *t, uint64_t *start, uint64_t
   return -1;
 }
 
-void npkit_plugin_task_args(npkit_json *w, const npkit_plugin_task *t) {
-  npkit_json_kv_string(w, "func", npkit_fn_short_name(t->fn));
+void npkit_plugin_task_args(npkit_sink *w, const npkit_plugin_task *t) {
+  npkit_sink_arg_str(w, "func", npkit_fn_short_name(t->fn));
   if (t->algo[0] != '\0') npkit_plugin_arg_str(w, "algorithm", t->algo, sizeof t->algo);
   if (t->symmetric) { /* the algorithm is the tail of the kernel variant's name */
-    npkit_json_kv_bool(w, "symmetric", 1);
+    npkit_sink_arg_bool(w, "symmetric", 1);
   }
   if (t->proto[0] != '\0') npkit_plugin_arg_str(w, "protocol", t->proto, sizeof t->proto);
   if (!t->p2p) {
-    npkit_json_kv_uint(w, "nccl_seq", t->nccl_seq);
+    npkit_sink_arg_uint(w, "nccl_seq", t->nccl_seq);
   }
   if (t->api_seq != NPKIT_NO_SEQ) {
-    npkit_json_kv_uint(w, "seq", t->api_seq);
+    npkit_sink_arg_uint(w, "seq", t->api_seq);
   }
   if (t->user_tag != 0) {
     char tag[24];
     snprintf(tag, sizeof tag, "0x%" PRIx64, t->user_tag);
-    npkit_json_kv_string(w, "user_tag", tag);
+    npkit_sink_arg_str(w, "user_tag", tag);
   }
   if (t->replay) {
-    npkit_json_kv_bool(w, "graph_replay", 1);
+    npkit_sink_arg_bool(w, "graph_replay", 1);
     if (t->captured_seq != NPKIT_NO_SEQ) {
-      npkit_json_kv_uint(w, "captured_seq", t->captured_seq);
+      npkit_sink_arg_uint(w, "captured_seq", t->captured_seq);
     }
   }
 }
 
 /* The task from its first channel's start to its last channel's stop. */
-void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_json *w, npkit_plugin_task *t) {
+void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_sink *w, npkit_plugin_task *t) {
   uint64_t start, stop;
   int timer = npkit_plugin_task_span(t, &start, &stop);
   if (t->gpu_written || timer < 0) return;
@@ -259,13 +254,12 @@ void npkit_plugin_gpu_slice(npkit_plugin_render *p, npkit_json *w, npkit_plugin_
   npkit_plugin_task_args(w, t);
   npkit_plugin_arg_int(w, "channels", t->nch);
   npkit_plugin_arg_int(w, "channels_seen", t->kch_seen);
-  npkit_json_kv_uint(w, "count", t->count);
+  npkit_sink_arg_uint(w, "count", t->count);
   /* host-timed channels (no GPU stamps) only say when NCCL's proxy saw them */
   npkit_plugin_arg_us(w, timer ? "gpu_time_us" : "reported_time_us", start, stop);
   if (timer && t->raw_stop >= t->raw_start && t->raw_start != 0) {
-    npkit_json_key(w, "gpu_clock_span_ns"); /* the same span on the GPU's own clock */
-    npkit_json_uint(w, t->raw_stop - t->raw_start);
+    npkit_sink_arg_uint(w, "gpu_clock_span_ns", t->raw_stop - t->raw_start); /* the same span on the GPU's own clock */
   }
-  npkit_trace_args_end(w);
+  npkit_sink_end(w);
 }
 

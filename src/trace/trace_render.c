@@ -188,7 +188,8 @@ static const char *level_name(uint32_t level) {
 static void write_note(npkit_sink *s, int64_t pid, int64_t ts, uint32_t level, const char *text, size_t len) {
   char name[32];
   snprintf(name, sizeof(name), "npkit %s", level_name(level));
-  npkit_sink_head h = {name, "npkit", NPKIT_SINK_INSTANT, 'p', pid, -1, 1, ts, -1, 0};
+  npkit_sink_head h = {.name = name, .cat = "npkit", .ph = NPKIT_SINK_INSTANT, .scope = 'p', .pid = pid, .tid = -1,
+                       .has_ts = 1, .ts = ts};
   npkit_sink_begin(s, &h);
   npkit_sink_args(s);
   npkit_sink_arg_str(s, "level", level_name(level));
@@ -241,7 +242,7 @@ static void write_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
 }
 
 /* Any other event: to the source of its kind. */
-static void write_other(render_ctx *c, npkit_json *w, const npkit_event *ev) {
+static void write_other(render_ctx *c, const npkit_event *ev) {
   for (size_t i = 0; i < N_SOURCES; i++)
     if (sources[i].source->kinds(ev->kind)) {
       if (c->state[i] != NULL && sources[i].source->event(c->state[i], c->sink, ev)) {
@@ -359,7 +360,7 @@ int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_o
       break;
     }
     if (ev->kind == NPKIT_EV_API) render_call(&c, w, ev);
-    else write_other(&c, w, ev);
+    else write_other(&c, ev);
   }
   finish_threads(&c, r, w, &shared_named);
   for (size_t i = 0; i < N_SOURCES; i++)

@@ -1,12 +1,12 @@
 #include "trace_sink.h"
 
 void npkit_sink_counter(npkit_sink *s, const char *name, const char *cat, int64_t pid, int64_t ts) {
-  npkit_sink_head h = {name, cat, NPKIT_SINK_COUNTER, 0, pid, -1, 1, ts, -1, 0};
+  npkit_sink_head h = {.name = name, .cat = cat, .ph = NPKIT_SINK_COUNTER, .pid = pid, .tid = -1, .has_ts = 1, .ts = ts};
   npkit_sink_begin(s, &h);
 }
 
 static void meta(npkit_sink *s, const char *name, int64_t pid, int64_t tid) {
-  npkit_sink_head h = {name, NULL, NPKIT_SINK_META, 0, pid, tid, 0, 0, -1, 0};
+  npkit_sink_head h = {.name = name, .ph = NPKIT_SINK_META, .pid = pid, .tid = tid};
   npkit_sink_begin(s, &h);
   npkit_sink_args(s);
 }

@@ -33,22 +33,27 @@ enum {
   NPKIT_SINK_INSTANT = 'i', /* at ts; scope 'p' (process) or 't' (thread) */
   NPKIT_SINK_COUNTER = 'C', /* values at ts on the process's counter track `name`: one per arg */
   NPKIT_SINK_META = 'M',    /* a track's or process's metadata: process_name, thread_name, ... */
+  NPKIT_SINK_FLOW_START = 's', /* a flow's start, on the slice enclosing ts of (pid, tid) */
+  NPKIT_SINK_FLOW_END = 'f',   /* its end, on the slice that starts at ts (bind 'e': enclosing) */
 };
 
-/* The head of an event.  Fields a phase does not have stay out of the output: cat NULL, scope 0,
- * tid < 0 (process level), has_ts 0 (metadata), dur < 0 (all but slices). */
+/* The head of an event, written with designated initializers: a field left out is absent from
+ * the output (cat NULL, scope 0, no ts, no dur, no flow id), except tid, which is to be set (-1:
+ * the process's level: counters, process metadata, process-scoped instants). */
 typedef struct npkit_sink_head {
   const char *name;
   const char *cat;
   char ph;
   char scope;
-  int64_t pid;
-  int64_t tid;
-  int has_ts;
-  int64_t ts;  /* trace ns */
-  int64_t dur; /* ns */
+  char bind;      /* a flow's end: 'e' binds it to the enclosing slice */
   int scope_last; /* the JSON sink writes "s" after ts and dur, where the thread-scoped instants
                      and the recording changes have always had it, instead of after "ph" */
+  uint64_t id;    /* flows: the id joining start and end */
+  int64_t pid;
+  int64_t tid;
+  int has_ts, has_dur;
+  int64_t ts;  /* trace ns */
+  int64_t dur; /* ns */
 } npkit_sink_head;
 
 typedef struct npkit_sink_ops {
@@ -63,6 +68,10 @@ typedef struct npkit_sink_ops {
   void (*arg_bool)(npkit_sink *s, const char *key, int v);
   void (*arg_us)(npkit_sink *s, const char *key, int64_t ns);             /* a duration, shown in µs */
   void (*arg_hex)(npkit_sink *s, const char *key, uint64_t v, int width); /* "0x…", width digits at least */
+  void (*arg_fixed)(npkit_sink *s, const char *key, double v, int decimals); /* a rate: so many decimals */
+  void (*arg_uints)(npkit_sink *s, const char *key, const uint64_t *v, size_t n); /* a list */
+  void (*arg_strs)(npkit_sink *s, const char *key, const char *const *v, size_t n); /* a list */
+  void (*arg_milli)(npkit_sink *s, const char *key, int64_t thousandths); /* a number with three decimals */
 } npkit_sink_ops;
 
 /* Every sink starts with this: sinks are small structs that embed it first. */
@@ -84,6 +93,18 @@ static inline void npkit_sink_arg_bool(npkit_sink *s, const char *key, int v) { 
 static inline void npkit_sink_arg_us(npkit_sink *s, const char *key, int64_t ns) { s->ops->arg_us(s, key, ns); }
 static inline void npkit_sink_arg_hex(npkit_sink *s, const char *key, uint64_t v, int width) {
   s->ops->arg_hex(s, key, v, width);
+}
+static inline void npkit_sink_arg_fixed(npkit_sink *s, const char *key, double v, int decimals) {
+  s->ops->arg_fixed(s, key, v, decimals);
+}
+static inline void npkit_sink_arg_uints(npkit_sink *s, const char *key, const uint64_t *v, size_t n) {
+  s->ops->arg_uints(s, key, v, n);
+}
+static inline void npkit_sink_arg_strs(npkit_sink *s, const char *key, const char *const *v, size_t n) {
+  s->ops->arg_strs(s, key, v, n);
+}
+static inline void npkit_sink_arg_milli(npkit_sink *s, const char *key, int64_t thousandths) {
+  s->ops->arg_milli(s, key, thousandths);
 }
 
 /* The commonest shapes, in the sink's terms (trace_sink.c). */

@@ -13,7 +13,6 @@
 
 #include <stddef.h>
 
-#include "json_writer.h"
 #include "log_reader.h"
 #include "trace_api.h"
 #include "trace_sink.h"
