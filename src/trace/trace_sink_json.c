@@ -71,6 +71,11 @@ static void arg_hex(npkit_sink *s, const char *key, uint64_t v, int width) {
 /* printf's %.Nf, with a point whatever the host program's locale (as npkit_json_double) */
 static void arg_fixed(npkit_sink *s, const char *key, double v, int decimals) {
   char buf[48];
+  if (v != v || v - v != 0.0) { /* NaN or infinite: JSON has no spelling for them */
+    npkit_json_key(writer(s), key);
+    npkit_json_null(writer(s));
+    return;
+  }
   int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
   if (n <= 0 || (size_t)n >= sizeof buf) return;
   for (char *c = buf; *c != '\0'; c++)

@@ -50,6 +50,11 @@ static _Atomic int identity_from_comm_done;
 static _Atomic int finish_owner;
 static _Atomic int finish_done;       /* the finish, whoever ran it, is over */
 static _Atomic uint64_t signal_at_ns; /* CLOCK_MONOTONIC when the stop signal or the _exit came */
+static _Atomic uint64_t finished_at_ns; /* CLOCK_MONOTONIC when a stop signal's or _exit's finish ended */
+/* How long after such a finish an NCCL call is held (npkit_wait_for_stop): the process is ending
+ * (the signal's default action, the real _exit), within microseconds as a rule; an application
+ * whose own handler lets it go on sees its calls held once, this long. */
+#define HOLD_AFTER_FINISH_NS 1000000000ull
 /* this thread runs the finish (initial-exec: read in signal handlers, which must not allocate) */
 static __thread int finishing_here __attribute__((tls_model("initial-exec")));
 
@@ -382,6 +387,7 @@ static void finish_on_writer(int redeliver) {
     npkit_debug("waited %.1f ms for the other ranks of this host to finish their traces%s", (double)(npkit_mono_ns() - t0) / 1e6,
                 late > 0 ? "; some had not by the deadline" : "");
   }
+  atomic_store(&finished_at_ns, npkit_mono_ns());
   atomic_store(&finish_done, 1);
   atomic_store(&npkit_stopping, 0);
   /* After _exit the process ends with the caller's status: a stop signal that came meanwhile
@@ -398,8 +404,17 @@ static int owner_here(void) {
 }
 
 void npkit_wait_for_stop(void) {
-  if (!atomic_load(&npkit_stopping) || finishing_here || npkit_own_thread || !owner_here()) return;
+  if ((!atomic_load(&npkit_stopping) && atomic_load(&finished_at_ns) == 0) || finishing_here || npkit_own_thread ||
+      !owner_here())
+    return;
   wait_finished(atomic_load(&signal_at_ns));
+  /* The finish is over and the process ends now: a call that returned meanwhile would be one the
+   * application saw complete and the log has as in flight (seen under `timeout mpirun`: two calls
+   * completed between the finish and the signal's default action).  Held until the process is
+   * gone, or for HOLD_AFTER_FINISH_NS where the application's own handler lets it go on. */
+  uint64_t at = atomic_load(&finished_at_ns);
+  struct timespec ms = {0, 1000000};
+  while (at != 0 && npkit_mono_ns() < at + HOLD_AFTER_FINISH_NS) nanosleep(&ms, NULL);
 }
 
 void npkit_finish_before_exit_call(void) {

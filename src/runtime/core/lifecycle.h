@@ -43,8 +43,9 @@ void npkit_finish(void);
 void npkit_finish_before_exit_call(void);
 
 /* An NCCL call found recording off: while a stop signal's or _exit's finish runs (npkit_stopping,
- * state.h), waits for it, bounded as the finish is; at once otherwise, and on the library's own
- * threads or the finishing one. */
+ * state.h), waits for it, bounded as the finish is, and after it, while the process ends, is held
+ * (one second at most: an application's own handler may let it go on); at once otherwise, and on
+ * the library's own threads or the finishing one. */
 void npkit_wait_for_stop(void);
 
 #endif
