@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -238,6 +239,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "overhead: ncclCommInitAll failed\n");
     return 1;
   }
+  /* Page faults of the whole process (callers and the library's threads) while the repeats run: the
+   * library starts at the first call above, so its pool is mapped and populated already. */
+  struct rusage ru0, ru1;
+  getrusage(RUSAGE_SELF, &ru0);
   pthread_barrier_init(&barrier, NULL, (unsigned)nthreads);
   pthread_t th[64];
   for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, worker, (void *)(long)t);
@@ -246,6 +251,7 @@ int main(int argc, char **argv) {
     struct timespec ts = {pause_ms / 1000, pause_ms % 1000 * 1000000L};
     nanosleep(&ts, NULL);
   }
+  getrusage(RUSAGE_SELF, &ru1);
   double others = cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns(CLOCK_THREAD_CPUTIME_ID);
   for (int t = 0; t < nthreads; t++) others -= worker_cpu_ns[t];
   /* Per repeat, the slowest thread; then the median and minimum over repeats. */
@@ -267,6 +273,7 @@ int main(int argc, char **argv) {
   for (long r = 0; r < repeats; r++) printf("%s%.1f", r ? "," : "", worst_cpu[r]);
   printf(" other_cpu_ns_per_call=%.2f machine_cpu_ns=%.0f", others / ((double)calls * (double)repeats * nthreads),
          named_threads_cpu_ns("npkit-machine"));
+  printf(" minor_faults=%ld major_faults=%ld", ru1.ru_minflt - ru0.ru_minflt, ru1.ru_majflt - ru0.ru_majflt);
   if (paired_block > 0) print_paired();
   printf("\n");
   for (int t = 0; t < nthreads; t++) ncclCommDestroy(comms[t]);

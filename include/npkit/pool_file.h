@@ -1,16 +1,19 @@
 /*
- * npkit-preload event pool file: the preloaded library's event pool kept in a file of a memory file
- * system (tmpfs, NPKIT_POOL_DIR, /dev/shm by default) instead of private memory, so that a process
- * killed with SIGKILL (the OOM killer, `scancel --signal=KILL`, a launcher's last word) leaves the
- * events it had recorded but not yet appended to its log behind it.  Shared by the library (which
- * writes it while it records) and every reader that recovers such events into the log: the `npkit`
- * tool and the library of a later process on the same host (src/format/pool_recover.h).
+ * npkit-preload event pool file: the preloaded library's event pool kept in a file mapped shared
+ * (NPKIT_POOL_DIR: /dev/shm by default, or the trace folder beside the log) instead of private
+ * memory, so that a process killed with SIGKILL (the OOM killer, `scancel --signal=KILL`, a
+ * launcher's last word) leaves the events it had recorded but not yet appended to its log behind
+ * it.  Shared by the library (which writes it while it records) and every reader that recovers
+ * such events into the log: the `npkit` tool and the library of a later process on the same host
+ * (src/format/pool_recover.h).
  *
- * Why a memory file system: the kernel keeps a file's pages when the process that mapped it dies,
- * and a tmpfs file is never written back to a disk, so a store into the pool never takes a page
- * fault after the mapping was populated (a page of a file on disk is write-protected again after
- * every writeback, and a store into it faults).  The file is reserved whole (fallocate) before it
- * is mapped, so a full file system can never turn a store into SIGBUS.
+ * Why a memory file system by default: the kernel keeps a file's pages when the process that
+ * mapped it dies, and a tmpfs file is never written back to a disk, so a store into the pool never
+ * takes a page fault after the mapping was populated.  A page of a file on disk is write-protected
+ * again after every writeback, and the next store into it faults (bench/RESULTS.md measures it);
+ * on a network file system the writeback goes over the network, so a trace folder there keeps its
+ * pools in /dev/shm.  The file is reserved whole (fallocate) before it is mapped, so a full file
+ * system can never turn a store into SIGBUS.
  *
  * Layout (all little endian):
  *   npkit_pool_header          at offset 0, header_size bytes
@@ -80,7 +83,11 @@ typedef struct npkit_pool_header {
   uint64_t created_ns;        /* CLOCK_REALTIME */
   char host[64];              /* the log header's host, NUL terminated */
   char log_path[1024];        /* the log, as the owner opened it (absolute when it could tell) */
-  uint8_t reserved[1864];
+  char boot_id[40];           /* at offset 1208: the host's boot (/proc/sys/kernel/random/boot_id)
+                                 when the pool was made, NUL terminated, "" unknown.  A pool on a
+                                 disk outlives a restart with only what writeback had reached, its
+                                 chunks and their records from different moments: not recovered */
+  uint8_t reserved[1824];
 } npkit_pool_header;          /* 3072 bytes */
 
 typedef struct npkit_pool_chunk {

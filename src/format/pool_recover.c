@@ -36,6 +36,17 @@ static int fail(char *err, size_t errlen, const char *fmt, ...) {
 
 static int read_exact(int fd, void *buf, size_t n, uint64_t off) { return npkit_read_at(fd, buf, n, off); }
 
+int npkit_pool_boot_id(char *out, size_t len) {
+  out[0] = '\0';
+  int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, out, len - 1);
+  close(fd);
+  while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' ')) n--;
+  out[n > 0 ? n : 0] = '\0';
+  return n > 0 ? 0 : -1;
+}
+
 /* Whether every part the header describes lies inside a file of st_size bytes: NULL or why not. */
 static const char *check_header(const npkit_pool_header *h, uint64_t st_size) {
   if (memcmp(h->magic, NPKIT_POOL_MAGIC, 8) != 0) return "not an event pool file";
@@ -245,6 +256,15 @@ static int recover_locked(recovery *v, const char *pool_path, const char *log_ov
   if (v->h.state != NPKIT_POOL_RECORDING) {
     pool_done(v->pool_fd, pool_path); /* closed or recovered already: a leftover */
     return 0;
+  }
+  char boot[sizeof v->h.boot_id];
+  v->h.boot_id[sizeof v->h.boot_id - 1] = '\0';
+  if (v->h.boot_id[0] != '\0' && npkit_pool_boot_id(boot, sizeof boot) == 0 && strcmp(boot, v->h.boot_id) != 0) {
+    pool_done(v->pool_fd, pool_path); /* it will never be consistent: its memory is given back */
+    return fail(err, errlen,
+                "%s was written before its host restarted: a disk keeps only what writeback had reached, its "
+                "events are not recovered",
+                pool_path);
   }
   uint64_t valid_end = 0, cut = 0;
   int go = open_log(v, rec->log_path, &valid_end, &cut, err, errlen);

@@ -44,6 +44,10 @@ typedef struct npkit_pool_summary {
 /* 0, or -1 with why not (no such file, not a pool, damaged). */
 int npkit_pool_inspect(const char *pool_path, npkit_pool_summary *s, char *err, size_t errlen);
 
+/* This host's boot id (/proc/sys/kernel/random/boot_id) into out (NUL terminated); 0, or -1 with
+ * out "" where the kernel does not say. */
+int npkit_pool_boot_id(char *out, size_t len);
+
 /* The pool the log at log_path names (its POOL block), when there is one to recover.  1: events
  * were recovered (rec says what), 0: nothing to do (no pool named, another host's, gone, its
  * process still runs, nothing left in it), -1: a message in err (rec->pool_path says which). */

@@ -4,7 +4,7 @@
  * Each input gets a log of its own, as the library leaves it when its process is killed: version
  * 6, a POOL block naming the pool first, three events, no END block.  Where the input is long
  * enough to hold a pool header, the three fields that tie a pool to its log (pid, the log's clock
- * base, the log's path) are set to this log's, so that the fuzzer spends its time on everything
+ * base, the log's path) are set to this log's and its boot id to "unknown", so that the fuzzer spends its time on everything
  * else the reader trusts: sizes, offsets, counts, chunk records, thread slots, events.
  *
  * Whatever the pool holds: no crash, no read outside the file; a failure comes with a message;
@@ -75,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     h.pid = o.pid;
     h.log_clock_base_ns = o.clock_base_ns;
     memset(h.log_path, 0, sizeof h.log_path);
+    memset(h.boot_id, 0, sizeof h.boot_id); /* "unknown": a random one would stop every input there */
     snprintf(h.log_path, sizeof h.log_path, "%s", log);
     memcpy(copy, &h, sizeof h);
   }

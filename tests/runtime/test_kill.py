@@ -9,10 +9,14 @@ had not appended into the log, exactly once each.
   block is removed and its events recovered) or after the block was whole (not recovered twice).
 - Who recovers: npkit info, json, report, merge, and the library of a later process at its end;
   the pool file is gone afterwards and a second reading recovers nothing.
-- A pool whose process still runs is left alone; NPKIT_POOL_DIR=none or a folder on disk keep the
-  pool in private memory (no pool file, a note in the log says why).
+- A pool whose process still runs is left alone; NPKIT_POOL_DIR=none keeps the pool in private
+  memory (no pool file, a note in the log says why).
 
-Arguments: KILL_JOB LIB TOOL FAKES SHIM"""
+- NPKIT_POOL_DIR=trace or a folder on a disk: the pool file is there and recovered the same way,
+  except after a restart of the host (another boot id); a trace folder on NFS (a statfs shim) puts
+  it in /dev/shm and says why in the log.
+
+Arguments: KILL_JOB LIB TOOL FAKES SHIM STATFS_SHIM"""
 import glob
 import json
 import os
@@ -28,7 +32,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from signals_lib import preload_env  # noqa: E402
 
-KILL_JOB, LIB, TOOL, FAKES, SHIM = sys.argv[1:6]
+KILL_JOB, LIB, TOOL, FAKES, SHIM, STATFS_SHIM = sys.argv[1:7]
 SANITIZED = bool(os.environ.get("NPKIT_SANITIZE"))
 
 
@@ -118,11 +122,11 @@ class Kill(unittest.TestCase):
         self.assertEqual(len(logs), 1, logs)
         return logs[0]
 
-    def check_counts(self, log, calls, threads, stderr_has="recovered"):
+    def check_counts(self, log, calls, threads, stderr_has="recovered", pool_dir=None):
         """npkit info recovers; then the log holds exactly calls x threads AllReduces, numbered
         0..calls-1 on each communicator, its counters agree with its events, and it is marked."""
         pool = pool_of(log)
-        self.assertTrue(pool and pool.startswith(self.pool_dir + "/npkit-pool-"), pool)
+        self.assertTrue(pool and pool.startswith((pool_dir or self.pool_dir) + "/npkit-pool-"), pool)
         info = tool("info", log)
         self.assertEqual(info.returncode, 3, info.stderr)  # not closed cleanly: it was killed
         if stderr_has:
@@ -457,13 +461,65 @@ class Kill(unittest.TestCase):
         self.assertRegex(tool("info", log).stdout, r"event pool +.*: gone \(recovered\)")
 
     def test_pool_in_private_memory(self):
-        for setting in ("none", self.tmp):  # off, and a folder that is not a memory file system
-            p, trace, _ = self.job(300, NPKIT_POOL_DIR=setting, NPKIT_LOG_LEVEL="debug")
-            err = self.finished(p, -signal.SIGKILL)
-            self.assertIn("event pool in private memory", err)
-            self.assertIsNone(pool_of(self.one_log(trace)))
-            self.assertEqual(glob.glob(os.path.join(self.tmp, "npkit-pool-*")), [])
-            self.assertEqual(os.listdir(self.pool_dir), [])
+        p, trace, _ = self.job(300, NPKIT_POOL_DIR="none", NPKIT_LOG_LEVEL="debug")
+        err = self.finished(p, -signal.SIGKILL)
+        self.assertIn("event pool in private memory (NPKIT_POOL_DIR=none)", err)
+        self.assertIsNone(pool_of(self.one_log(trace)))
+        self.assertEqual(os.listdir(self.pool_dir), [])
+
+    def test_pool_beside_the_log_or_on_a_disk(self):
+        # the trace folder (NPKIT_POOL_DIR=trace) and another folder, both on this machine's disk
+        # (not a memory file system): the pool is there and gives back every call
+        disk = os.path.join(self.tmp, "pools")
+        os.makedirs(disk)
+        for setting in ("trace", disk):
+            with self.subTest(setting=setting):
+                p, trace, ready = self.job(2500, 2, NPKIT_POOL_DIR=setting)
+                self.finished(p, -signal.SIGKILL)
+                log = self.one_log(trace)
+                where = trace if setting == "trace" else disk
+                self.check_counts(log, 2500, 2, pool_dir=where)
+                self.assertEqual(glob.glob(os.path.join(where, "npkit-pool-*")), [])
+                # the clean end of another job removes its own pool there
+                p, trace, _ = self.job(300, NPKIT_POOL_DIR=setting, clean=True)
+                self.finished(p, 0)
+                self.assertEqual(glob.glob(os.path.join(trace if setting == "trace" else disk, "npkit-pool-*")), [])
+
+    def test_pool_on_a_disk_from_before_a_restart_is_not_recovered(self):
+        # a pool file on a disk outlives a restart of its host, holding only what writeback had
+        # reached: a pool of another boot (boot_id at offset 1208 of the header, pool_file.h) is
+        # removed with a message, its events not taken
+        p, trace, _ = self.job(2500, NPKIT_POOL_DIR="trace")
+        self.finished(p, -signal.SIGKILL)
+        log = self.one_log(trace)
+        pool = pool_of(log)
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        with open(pool, "r+b") as f:
+            f.seek(1208)
+            self.assertEqual(f.read(40).split(b"\0")[0].decode(), boot)
+            f.seek(1208)
+            f.write(b"00000000-1111-2222-3333-444444444444\0")
+        info = tool("info", log)
+        self.assertIn("was written before its host restarted", info.stderr)
+        self.assertNotRegex(info.stderr, r"recovered \d+ events")
+        self.assertFalse(os.path.exists(pool))
+        self.assertEqual(tool("info", log).stderr, "", "said once: the pool is gone")
+
+    def test_pool_of_a_trace_folder_on_nfs_goes_to_dev_shm(self):
+        # a shared mapping of a file on NFS would be written back over the network: the pool goes to
+        # /dev/shm, and the log says why
+        p, trace, ready = self.job(1200, NPKIT_POOL_DIR="trace", NPKIT_LOG_LEVEL="debug",
+                                   preload=(STATFS_SHIM, LIB), STATFS_SHIM_NFS_DIR=os.path.join(self.tmp, "run1"))
+        err = self.finished(p, -signal.SIGKILL)
+        self.assertRegex(err, r"event pool in /dev/shm: .*/run1/trace is on NFS, a network file system")
+        log = self.one_log(trace)
+        self.assertEqual(glob.glob(os.path.join(trace, "npkit-pool-*")), [])
+        # another process's library may recover it first (any that ends on this host scans /dev/shm)
+        pool = pool_of(log)
+        self.assertTrue(pool.startswith("/dev/shm/npkit-pool-"), pool)
+        self.check_counts(log, 1200, 1, stderr_has=None, pool_dir="/dev/shm")
+        self.assertRegex(tool("info", log).stdout, r"event pool in /dev/shm: .* is on NFS")
 
 
 if __name__ == "__main__":

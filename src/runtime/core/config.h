@@ -45,8 +45,8 @@ typedef struct npkit_config {
   char npkit_dump_dir[512];    /* NPKIT_DUMP_DIR (NCCL's own setting): NPKit dumps to merge, "" */
   char npkit_dump_header[512]; /* NPKIT_DUMP_HEADER: npkit_event.h of an NPKit fork, "" = built in */
   uint64_t npkit_dump_max_mb;  /* NPKIT_DUMP_MAX_MB: dump MB read per process at most, 0 = none */
-  char pool_dir[200];          /* NPKIT_POOL_DIR: the memory file system of the event pool's file,
-                                  "" = private memory (event_pool.h) */
+  char pool_dir[200];          /* NPKIT_POOL_DIR: the folder of the event pool's file, "trace" =
+                                  the trace folder, "" = private memory (event_pool.h) */
   uint64_t ring_mb;            /* NPKIT_RING_MB: the flight recorder's in-memory ring, 0 = none
                                   (the log is streamed to disk) */
   int dump_signal;             /* NPKIT_DUMP_SIGNAL: a signal that dumps what was recorded and lets
@@ -82,6 +82,7 @@ typedef struct npkit_config {
 #define NPKIT_DEFAULT_TRACE_DIR "./npkit_trace"
 #define NPKIT_DEFAULT_BUF_MB 64
 #define NPKIT_DEFAULT_POOL_DIR "/dev/shm"
+#define NPKIT_POOL_DIR_TRACE "trace" /* NPKIT_POOL_DIR=trace: the trace folder, beside the log */
 #define NPKIT_DEFAULT_FLUSH_MS 200
 #define NPKIT_DEFAULT_OPS "all,-query"
 #define NPKIT_MAX_STACK_DEPTH 64

@@ -1,15 +1,15 @@
 /* The recorder's memory in a pool file (include/npkit/pool_file.h): the chunks, their records and
- * the threads' counters in a file of a memory file system, mapped shared, so that what a killed
- * process had recorded outlives it and a reader recovers it into the log
- * (src/format/pool_recover.h).
+ * the threads' counters in a file mapped shared, so that what a killed process had recorded
+ * outlives it and a reader recovers it into the log (src/format/pool_recover.h).
  *
  * The file is reserved whole before it is mapped (a full file system cannot turn a store into
- * SIGBUS) and the mapping is populated at once (no page fault on the recording path, on a file
- * system that never writes it back).  Only a memory file system qualifies: a file on disk would be
- * written back and write-protected again and again.  When none fits (no folder, not tmpfs, too
- * little room: the pool must leave NCCL's own shared-memory segments, which live in /dev/shm too,
- * three quarters of what is free for the ranks of this host) the recorder keeps its pool in private
- * memory, as without this, and the reason is said. */
+ * SIGBUS) and the mapping is populated for writing at once (no page fault on the recording path).
+ * A memory file system (the default, /dev/shm) keeps it so; a file on a local disk is written back
+ * by the page cache and write-protected again after each writeback; a network file system is
+ * refused (-2), its writeback would cross the network.  When none fits (no folder, too little room:
+ * in /dev/shm the pool must leave NCCL's own shared-memory segments three quarters of what is free
+ * for the ranks of this host) the recorder keeps its pool in private memory, as without this, and
+ * the reason is said. */
 #ifndef NPKIT_EVENT_POOL_H
 #define NPKIT_EVENT_POOL_H
 
@@ -36,12 +36,13 @@ typedef struct npkit_event_pool {
   unsigned char *threads;   /* max_threads slots */
   void *data;               /* the events */
   uint32_t nchunks, max_threads, slot_size;
+  int on_disk;              /* not a memory file system: written back by the page cache */
   _Atomic uint32_t threads_used;
 } npkit_event_pool;
 
 /* Creates, reserves, maps and locks the pool file of `nchunks` chunks for the log at log_path
  * (header lh) in `dir`, sized against what is free there for `local_ranks` ranks of this host.
- * 0, or -1 with why not (nothing is left behind then). */
+ * 0, or -1 with why not, or -2 when `dir` is on a network file system (nothing is left behind). */
 int npkit_pool_create(npkit_event_pool *p, const char *dir, uint32_t nchunks, const npkit_pool_layout *layout,
                       const npkit_log_header *lh, const char *log_path, int local_ranks, char *why, size_t whylen);
 

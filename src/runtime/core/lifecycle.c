@@ -98,10 +98,16 @@ static void clock_fallback(const char *why) {
   npkit_note(NPKIT_LEVEL_WARN, "%s any more: timestamps from CLOCK_REALTIME from here on", why);
 }
 
+/* Where this process's pool file went: the folder the library scans for the pools of killed
+ * processes at its finish. */
+static char pool_scan_dir[512];
+
 /* The event pool's file (event_pool.h), named in the log's first block so that a reader finds it
- * if this process is killed; NULL with why not.  The flight recorder's ring is in memory anyway,
- * and a ring's dumps rewrite the log whole: there is no log to recover events into. */
-static npkit_event_pool *open_pool(const npkit_log_header *h, char *why, size_t whylen) {
+ * if this process is killed; NULL with why not.  NPKIT_POOL_DIR=trace puts it beside the log,
+ * except on a network file system, where a shared mapping would be written back over the network:
+ * then in /dev/shm, as `said` tells.  The flight recorder's ring is in memory anyway, and a ring's
+ * dumps rewrite the log whole: there is no log to recover events into. */
+static npkit_event_pool *open_pool(const npkit_log_header *h, char *why, size_t whylen, char *said, size_t saidlen) {
   if (npkit_cfg.ring_mb > 0) {
     snprintf(why, whylen, "the flight recorder keeps its log in memory");
     return NULL;
@@ -112,9 +118,19 @@ static npkit_event_pool *open_pool(const npkit_log_header *h, char *why, size_t 
   }
   npkit_pool_layout layout;
   npkit_recorder_pool_layout(&layout);
-  if (npkit_pool_create(&pool_file, npkit_cfg.pool_dir, npkit_recorder_chunks(npkit_cfg.event_buf_mb << 20), &layout, h,
-                        log_path, ident.local_size, why, whylen) != 0)
+  uint32_t chunks = npkit_recorder_chunks(npkit_cfg.event_buf_mb << 20);
+  const char *dir = strcmp(npkit_cfg.pool_dir, NPKIT_POOL_DIR_TRACE) == 0 ? npkit_cfg.trace_dir : npkit_cfg.pool_dir;
+  int rc = npkit_pool_create(&pool_file, dir, chunks, &layout, h, log_path, ident.local_size, why, whylen);
+  if (rc == -2 && strcmp(dir, NPKIT_DEFAULT_POOL_DIR) != 0) {
+    snprintf(said, saidlen, "event pool in %s: %s", NPKIT_DEFAULT_POOL_DIR, why);
+    dir = NPKIT_DEFAULT_POOL_DIR;
+    rc = npkit_pool_create(&pool_file, dir, chunks, &layout, h, log_path, ident.local_size, why, whylen);
+  }
+  if (rc != 0) {
+    said[0] = '\0';
     return NULL;
+  }
+  snprintf(pool_scan_dir, sizeof pool_scan_dir, "%s", dir);
   npkit_pool_rec rec;
   memset(&rec, 0, sizeof rec);
   rec.bytes = pool_file.bytes;
@@ -122,6 +138,7 @@ static npkit_event_pool *open_pool(const npkit_log_header *h, char *why, size_t 
   if (npkit_logw_append(log_writer, NPKIT_BLOCK_POOL, 1, &rec, sizeof rec) != 0) {
     snprintf(why, whylen, "the log took no POOL block");
     npkit_pool_closed(&pool_file);
+    said[0] = '\0';
     return NULL;
   }
   return &pool_file;
@@ -188,9 +205,10 @@ static void start(void) {
     atomic_store(&npkit_state, NPKIT_STATE_OFF);
     return;
   }
-  char pool_why[400] = "";
-  npkit_event_pool *pool = open_pool(&h, pool_why, sizeof pool_why);
+  char pool_why[400] = "", pool_said[500] = "";
+  npkit_event_pool *pool = open_pool(&h, pool_why, sizeof pool_why, pool_said, sizeof pool_said);
   npkit_notes_attach(log_writer);
+  if (pool_said[0] != '\0') npkit_note(NPKIT_LEVEL_DEBUG, "%s", pool_said);
   if (pool == NULL)
     npkit_note(NPKIT_LEVEL_DEBUG, "event pool in private memory (%s): a process killed with SIGKILL loses what it "
                "recorded after the writer's last pass (NPKIT_FLUSH_MS)", pool_why);
@@ -340,7 +358,7 @@ static void finish_trace(void) {
                "NPKIT_EVENT_BUF_SIZE (now %llu MB)",
                (unsigned long long)pool_dropped, (unsigned long long)npkit_cfg.event_buf_mb);
   /* Last, once this process's own trace is out: another's killed rank costs it nothing before. */
-  if (npkit_cfg.pool_dir[0] != '\0') npkit_pool_recover_dir(npkit_cfg.pool_dir, NPKIT_RECOVERED_BY_LIBRARY, said_recovered, NULL);
+  if (pool_scan_dir[0] != '\0') npkit_pool_recover_dir(pool_scan_dir, NPKIT_RECOVERED_BY_LIBRARY, said_recovered, NULL);
 }
 
 /* Until the finish that another thread runs is over, at most until `since_ns` (CLOCK_MONOTONIC)
