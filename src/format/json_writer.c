@@ -84,9 +84,38 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+static const uint64_t powers_of_10[20] = {1ull,
+                                          10ull,
+                                          100ull,
+                                          1000ull,
+                                          10000ull,
+                                          100000ull,
+                                          1000000ull,
+                                          10000000ull,
+                                          100000000ull,
+                                          1000000000ull,
+                                          10000000000ull,
+                                          100000000000ull,
+                                          1000000000000ull,
+                                          10000000000000ull,
+                                          100000000000000ull,
+                                          1000000000000000ull,
+                                          10000000000000000ull,
+                                          100000000000000000ull,
+                                          1000000000000000000ull,
+                                          10000000000000000000ull};
+
+/* Decimal digits of v: from its bit width (log10(2) ~ 1233/4096), corrected by one comparison. */
+static inline unsigned decimal_digits(uint64_t v) {
+  unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233u >> 12;
+  return t + ((v | 1) >= powers_of_10[t]); /* 0 has one digit */
+}
+
+/* Written in place from the last digit back, two at a time: no copy of a length known only at run
+ * time (a call) and no wide read of narrow stores. */
 char *npkit_fmt_u64(char *p, uint64_t v) {
-  char tmp[24];
-  char *t = tmp + sizeof(tmp);
+  unsigned n = decimal_digits(v);
+  char *t = p + n;
   while (v >= 100) {
     unsigned r = (unsigned)(v % 100);
     v /= 100;
@@ -99,8 +128,6 @@ char *npkit_fmt_u64(char *p, uint64_t v) {
   } else {
     *--t = (char)('0' + v);
   }
-  size_t n = (size_t)(tmp + sizeof(tmp) - t);
-  memcpy(p, t, n);
   return p + n;
 }
 
@@ -125,12 +152,11 @@ char *npkit_fmt_ts(char *p, int64_t ns) {
 
 char *npkit_fmt_hex(char *p, uint64_t v, int width) {
   static const char hex[] = "0123456789abcdef";
-  int n = 1;
-  while (n < 16 && (v >> (4 * n)) != 0) n++;
+  int n = (67 - __builtin_clzll(v | 1)) / 4; /* digits of v, one for 0 */
   if (width > 16) width = 16;
   if (n < width) n = width;
-  for (int i = n - 1; i >= 0; i--) *p++ = hex[(v >> (4 * i)) & 0xf];
-  return p;
+  for (int i = n - 1; i >= 0; i--, v >>= 4) p[i] = hex[v & 0xf];
+  return p + n;
 }
 
 /* ---- strings ---- */
@@ -306,7 +332,7 @@ void npkit_json_string(npkit_json *w, const char *s) {
 
 void npkit_json_int(npkit_json *w, int64_t v) {
   before_value(w);
-  char *p = npkit_json_reserve(w, 24);
+  char *p = npkit_json_reserve(w, 25);
   npkit_json_commit(w, npkit_fmt_i64(p, v));
 }
 

@@ -91,8 +91,9 @@ static inline char *npkit_json_reserve(npkit_json *w, size_t n) {
 }
 static inline void npkit_json_commit(npkit_json *w, char *end) { w->len = (size_t)(end - w->buf); }
 
-/* Formatting helpers that write into a caller's buffer and return the end pointer.  They need at
- * most 24 bytes of room (npkit_fmt_ts: 25) and never use printf. */
+/* Formatting helpers that write into a caller's buffer and return the end pointer.  They need 24
+ * bytes of room whatever the number (npkit_fmt_i64 and npkit_fmt_ts: 25; bytes past the end
+ * pointer may be written) and never use printf. */
 char *npkit_fmt_u64(char *p, uint64_t v);
 char *npkit_fmt_i64(char *p, int64_t v);
 char *npkit_fmt_ts(char *p, int64_t ns);

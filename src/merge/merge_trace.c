@@ -186,6 +186,7 @@ static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_o
   npkit_json_sink sink;
   npkit_json_sink_init(&sink, w);
   rc = npkit_render_log(view, &sink.base, ro, &rs, err, errlen);
+  npkit_sink_free(&sink.base);
   st->calls += rs.events;
   st->groups += rs.groups;
   if (view != r) npkit_reader_close(view);
@@ -202,7 +203,7 @@ static int write_stack_frames(npkit_json *w, const npkit_job *job, const unsigne
   for (size_t i = 0; i < job->n_logs && rc == 0; i++) {
     npkit_stack_fmt f;
     if (!sel[i]) continue;
-    if (npkit_stack_fmt_init(&f, job->logs[i].reader, pid[i], err, errlen) != 0) {
+    if (npkit_stack_fmt_init(&f, job->logs[i].reader, pid[i], NULL, err, errlen) != 0) {
       rc = -1;
       break;
     }

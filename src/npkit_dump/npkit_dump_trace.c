@@ -32,7 +32,7 @@ typedef struct tw {
 
   int have_rank;
   uint32_t rank;
-  char pid_text[16]; /* ",\"pid\":R+1" */
+  char pid_text[40]; /* ",\"pid\":R+1" (npkit_fmt_u64 writes 24 bytes whatever the number) */
   size_t pid_len;
   uint64_t ranks;
   npkit_rank_set rank_list; /* "0-3,5" */

@@ -7,103 +7,70 @@
 
 #include "trace_stacks.h"
 
-/* Room one event can take: the fixed keys, about fifteen numbers and two communicator labels. */
-#define EVENT_ROOM 1536
-
-static int frag_set(npkit_frag *f, const char *text) {
-  size_t n = strlen(text);
-  f->text = malloc(n + 1);
-  if (f->text == NULL) return -1;
-  memcpy(f->text, text, n + 1);
-  f->len = (uint32_t)n;
-  return 0;
-}
-
-static void frag_free(npkit_frag *f) {
-  free(f->text);
-  f->text = NULL;
-  f->len = 0;
-}
-
 void npkit_comm_label(char *buf, size_t len, const npkit_comm_rec *c) {
   snprintf(buf, len, "comm %08" PRIx64 " (rank %" PRId32 "/%" PRId32 ")", c->comm_id >> 32, c->rank, c->nranks);
 }
 
-static int init_comm(npkit_comm_frag *cf, const npkit_comm_rec *c) {
-  char label[64], buf[256];
-  npkit_comm_label(label, sizeof(label), c);
-  cf->local_id = c->local_id;
-  snprintf(buf, sizeof(buf), "\"%s\"", label);
-  if (frag_set(&cf->label, buf) != 0) return -1;
-  snprintf(buf, sizeof(buf), ",\"comm\":\"%s\",\"comm_id\":\"0x%016" PRIx64 "\",\"comm_rank\":%" PRId32
-           ",\"comm_nranks\":%" PRId32, label, c->comm_id, c->rank, c->nranks);
-  return frag_set(&cf->args, buf);
-}
+static const char *const key_text[NPKIT_API_N_KEYS] = {
+#define NPKIT_API_KEY_TEXT(id, text) text,
+    NPKIT_API_KEYS(NPKIT_API_KEY_TEXT)
+#undef NPKIT_API_KEY_TEXT
+};
 
-int npkit_api_fmt_init(npkit_api_fmt *f, const npkit_log_reader *r, int64_t pid, uint64_t base_ns,
-                       int64_t offset_ns) {
-  char buf[256];
+int npkit_api_fmt_init(npkit_api_fmt *f, const npkit_log_reader *r, npkit_sink *sink, int64_t pid,
+                       uint64_t base_ns, int64_t offset_ns) {
   memset(f, 0, sizeof(*f));
   f->ctx = (npkit_trace_ctx){pid, base_ns, offset_ns};
   f->r = r;
+  f->sink = sink;
+  int ok = 1;
   for (unsigned fn = 0; fn < NPKIT_FN_COUNT; fn++) {
-    /* function names and class names are identifiers: nothing to escape */
-    snprintf(buf, sizeof(buf), "{\"name\":\"%s\",\"cat\":\"nccl_api\",\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":",
-             npkit_fn_name(fn), pid);
-    if (frag_set(&f->head[fn], buf) != 0) goto oom;
-    snprintf(buf, sizeof(buf), ",\"args\":{\"class\":\"%s\"", npkit_class_name(npkit_fn_class_of(fn)));
-    if (frag_set(&f->cls[fn], buf) != 0) goto oom;
+    ok &= (f->name[fn] = npkit_sink_intern_name(sink, npkit_fn_name(fn))) != 0;
+    ok &= (f->cls[fn] = npkit_sink_intern_name(sink, npkit_class_name(npkit_fn_class_of(fn)))) != 0;
   }
-  if (r->n_comms > 0) {
+  for (unsigned k = 0; k < NPKIT_API_N_KEYS; k++) ok &= (f->key[k] = npkit_sink_intern_name(sink, key_text[k])) != 0;
+  ok &= (f->cat_api = npkit_sink_intern_name(sink, "nccl_api")) != 0;
+  ok &= (f->cat_group = npkit_sink_intern_name(sink, "nccl_group")) != 0;
+  ok &= (f->group_name = npkit_sink_intern_name(sink, "ncclGroup")) != 0;
+  /* index n of each table: every value from n on, whose word is that of an unknown value
+   * (npkit_datatype_name and the others name all values below n, nccl_names.c) */
+  for (int v = 0; v <= NPKIT_API_DATATYPES; v++) ok &= (f->datatype[v] = npkit_sink_intern_name(sink, npkit_datatype_name(v))) != 0;
+  for (int v = 0; v <= NPKIT_API_REDOPS; v++) ok &= (f->redop[v] = npkit_sink_intern_name(sink, npkit_redop_name(v))) != 0;
+  for (int v = 0; v <= NPKIT_API_RESULTS; v++) ok &= (f->result[v] = npkit_sink_intern_name(sink, npkit_result_name(v))) != 0;
+  if (ok && r->n_comms > 0) {
     f->comms = calloc(r->n_comms, sizeof(*f->comms));
-    if (f->comms == NULL) goto oom;
-    for (size_t i = 0; i < r->n_comms; i++) {
+    ok = f->comms != NULL;
+    for (size_t i = 0; ok && i < r->n_comms; i++) {
+      const npkit_comm_rec *c = &r->comms[i];
+      char label[64];
+      npkit_comm_label(label, sizeof(label), c);
+      npkit_sink_str l = npkit_sink_intern_name(sink, label);
+      npkit_sink_arg set[4] = {
+          {.key = f->key[NPKIT_API_KEY_COMM], .type = NPKIT_SINK_ARG_STR, .v.str = l},
+          {.key = f->key[NPKIT_API_KEY_COMM_ID], .type = NPKIT_SINK_ARG_HEX, .width = 16, .v.u = c->comm_id},
+          {.key = f->key[NPKIT_API_KEY_COMM_RANK], .type = NPKIT_SINK_ARG_INT, .v.i = c->rank},
+          {.key = f->key[NPKIT_API_KEY_COMM_NRANKS], .type = NPKIT_SINK_ARG_INT, .v.i = c->nranks},
+      };
+      f->comms[i] = (npkit_api_comm){c->local_id, l, l != 0 ? npkit_sink_intern_args(sink, set, 4) : 0};
       f->n_comms = i + 1;
-      if (init_comm(&f->comms[i], &r->comms[i]) != 0) goto oom;
+      ok = f->comms[i].label != 0 && f->comms[i].args != 0;
     }
   }
-  return 0;
-oom:
+  if (ok) return 0;
   npkit_api_fmt_free(f);
   return -1;
 }
 
 void npkit_api_fmt_free(npkit_api_fmt *f) {
-  for (unsigned fn = 0; fn < NPKIT_FN_COUNT; fn++) {
-    frag_free(&f->head[fn]);
-    frag_free(&f->cls[fn]);
-  }
-  for (size_t i = 0; i < f->n_comms; i++) {
-    frag_free(&f->comms[i].args);
-    frag_free(&f->comms[i].label);
-  }
   free(f->comms);
   f->comms = NULL;
   f->n_comms = 0;
 }
 
-static const npkit_comm_frag *find_comm(npkit_api_fmt *f, uint32_t local_id) {
+static const npkit_api_comm *find_comm(npkit_api_fmt *f, uint32_t local_id) {
   size_t pos = npkit_reader_comm_pos(f->r, local_id, &f->last_comm);
   return pos < f->n_comms ? &f->comms[pos] : NULL;
 }
-
-
-/* The label of a communicator as a JSON string; an unknown one is named by its local id. */
-static char *put_comm_label(npkit_api_fmt *f, char *p, uint32_t local_id) {
-  const npkit_comm_frag *c = find_comm(f, local_id);
-  if (c != NULL) return npkit_fmt_lit(p, c->label.text, c->label.len);
-  NPKIT_PUT(p, "\"comm local ");
-  p = npkit_fmt_u64(p, local_id);
-  *p++ = '"';
-  return p;
-}
-
-void npkit_api_fmt_comm_label(npkit_api_fmt *f, npkit_json *w, uint32_t local_id) {
-  npkit_json_element(w);
-  char *p = npkit_json_reserve(w, 128);
-  npkit_json_commit(w, put_comm_label(f, p, local_id));
-}
-
 
 static int creates_comm(unsigned fn) {
   return fn == NPKIT_FN_CommInitRank || fn == NPKIT_FN_CommInitRankConfig || fn == NPKIT_FN_CommInitRankScalable ||
@@ -114,132 +81,132 @@ static int has_size(unsigned fn) {
   return fn == NPKIT_FN_MemAlloc || fn == NPKIT_FN_CommRegister || fn == NPKIT_FN_CommWindowRegister;
 }
 
-/* ,"ts":…,"dur":… */
-static char *put_times(npkit_api_fmt *f, char *p, uint64_t start_ns, uint64_t end_ns) {
-  NPKIT_PUT(p, ",\"ts\":");
-  p = npkit_fmt_ts(p, npkit_trace_rel(&f->ctx, start_ns));
-  NPKIT_PUT(p, ",\"dur\":");
-  return npkit_fmt_ts(p, end_ns > start_ns ? (int64_t)(end_ns - start_ns) : 0);
+/* The arguments of one call, built in order. */
+typedef struct arg_list {
+  npkit_sink_arg a[32 + NPKIT_API_EXTRA_MAX];
+  size_t n;
+} arg_list;
+
+/* Only the members the type uses are set: the hot path fills ten or more of these per call. */
+static inline npkit_sink_arg *next(arg_list *l, npkit_sink_str key, uint8_t type) {
+  npkit_sink_arg *a = &l->a[l->n++];
+  a->key = key;
+  a->type = type;
+  return a;
+}
+static void put_int(arg_list *l, npkit_sink_str key, int64_t v) { next(l, key, NPKIT_SINK_ARG_INT)->v.i = v; }
+static void put_uint(arg_list *l, npkit_sink_str key, uint64_t v) { next(l, key, NPKIT_SINK_ARG_UINT)->v.u = v; }
+static void put_true(arg_list *l, npkit_sink_str key) {
+  l->a[l->n++] = (npkit_sink_arg){.key = key, .type = NPKIT_SINK_ARG_BOOL, .v.i = 1};
+}
+static void put_str(arg_list *l, npkit_sink_str key, npkit_sink_str v) { next(l, key, NPKIT_SINK_ARG_STR)->v.str = v; }
+static void put_set(arg_list *l, npkit_sink_str set) { next(l, 0, NPKIT_SINK_ARG_SET)->v.str = set; }
+static void put_hex(arg_list *l, npkit_sink_str key, uint64_t v, int width) {
+  npkit_sink_arg *a = next(l, key, NPKIT_SINK_ARG_HEX);
+  a->width = (uint8_t)width;
+  a->v.u = v;
 }
 
-void npkit_api_fmt_event(npkit_api_fmt *f, npkit_json *w, const npkit_event *ev) {
-  npkit_api_fmt_event_extra(f, w, ev, NULL, 0);
+/* The interned word of value v >= 0 (n and above: the word of n, that of an unknown value). */
+static inline void put_word(arg_list *l, npkit_sink_str key, const npkit_sink_str *table, int n, int v) {
+  put_str(l, key, table[v < n ? v : n]);
 }
 
-void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_json *w, const npkit_event *ev,
-                               const char *extra, size_t extra_len) {
+/* The label of a communicator; an unknown one is named by its local id (kept in `unknown`, which
+ * must live until the event is written). */
+static void put_comm_label(npkit_api_fmt *f, arg_list *l, npkit_sink_str key, uint32_t local_id, char *unknown,
+                           size_t len) {
+  const npkit_api_comm *c = find_comm(f, local_id);
+  if (c != NULL) {
+    put_str(l, key, c->label);
+    return;
+  }
+  int n = snprintf(unknown, len, "comm local %" PRIu32, local_id);
+  l->a[l->n++] = (npkit_sink_arg){.key = key, .type = NPKIT_SINK_ARG_TEXT, .len = (uint32_t)n, .v.text = unknown};
+}
+
+void npkit_api_fmt_event(npkit_api_fmt *f, npkit_sink *s, const npkit_event *ev) {
+  npkit_api_fmt_event_extra(f, s, ev, NULL, 0);
+}
+
+void npkit_api_fmt_event_extra(npkit_api_fmt *f, npkit_sink *s, const npkit_event *ev, const npkit_sink_arg *extra,
+                               size_t n_extra) {
   const npkit_ev_api *a = &ev->u.api;
   unsigned fn = ev->func < NPKIT_FN_COUNT ? ev->func : NPKIT_FN_NONE;
   int moves = npkit_fn_moves_data(fn);
+  const npkit_sink_str *k = f->key;
+  char unknown[2][48];
+  arg_list l;
+  l.n = 0;
 
-  npkit_json_element(w);
-  if (extra_len > NPKIT_API_EXTRA_MAX) extra_len = 0;
+  if (n_extra > NPKIT_API_EXTRA_MAX) n_extra = 0;
   const npkit_stack_frag *sk = a->stack_id != 0 ? npkit_stack_fmt_find(f->stacks, a->stack_id) : NULL;
-  char *p = npkit_json_reserve(w, EVENT_ROOM + extra_len + (sk != NULL ? sk->args.len + sk->sf.len : 0));
-  *p++ = '\n';
   /* an nccl*Config call is recorded as its collective (fn), and shown under the name it was called by */
   unsigned shown = (a->flags & NPKIT_API_CONFIG) && npkit_fn_config_variant(fn) != NPKIT_FN_NONE
                        ? (unsigned)npkit_fn_config_variant(fn)
                        : fn;
-  p = npkit_fmt_lit(p, f->head[shown].text, f->head[shown].len);
-  p = npkit_fmt_i64(p, npkit_trace_tid(f->ctx.pid, ev->thread));
-  p = put_times(f, p, ev->start_ns, ev->end_ns);
-  p = npkit_fmt_lit(p, f->cls[fn].text, f->cls[fn].len);
-  if (fn == NPKIT_FN_NONE) { /* an id this build does not know (a newer log) */
-    NPKIT_PUT(p, ",\"func\":");
-    p = npkit_fmt_u64(p, ev->func);
-  }
-  if (moves) {
-    NPKIT_PUT(p, ",\"count\":");
-    p = npkit_fmt_u64(p, a->count);
-  }
-  if (a->datatype >= 0) {
-    NPKIT_PUT(p, ",\"datatype\":\"");
-    p = npkit_fmt_str(p, npkit_datatype_name(a->datatype));
-    *p++ = '"';
-  }
-  if (moves) {
-    NPKIT_PUT(p, ",\"bytes\":");
-    p = npkit_fmt_u64(p, a->bytes);
-  }
-  if (a->redop >= 0) {
-    NPKIT_PUT(p, ",\"op\":\"");
-    p = npkit_fmt_str(p, npkit_redop_name(a->redop));
-    *p++ = '"';
-  }
-  if (npkit_fn_has_root(fn)) {
-    NPKIT_PUT(p, ",\"root\":");
-    p = npkit_fmt_i64(p, a->peer);
-  } else if (fn == NPKIT_FN_Send || fn == NPKIT_FN_Recv || fn == NPKIT_FN_PutSignal || fn == NPKIT_FN_Signal) {
-    NPKIT_PUT(p, ",\"peer\":");
-    p = npkit_fmt_i64(p, a->peer);
-  }
+  put_str(&l, k[NPKIT_API_KEY_CLASS], f->cls[fn]);
+  if (fn == NPKIT_FN_NONE) put_uint(&l, k[NPKIT_API_KEY_FUNC], ev->func); /* an id this build does not know (a newer log) */
+  if (moves) put_uint(&l, k[NPKIT_API_KEY_COUNT], a->count);
+  if (a->datatype >= 0)
+    put_word(&l, k[NPKIT_API_KEY_DATATYPE], f->datatype, NPKIT_API_DATATYPES, a->datatype);
+  if (moves) put_uint(&l, k[NPKIT_API_KEY_BYTES], a->bytes);
+  if (a->redop >= 0) put_word(&l, k[NPKIT_API_KEY_OP], f->redop, NPKIT_API_REDOPS, a->redop);
+  if (npkit_fn_has_root(fn))
+    put_int(&l, k[NPKIT_API_KEY_ROOT], a->peer);
+  else if (fn == NPKIT_FN_Send || fn == NPKIT_FN_Recv || fn == NPKIT_FN_PutSignal || fn == NPKIT_FN_Signal)
+    put_int(&l, k[NPKIT_API_KEY_PEER], a->peer);
   if (a->comm != 0) {
-    const npkit_comm_frag *c = find_comm(f, a->comm);
+    const npkit_api_comm *c = find_comm(f, a->comm);
     if (c != NULL) {
-      p = npkit_fmt_lit(p, c->args.text, c->args.len);
+      put_set(&l, c->args);
     } else {
-      NPKIT_PUT(p, ",\"comm\":");
-      p = put_comm_label(f, p, a->comm);
+      put_comm_label(f, &l, k[NPKIT_API_KEY_COMM], a->comm, unknown[0], sizeof unknown[0]);
     }
   }
-  if (a->seq != NPKIT_NO_SEQ) {
-    NPKIT_PUT(p, ",\"seq\":");
-    p = npkit_fmt_u64(p, a->seq);
-  }
-  if (moves) {
-    NPKIT_PUT(p, ",\"stream\":\"0x");
-    p = npkit_fmt_hex(p, a->stream, 0);
-    *p++ = '"';
-  }
-  if (npkit_fn_returns_result(fn)) { /* the others have no code to show */
-    NPKIT_PUT(p, ",\"result\":\"");
-    p = npkit_fmt_str(p, npkit_result_name(a->result));
-    *p++ = '"';
-  }
-  if (a->group != 0) {
-    NPKIT_PUT(p, ",\"group\":");
-    p = npkit_fmt_u64(p, a->group);
-  }
-  if (creates_comm(fn) && a->aux != 0) {
-    NPKIT_PUT(p, ",\"new_comm\":");
-    p = put_comm_label(f, p, (uint32_t)a->aux);
-  } else if (has_size(fn)) {
-    NPKIT_PUT(p, ",\"size\":");
-    p = npkit_fmt_u64(p, a->aux);
-  } else if (fn == NPKIT_FN_GetVersion && a->aux != 0) {
-    NPKIT_PUT(p, ",\"version\":");
-    p = npkit_fmt_u64(p, a->aux);
-  }
-  if (shown != fn && a->user_tag != 0) {
-    /* a hex string: a 64-bit tag does not survive a JSON number (53 bits) */
-    NPKIT_PUT(p, ",\"user_tag\":\"0x");
-    p = npkit_fmt_hex(p, a->user_tag, 0);
-    *p++ = '"';
-  }
-  if (a->flags & NPKIT_API_MISSING) NPKIT_PUT(p, ",\"missing\":true");
-  if (a->flags & NPKIT_API_FROM_PLUGIN) NPKIT_PUT(p, ",\"from_nccl_events\":true");
-  if (extra_len > 0) p = npkit_fmt_lit(p, extra, extra_len);
-  if (sk != NULL) p = npkit_fmt_lit(p, sk->args.text, sk->args.len);
-  NPKIT_PUT(p, "}");
-  if (sk != NULL) p = npkit_fmt_lit(p, sk->sf.text, sk->sf.len);
-  NPKIT_PUT(p, "}");
-  npkit_json_commit(w, p);
+  if (a->seq != NPKIT_NO_SEQ) put_uint(&l, k[NPKIT_API_KEY_SEQ], a->seq);
+  if (moves) put_hex(&l, k[NPKIT_API_KEY_STREAM], a->stream, 0);
+  if (npkit_fn_returns_result(fn)) /* the others have no code to show */
+    put_word(&l, k[NPKIT_API_KEY_RESULT], f->result, NPKIT_API_RESULTS, a->result < 0 ? NPKIT_API_RESULTS : a->result);
+  if (a->group != 0) put_uint(&l, k[NPKIT_API_KEY_GROUP], a->group);
+  if (creates_comm(fn) && a->aux != 0)
+    put_comm_label(f, &l, k[NPKIT_API_KEY_NEW_COMM], (uint32_t)a->aux, unknown[1], sizeof unknown[1]);
+  else if (has_size(fn))
+    put_uint(&l, k[NPKIT_API_KEY_SIZE], a->aux);
+  else if (fn == NPKIT_FN_GetVersion && a->aux != 0)
+    put_uint(&l, k[NPKIT_API_KEY_VERSION], a->aux);
+  /* a hex string: a 64-bit tag does not survive a JSON number (53 bits) */
+  if (shown != fn && a->user_tag != 0) put_hex(&l, k[NPKIT_API_KEY_USER_TAG], a->user_tag, 0);
+  if (a->flags & NPKIT_API_MISSING) put_true(&l, k[NPKIT_API_KEY_MISSING]);
+  if (a->flags & NPKIT_API_FROM_PLUGIN) put_true(&l, k[NPKIT_API_KEY_FROM_NCCL_EVENTS]);
+  for (size_t i = 0; i < n_extra; i++) l.a[l.n++] = extra[i];
+  if (sk != NULL) put_str(&l, k[NPKIT_API_KEY_STACK], sk->text);
+
+  npkit_sink_slice e = {.name = f->name[shown],
+                        .cat = f->cat_api,
+                        .pid = f->ctx.pid,
+                        .tid = npkit_trace_tid(f->ctx.pid, ev->thread),
+                        .ts = npkit_trace_rel(&f->ctx, ev->start_ns),
+                        .dur = ev->end_ns > ev->start_ns ? (int64_t)(ev->end_ns - ev->start_ns) : 0,
+                        .args = l.a,
+                        .nargs = l.n,
+                        .frame = sk != NULL ? sk->frame : 0};
+  npkit_sink_slice_write(s, &e);
 }
 
-void npkit_api_fmt_group(npkit_api_fmt *f, npkit_json *w, uint32_t thread_index, uint64_t group,
+void npkit_api_fmt_group(npkit_api_fmt *f, npkit_sink *s, uint32_t thread_index, uint64_t group,
                          uint64_t start_ns, uint64_t end_ns, uint64_t calls) {
-  npkit_json_element(w);
-  char *p = npkit_json_reserve(w, 256);
-  NPKIT_PUT(p, "\n{\"name\":\"ncclGroup\",\"cat\":\"nccl_group\",\"ph\":\"X\",\"pid\":");
-  p = npkit_fmt_i64(p, f->ctx.pid);
-  NPKIT_PUT(p, ",\"tid\":");
-  p = npkit_fmt_i64(p, npkit_trace_tid(f->ctx.pid, thread_index));
-  p = put_times(f, p, start_ns, end_ns);
-  NPKIT_PUT(p, ",\"args\":{\"group\":");
-  p = npkit_fmt_u64(p, group);
-  NPKIT_PUT(p, ",\"calls\":");
-  p = npkit_fmt_u64(p, calls);
-  NPKIT_PUT(p, "}}");
-  npkit_json_commit(w, p);
+  npkit_sink_arg args[2] = {
+      {.key = f->key[NPKIT_API_KEY_GROUP], .type = NPKIT_SINK_ARG_UINT, .v.u = group},
+      {.key = f->key[NPKIT_API_KEY_CALLS], .type = NPKIT_SINK_ARG_UINT, .v.u = calls},
+  };
+  npkit_sink_slice e = {.name = f->group_name,
+                        .cat = f->cat_group,
+                        .pid = f->ctx.pid,
+                        .tid = npkit_trace_tid(f->ctx.pid, thread_index),
+                        .ts = npkit_trace_rel(&f->ctx, start_ns),
+                        .dur = end_ns > start_ns ? (int64_t)(end_ns - start_ns) : 0,
+                        .args = args,
+                        .nargs = 2};
+  npkit_sink_slice_write(s, &e);
 }

@@ -72,7 +72,7 @@ npkit_marks_render *npkit_marks_render_new(const npkit_log_reader *r, npkit_api_
   npkit_marks_render *m = calloc(1, sizeof *m);
   char err[256];
   if (m == NULL) return NULL;
-  if (npkit_stack_fmt_init(&m->stacks, r, f->ctx.pid, err, sizeof err) != 0) {
+  if (npkit_stack_fmt_init(&m->stacks, r, f->ctx.pid, f->sink, err, sizeof err) != 0) {
     free(m);
     return NULL;
   }

@@ -26,7 +26,11 @@ npkit_plugin_render *npkit_plugin_render_new(const npkit_log_reader *r, npkit_ap
   p->held = calloc(NPKIT_PLUGIN_HELD, sizeof *p->held);
   p->hbuckets = malloc(NPKIT_PLUGIN_HBUCKETS * sizeof *p->hbuckets);
   p->apis = npkit_plugin_api_new();
-  if (p->calls == NULL || p->tasks == NULL || p->buckets == NULL || p->comms == NULL ||
+  static const char *const keys[PK_COUNT] = {"algorithm", "protocol", "channels",      "warps",
+                                             "nccl_seq",  "gpu_time_us", "graph_captured"};
+  int interned = 1;
+  for (int k = 0; k < PK_COUNT; k++) interned &= (p->key[k] = npkit_sink_intern_name(fmt->sink, keys[k])) != 0;
+  if (!interned || p->calls == NULL || p->tasks == NULL || p->buckets == NULL || p->comms == NULL ||
       p->held == NULL || p->hbuckets == NULL || p->apis == NULL) {
     npkit_plugin_render_free(p);
     return NULL;

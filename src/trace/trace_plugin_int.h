@@ -116,9 +116,13 @@ typedef struct npkit_plugin_track {
   int32_t dir;            /* lanes: 1 send, 0 recv */
 } npkit_plugin_track;
 
+/* The keys a call gets from NCCL's events, interned once (npkit_plugin_render.key). */
+enum { PK_ALGORITHM, PK_PROTOCOL, PK_CHANNELS, PK_WARPS, PK_NCCL_SEQ, PK_GPU_TIME_US, PK_GRAPH_CAPTURED, PK_COUNT };
+
 struct npkit_plugin_render {
   const npkit_log_reader *r;
   npkit_api_fmt *fmt;
+  npkit_sink_str key[PK_COUNT];
   npkit_plugin_ctx *ctx;
   uint32_t nctx;
   npkit_plugin_comm *comms;       /* per reader comm */

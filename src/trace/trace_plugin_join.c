@@ -113,34 +113,25 @@ static void leave_batch(npkit_plugin_render *p, npkit_plugin_call *c) {
 }
 
 static void write_call(npkit_plugin_render *p, npkit_sink *w, npkit_plugin_call *c) {
-  /* the algorithm and protocol names come from the log: escaped as any string taken from it (a
-   * damaged log may hold a quote or a control character there) */
-  char extra[6 * (sizeof((npkit_plugin_task *)0)->algo + sizeof((npkit_plugin_task *)0)->proto) + 160] = "";
+  /* the algorithm and protocol names come from the log: strings from a log, which the sink makes
+   * safe (a damaged log may hold a quote or a control character there) */
+  npkit_sink_arg extra[6] = {{0}};
   size_t n = 0;
   npkit_plugin_task *t = npkit_plugin_task_find(p, c->task);
   if (t != NULL) {
-    char *e = extra;
-    NPKIT_PUT(e, ",\"algorithm\":\"");
-    e = npkit_fmt_escaped(e, t->algo, strnlen(t->algo, sizeof t->algo));
-    NPKIT_PUT(e, "\",\"protocol\":\"");
-    e = npkit_fmt_escaped(e, t->proto, strnlen(t->proto, sizeof t->proto));
-    NPKIT_PUT(e, "\",\"channels\":");
-    e = npkit_fmt_u64(e, t->nch);
-    NPKIT_PUT(e, ",\"warps\":");
-    e = npkit_fmt_u64(e, t->nwarps);
-    NPKIT_PUT(e, ",\"nccl_seq\":");
-    e = npkit_fmt_u64(e, t->nccl_seq);
+    extra[n++] = (npkit_sink_arg){.key = p->key[PK_ALGORITHM], .type = NPKIT_SINK_ARG_TEXT,
+                                  .len = (uint32_t)strnlen(t->algo, sizeof t->algo), .v.text = t->algo};
+    extra[n++] = (npkit_sink_arg){.key = p->key[PK_PROTOCOL], .type = NPKIT_SINK_ARG_TEXT,
+                                  .len = (uint32_t)strnlen(t->proto, sizeof t->proto), .v.text = t->proto};
+    extra[n++] = (npkit_sink_arg){.key = p->key[PK_CHANNELS], .type = NPKIT_SINK_ARG_UINT, .v.u = t->nch};
+    extra[n++] = (npkit_sink_arg){.key = p->key[PK_WARPS], .type = NPKIT_SINK_ARG_UINT, .v.u = t->nwarps};
+    extra[n++] = (npkit_sink_arg){.key = p->key[PK_NCCL_SEQ], .type = NPKIT_SINK_ARG_UINT, .v.u = t->nccl_seq};
     uint64_t s0, s1;
-    if (npkit_plugin_task_span(t, &s0, &s1) == 1 && s1 >= s0) {
-      uint64_t d = s1 - s0;
-      int k = snprintf(e, sizeof extra - (size_t)(e - extra), ",\"gpu_time_us\":%" PRIu64 ".%03u", d / 1000,
-                       (unsigned)(d % 1000));
-      if (k > 0 && (size_t)k < sizeof extra - (size_t)(e - extra)) e += k;
-    }
-    n = (size_t)(e - extra);
+    if (npkit_plugin_task_span(t, &s0, &s1) == 1 && s1 >= s0)
+      extra[n++] = (npkit_sink_arg){.key = p->key[PK_GPU_TIME_US], .type = NPKIT_SINK_ARG_MILLI, .v.i = (int64_t)(s1 - s0)};
     t->call_pos = NPKIT_PLUGIN_NO_POS;
   }
-  npkit_api_fmt_event_extra(p->fmt, npkit_sink_json(w), &c->ev, extra, n);
+  npkit_api_fmt_event_extra(p->fmt, w, &c->ev, extra, n);
   if (t != NULL && task_complete(t)) npkit_plugin_gpu_slice(p, w, t);
   leave_batch(p, c);
   c->used = 0;
@@ -325,8 +316,8 @@ static int linked_call(npkit_plugin_render *p, npkit_sink *w, const npkit_event 
   if (api == NULL || api->type != NPKIT_PAPI_COLL) return 0;
   api->call_seq = ev->u.api.seq;
   if (api->flags & NPKIT_PAPI_GRAPH) { /* captured: its tasks come at every replay */
-    static const char captured[] = ",\"graph_captured\":true";
-    npkit_api_fmt_event_extra(p->fmt, npkit_sink_json(w), ev, captured, sizeof captured - 1);
+    npkit_sink_arg captured = {.key = p->key[PK_GRAPH_CAPTURED], .type = NPKIT_SINK_ARG_BOOL, .v.i = 1};
+    npkit_api_fmt_event_extra(p->fmt, w, ev, &captured, 1);
     return 1;
   }
   npkit_plugin_call *c = hold(p, w, ev, comm1, f);
@@ -373,7 +364,7 @@ void npkit_plugin_add_api(npkit_plugin_render *p, npkit_sink *w, const npkit_eve
 void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_sink *w,
                               const npkit_event *ev) {
   if (p == NULL) {
-    npkit_api_fmt_event(fmt, npkit_sink_json(w), ev);
+    npkit_api_fmt_event(fmt, w, ev);
     return;
   }
   const npkit_ev_api *a = &ev->u.api;
@@ -393,7 +384,7 @@ void npkit_plugin_render_call(npkit_plugin_render *p, npkit_api_fmt *fmt, npkit_
       return;
     }
   }
-  npkit_api_fmt_event(fmt, npkit_sink_json(w), ev);
+  npkit_api_fmt_event(fmt, w, ev);
   if ((ev->func == NPKIT_FN_GroupEnd || ev->func == NPKIT_FN_GroupSimulateEnd) &&
       (a->flags & NPKIT_API_GROUP_OUTER))
     group_close(p, w, ev);

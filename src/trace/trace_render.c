@@ -232,13 +232,13 @@ typedef struct render_ctx {
 
 /* An API call: to the source that takes calls (the plugin, which may hold it back until NCCL's
  * own events for it come), else straight out. */
-static void write_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
+static void write_call(render_ctx *c, const npkit_event *ev) {
   for (size_t i = 0; i < N_SOURCES; i++)
     if (sources[i].source->call != NULL && c->state[i] != NULL) {
       sources[i].source->call(c->state[i], &c->fmt, c->sink, ev);
       return;
     }
-  npkit_api_fmt_event(&c->fmt, w, ev);
+  npkit_api_fmt_event(&c->fmt, c->sink, ev);
 }
 
 /* Any other event: to the source of its kind. */
@@ -257,11 +257,11 @@ static void write_other(render_ctx *c, const npkit_event *ev) {
 /* Ends the open group of thread s at end_ns: its slice, then its GroupStart call.  The call comes
  * after the slice in the file because both start at the same instant, and viewers that sort
  * stably by start would otherwise nest the slice under the call. */
-static void close_group(render_ctx *c, npkit_json *w, npkit_thread_state *s, uint64_t end_ns) {
-  npkit_api_fmt_group(&c->fmt, w, s->index, s->group, s->start_ns, end_ns, s->calls);
+static void close_group(render_ctx *c, npkit_thread_state *s, uint64_t end_ns) {
+  npkit_api_fmt_group(&c->fmt, c->sink, s->index, s->group, s->start_ns, end_ns, s->calls);
   c->stats->groups++;
   if (s->has_deferred) {
-    npkit_api_fmt_event(&c->fmt, w, &s->deferred);
+    npkit_api_fmt_event(&c->fmt, c->sink, &s->deferred);
     c->stats->events++;
   }
   s->open = 0;
@@ -269,12 +269,12 @@ static void close_group(render_ctx *c, npkit_json *w, npkit_thread_state *s, uin
   s->depth = 0;
 }
 
-static void render_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
+static void render_call(render_ctx *c, const npkit_event *ev) {
   npkit_thread_state *s = npkit_threads_get(&c->threads, ev->thread);
   unsigned fn = ev->func;
   if (ev->end_ns > c->last_ns) c->last_ns = ev->end_ns;
   if (s == NULL) { /* beyond the thread cap: the call alone */
-    write_call(c, w, ev);
+    write_call(c, ev);
     c->stats->events++;
     return;
   }
@@ -285,7 +285,7 @@ static void render_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
     if (s->open && s->group == ev->u.api.group && !outer) {
       s->depth++; /* nested inside the open group */
     } else {
-      if (s->open) close_group(c, w, s, s->last_end_ns); /* its end was never recorded */
+      if (s->open) close_group(c, s, s->last_end_ns); /* its end was never recorded */
       s->open = 1;
       s->depth = 1;
       s->group = ev->u.api.group;
@@ -299,27 +299,26 @@ static void render_call(render_ctx *c, npkit_json *w, const npkit_event *ev) {
   } else if (s->open && npkit_fn_class_of(fn) != NPKIT_CLASS_group) {
     s->calls++;
   }
-  write_call(c, w, ev);
+  write_call(c, ev);
   c->stats->events++;
   if (ev->end_ns > s->last_end_ns) s->last_end_ns = ev->end_ns;
   if ((fn == NPKIT_FN_GroupEnd || fn == NPKIT_FN_GroupSimulateEnd) && s->open && s->group == ev->u.api.group &&
       (outer || --s->depth == 0))
-    close_group(c, w, s, ev->end_ns);
+    close_group(c, s, ev->end_ns);
   /* an end without a matching start is only a call */
 }
 
-static void finish_threads(render_ctx *c, const npkit_log_reader *r, npkit_json *w, int *shared_named) {
+static void finish_threads(render_ctx *c, const npkit_log_reader *r, int *shared_named) {
   size_t pos = 0;
   npkit_thread_state *s;
   while ((s = npkit_threads_next(&c->threads, &pos)) != NULL) {
-    if (s->open) close_group(c, w, s, s->last_end_ns);
+    if (s->open) close_group(c, s, s->last_end_ns);
     if (npkit_reader_thread(r, s->index) == NULL) write_thread_meta(c->sink, c->fmt.ctx.pid, s->index, -1, shared_named);
   }
 }
 
 int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_opts *opts,
                      npkit_render_stats *stats, char *err, size_t errlen) {
-  npkit_json *w = npkit_sink_json(sink); /* the calls and groups, until they move onto the sink */
   npkit_render_stats local;
   render_ctx c;
   int rc = 0, shared_named = 0;
@@ -338,7 +337,7 @@ int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_o
   memset(&c, 0, sizeof(c));
   c.sink = sink;
   c.stats = stats;
-  if (npkit_api_fmt_init(&c.fmt, r, pid, base, offset) != 0) {
+  if (npkit_api_fmt_init(&c.fmt, r, sink, pid, base, offset) != 0) {
     snprintf(err, errlen, "%s: out of memory while rendering", r->path);
     return -1;
   }
@@ -359,10 +358,10 @@ int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_o
       rc = -1; /* finish the JSON anyway: what was read is still worth a look */
       break;
     }
-    if (ev->kind == NPKIT_EV_API) render_call(&c, w, ev);
+    if (ev->kind == NPKIT_EV_API) render_call(&c, ev);
     else write_other(&c, ev);
   }
-  finish_threads(&c, r, w, &shared_named);
+  finish_threads(&c, r, &shared_named);
   for (size_t i = 0; i < N_SOURCES; i++)
     if (c.state[i] != NULL) sources[i].source->finish(c.state[i], sink);
   if (r->dropped > 0) {
@@ -397,6 +396,7 @@ static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, c
   npkit_json_sink sink;
   npkit_json_sink_init(&sink, &w);
   int rc = npkit_render_log(r, &sink.base, NULL, stats, err, errlen);
+  npkit_sink_free(&sink.base);
   npkit_json_raw(&w, "\n", 1);
   npkit_json_end_array(&w);
   if (npkit_trace_stack_frames(r, &w, npkit_trace_pid(r), werr, sizeof(werr)) != 0 && rc == 0) {

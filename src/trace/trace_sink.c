@@ -1,5 +1,9 @@
 #include "trace_sink.h"
 
+#include <string.h>
+
+npkit_sink_str npkit_sink_intern_name(npkit_sink *s, const char *v) { return npkit_sink_intern(s, v, strlen(v)); }
+
 void npkit_sink_counter(npkit_sink *s, const char *name, const char *cat, int64_t pid, int64_t ts) {
   npkit_sink_head h = {.name = name, .cat = cat, .ph = NPKIT_SINK_COUNTER, .pid = pid, .tid = -1, .has_ts = 1, .ts = ts};
   npkit_sink_begin(s, &h);

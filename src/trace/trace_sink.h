@@ -15,8 +15,15 @@
  * and any sink makes them safe (npkit_sink_arg_strn: at most n bytes, up to a NUL).  Times are trace
  * nanoseconds (npkit_trace_rel: after the clock offset, relative to the trace's base).
  *
- * During the move of the sources onto the sink (issue 34) the ones not yet moved reach the JSON
- * writer underneath through npkit_sink_json(); once all have moved, that bridge goes.
+ * The hot path (millions of NCCL calls of a few shapes) writes each event whole instead:
+ *
+ *   npkit_sink_intern(s, text, n)          once per string it repeats: a name, a category, a key,
+ *                                          a communicator's label; a call stack (intern_stack); a
+ *                                          set of arguments that come together (intern_args)
+ *   npkit_sink_slice_write(s, &slice)      name, category, pid, tid, ts, dur, args as an array
+ *
+ * The JSON sink keeps an interned string as its escaped text, a protobuf sink as the id of its
+ * interned data, so neither formats a repeated string twice.
  */
 #ifndef NPKIT_TRACE_SINK_H
 #define NPKIT_TRACE_SINK_H
@@ -56,6 +63,45 @@ typedef struct npkit_sink_head {
   int64_t dur; /* ns */
 } npkit_sink_head;
 
+/* An interned string (npkit_sink_intern); 0: none, or memory was short (then left out). */
+typedef uint32_t npkit_sink_str;
+
+/* npkit_sink_arg.type */
+enum {
+  NPKIT_SINK_ARG_INT = 1, /* v.i */
+  NPKIT_SINK_ARG_UINT,    /* v.u */
+  NPKIT_SINK_ARG_BOOL,    /* v.i */
+  NPKIT_SINK_ARG_STR,     /* v.str: an interned string */
+  NPKIT_SINK_ARG_TEXT,    /* v.text: from a log, at most len bytes, up to a NUL */
+  NPKIT_SINK_ARG_HEX,     /* v.u as a "0x…" string, at least `width` digits */
+  NPKIT_SINK_ARG_MILLI,   /* v.i thousandths: a number with three decimals */
+  NPKIT_SINK_ARG_SET,     /* v.str: a fixed set of arguments (npkit_sink_intern_args), in place; no key */
+};
+
+typedef struct npkit_sink_arg {
+  npkit_sink_str key;
+  uint8_t type;
+  uint8_t width;
+  uint32_t len;
+  union {
+    int64_t i;
+    uint64_t u;
+    npkit_sink_str str;
+    const char *text;
+  } v;
+} npkit_sink_arg;
+
+/* A whole slice (phase X) with its arguments, shown in their order. */
+typedef struct npkit_sink_slice {
+  npkit_sink_str name, cat; /* cat 0: none */
+  int64_t pid, tid;
+  int64_t ts, dur;          /* trace ns */
+  const npkit_sink_arg *args;
+  size_t nargs;
+  npkit_sink_str frame;     /* the innermost frame of its call stack as the trace's stack frames
+                               name it (trace_stacks.h), 0: none */
+} npkit_sink_slice;
+
 typedef struct npkit_sink_ops {
   void (*begin)(npkit_sink *s, const npkit_sink_head *h);
   void (*args)(npkit_sink *s);
@@ -72,6 +118,11 @@ typedef struct npkit_sink_ops {
   void (*arg_uints)(npkit_sink *s, const char *key, const uint64_t *v, size_t n); /* a list */
   void (*arg_strs)(npkit_sink *s, const char *key, const char *const *v, size_t n); /* a list */
   void (*arg_milli)(npkit_sink *s, const char *key, int64_t thousandths); /* a number with three decimals */
+  npkit_sink_str (*intern)(npkit_sink *s, const char *v, size_t n); /* at most n bytes, up to a NUL */
+  npkit_sink_str (*intern_stack)(npkit_sink *s, const char *const *frames, size_t depth); /* the caller first */
+  npkit_sink_str (*intern_args)(npkit_sink *s, const npkit_sink_arg *args, size_t n); /* no SET among them */
+  void (*slice)(npkit_sink *s, const npkit_sink_slice *e);
+  void (*free)(npkit_sink *s); /* what the sink keeps (its interned strings) */
 } npkit_sink_ops;
 
 /* Every sink starts with this: sinks are small structs that embed it first. */
@@ -107,6 +158,22 @@ static inline void npkit_sink_arg_milli(npkit_sink *s, const char *key, int64_t 
   s->ops->arg_milli(s, key, thousandths);
 }
 
+static inline npkit_sink_str npkit_sink_intern(npkit_sink *s, const char *v, size_t n) { return s->ops->intern(s, v, n); }
+/* A key, a name or a word of this build. */
+npkit_sink_str npkit_sink_intern_name(npkit_sink *s, const char *v);
+/* A call stack as one readable string argument: its frames one per line, the caller of the NCCL
+ * function first, cut (whole frames, then "...") where a sink's format sets a limit. */
+static inline npkit_sink_str npkit_sink_intern_stack(npkit_sink *s, const char *const *frames, size_t depth) {
+  return s->ops->intern_stack(s, frames, depth);
+}
+/* Arguments that always come together (a communicator's label, id, rank and size), interned as one
+ * set that a slice's argument of type NPKIT_SINK_ARG_SET puts in place. */
+static inline npkit_sink_str npkit_sink_intern_args(npkit_sink *s, const npkit_sink_arg *args, size_t n) {
+  return s->ops->intern_args(s, args, n);
+}
+static inline void npkit_sink_slice_write(npkit_sink *s, const npkit_sink_slice *e) { s->ops->slice(s, e); }
+static inline void npkit_sink_free(npkit_sink *s) { s->ops->free(s); }
+
 /* The commonest shapes, in the sink's terms (trace_sink.c). */
 /* A counter event of the process's counter track `name` (cat NULL: none); the caller adds one
  * value per arg after npkit_sink_args, then npkit_sink_end. */
@@ -116,10 +183,5 @@ void npkit_sink_meta_str(npkit_sink *s, const char *name, int64_t pid, int64_t t
 void npkit_sink_meta_int(npkit_sink *s, const char *name, int64_t pid, int64_t tid, const char *key, int64_t v);
 /* A track's name and its place among the process's tracks (thread_name, thread_sort_index). */
 void npkit_sink_track(npkit_sink *s, int64_t pid, int64_t tid, const char *name, int64_t sort_index);
-
-struct npkit_json;
-/* The JSON writer under a JSON sink, NULL under any other: the bridge of the sources not yet
- * moved onto the sink (see above). */
-struct npkit_json *npkit_sink_json(npkit_sink *s);
 
 #endif /* NPKIT_TRACE_SINK_H */

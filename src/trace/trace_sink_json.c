@@ -1,6 +1,10 @@
 #include "trace_sink_json.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
 
 static npkit_json *writer(npkit_sink *s) { return ((npkit_json_sink *)s)->w; }
 
@@ -101,14 +105,246 @@ static void arg_strs(npkit_sink *s, const char *key, const char *const *v, size_
 /* thousandths as a number with three decimals: the writer's time format (ns as µs) */
 static void arg_milli(npkit_sink *s, const char *key, int64_t thousandths) { arg_us(s, key, thousandths); }
 
-static const npkit_sink_ops json_ops = {begin,     args,      end,      arg_str,  arg_strn, arg_int,
-                                        arg_uint,  arg_double, arg_bool, arg_us,   arg_hex,  arg_fixed,
-                                        arg_uints, arg_strs,  arg_milli};
+/* ---- interned strings and whole slices ---- */
 
-void npkit_json_sink_init(npkit_json_sink *s, npkit_json *w) {
-  s->base.ops = &json_ops;
-  s->w = w;
-  s->in_args = 0;
+/* Bytes kept free after the interned text and after each argument's room: see copy(). */
+#define SLACK 64
+
+/* Room for `n` more bytes of interned text; NULL when memory is short.  Every interned string is
+ * kept as ,"text": with the comma and the colon outside it, so that as the key of an argument
+ * after the first it is one copy (put_key). */
+static char *text_room(npkit_json_sink *j, size_t n) {
+  if (j->text_len + n + 2 + SLACK < j->text_len ||
+      NPKIT_GROW(j->text, j->text_cap, j->text_len + n + 2 + SLACK, 4096) != 0)
+    return NULL;
+  j->text[j->text_len] = ',';
+  return j->text + j->text_len + 1;
 }
 
-npkit_json *npkit_sink_json(npkit_sink *s) { return s != NULL && s->ops == &json_ops ? writer(s) : NULL; }
+/* Keeps text_room's bytes up to `end` as the next interned string. */
+static npkit_sink_str keep(npkit_json_sink *j, char *end) {
+  size_t off = j->text_len + 1, len = (size_t)(end - (j->text + off));
+  if (NPKIT_GROW(j->strs, j->cap_strs, j->n_strs + 1, 64) != 0 || len > UINT32_MAX - 1) return 0;
+  *end = ':';
+  j->strs[j->n_strs++] = (npkit_json_interned){off, (uint32_t)len};
+  j->text_len = off + len + 1;
+  return (npkit_sink_str)j->n_strs;
+}
+
+static npkit_sink_str intern(npkit_sink *s, const char *v, size_t n) {
+  npkit_json_sink *j = (npkit_json_sink *)s;
+  size_t len = strnlen(v, n);
+  char *p = len <= SIZE_MAX / 8 ? text_room(j, 6 * len + 3) : NULL;
+  if (p == NULL) return 0;
+  *p++ = '"';
+  p = npkit_fmt_escaped(p, v, len);
+  *p++ = '"';
+  return keep(j, p);
+}
+
+/* The frames joined by newlines; cut before the member ("stack":"...") would pass
+ * NPKIT_JSON_STACK_MAX bytes, so that one event still fits the writer's reserve. */
+static npkit_sink_str intern_stack(npkit_sink *s, const char *const *frames, size_t depth) {
+  static const size_t key = sizeof ",\"stack\":" - 1;
+  npkit_json_sink *j = (npkit_json_sink *)s;
+  char *start = text_room(j, NPKIT_JSON_STACK_MAX + 64), *p = start;
+  if (p == NULL) return 0;
+  *p++ = '"';
+  for (size_t k = 0; k < depth; k++) {
+    size_t n = strlen(frames[k]);
+    if (key + (size_t)(p - start) + 6 * n + 16 > NPKIT_JSON_STACK_MAX) {
+      NPKIT_PUT(p, "...");
+      break;
+    }
+    if (k > 0) NPKIT_PUT(p, "\\n");
+    p = npkit_fmt_escaped(p, frames[k], n);
+  }
+  *p++ = '"';
+  return keep(j, p);
+}
+
+/* A copy of an interned string without a call and with one predictable branch: a whole 16, 32 or
+ * 64 bytes are moved, more than the string, from the text (which keeps SLACK bytes after its end)
+ * into the output (whose room counts SLACK for each argument); what lies past the string is
+ * written over by what follows. */
+static inline char *copy(char *p, const char *src, size_t n) {
+  if (n <= 16) memcpy(p, src, 16);
+  else if (n <= 32) memcpy(p, src, 32);
+  else if (n <= 64) memcpy(p, src, 64);
+  else memcpy(p, src, n);
+  return p + n;
+}
+
+static const npkit_json_interned *str_of(const npkit_json_sink *j, npkit_sink_str id) {
+  static const npkit_json_interned none = {0, 0};
+  return id != 0 && id <= j->n_strs ? &j->strs[id - 1] : &none;
+}
+
+static char *put_str(const npkit_json_sink *j, char *p, npkit_sink_str id) {
+  const npkit_json_interned *e = str_of(j, id);
+  return copy(p, j->text + e->off, e->len);
+}
+
+/* ,"key": (a key that could not be interned is "", so that the JSON stays whole).  Every argument
+ * is written after a comma; the slice turns the first one into the brace that opens its args. */
+static inline __attribute__((always_inline)) char *put_key(const npkit_json_sink *j, char *p, npkit_sink_str id) {
+  const npkit_json_interned *e = str_of(j, id);
+  if (__builtin_expect(e->len == 0, 0)) {
+    NPKIT_PUT(p, ",\"\":");
+    return p;
+  }
+  return copy(p, j->text + e->off - 1, e->len + 2);
+}
+
+/* Bytes an argument can take, its key included. */
+static inline __attribute__((always_inline)) size_t arg_room(const npkit_json_sink *j, const npkit_sink_arg *a) {
+  size_t n = str_of(j, a->key)->len + 8 + 2 * SLACK;
+  switch (a->type) {
+  case NPKIT_SINK_ARG_STR: return n + str_of(j, a->v.str)->len;
+  case NPKIT_SINK_ARG_SET: return str_of(j, a->v.str)->len + 2 + SLACK;
+  case NPKIT_SINK_ARG_TEXT: return n + 6 * (a->len < NPKIT_JSON_TEXT_MAX ? a->len : NPKIT_JSON_TEXT_MAX) + 2;
+  default: return n + 32;
+  }
+}
+
+/* ,"key":value (a set: its members, each after a comma) */
+static inline __attribute__((always_inline)) char *put_arg(const npkit_json_sink *j, char *p, const npkit_sink_arg *a) {
+  if (a->type == NPKIT_SINK_ARG_SET) { /* members, rendered at intern_args */
+    const npkit_json_interned *e = str_of(j, a->v.str);
+    return e->len == 0 ? p : copy(p, j->text + e->off - 1, e->len + 1);
+  }
+  p = put_key(j, p, a->key);
+  switch (a->type) {
+  case NPKIT_SINK_ARG_INT: return npkit_fmt_i64(p, a->v.i);
+  case NPKIT_SINK_ARG_UINT: return npkit_fmt_u64(p, a->v.u);
+  case NPKIT_SINK_ARG_BOOL:
+    if (a->v.i) NPKIT_PUT(p, "true");
+    else NPKIT_PUT(p, "false");
+    return p;
+  case NPKIT_SINK_ARG_STR: {
+    const npkit_json_interned *e = str_of(j, a->v.str);
+    if (e->len == 0) NPKIT_PUT(p, "\"\"");
+    else p = copy(p, j->text + e->off, e->len);
+    return p;
+  }
+  case NPKIT_SINK_ARG_TEXT:
+    *p++ = '"';
+    p = npkit_fmt_escaped(p, a->v.text, a->len < NPKIT_JSON_TEXT_MAX ? a->len : NPKIT_JSON_TEXT_MAX);
+    *p++ = '"';
+    return p;
+  case NPKIT_SINK_ARG_HEX:
+    NPKIT_PUT(p, "\"0x");
+    p = npkit_fmt_hex(p, a->v.u, a->width);
+    *p++ = '"';
+    return p;
+  case NPKIT_SINK_ARG_MILLI: return npkit_fmt_ts(p, a->v.i);
+  default: NPKIT_PUT(p, "null"); return p;
+  }
+}
+
+/* The members of a fixed set of arguments, rendered once: "k":v,"k":v */
+static npkit_sink_str intern_args(npkit_sink *s, const npkit_sink_arg *args, size_t n) {
+  npkit_json_sink *j = (npkit_json_sink *)s;
+  size_t room = 1;
+  for (size_t i = 0; i < n; i++) {
+    if (args[i].type == NPKIT_SINK_ARG_SET) return 0; /* one level */
+    room += arg_room(j, &args[i]) + 1;
+  }
+  char *start = text_room(j, room), *p = start;
+  if (p == NULL) return 0;
+  for (size_t i = 0; i < n; i++) p = put_arg(j, p, &args[i]);
+  if (p > start) memmove(start, start + 1, (size_t)(--p - start)); /* without the first comma */
+  return keep(j, p);
+}
+
+/* The start of a slice up to its tid's value, rendered once per (name, category, pid): a slice of
+ * a known shape is then one copy and four numbers. */
+static const npkit_json_interned *head_of(npkit_json_sink *j, const npkit_sink_slice *e) {
+  npkit_json_head *h = &j->heads[e->name % NPKIT_JSON_HEADS];
+  if (h->text != 0 && h->name == e->name && h->cat == e->cat && h->pid == e->pid) return str_of(j, h->text);
+  const npkit_json_interned *name = str_of(j, e->name), *cat = str_of(j, e->cat);
+  char *p = text_room(j, 64 + name->len + cat->len);
+  if (p == NULL) return NULL;
+  NPKIT_PUT(p, "{\"name\":");
+  if (name->len == 0) NPKIT_PUT(p, "\"\"");
+  else p = npkit_fmt_lit(p, j->text + name->off, name->len);
+  if (e->cat != 0) {
+    NPKIT_PUT(p, ",\"cat\":");
+    p = npkit_fmt_lit(p, j->text + cat->off, cat->len);
+  }
+  NPKIT_PUT(p, ",\"ph\":\"X\",\"pid\":");
+  p = npkit_fmt_i64(p, e->pid);
+  NPKIT_PUT(p, ",\"tid\":");
+  npkit_sink_str id = keep(j, p);
+  if (id == 0) return NULL;
+  *h = (npkit_json_head){e->name, e->cat, e->pid, id};
+  return str_of(j, id);
+}
+
+/* One element: the head, the times, the args, "sf".  One reserve for all of it, except for a
+ * slice longer than the writer reserves at once (a long stack with long strings): then one per
+ * argument. */
+static void slice(npkit_sink *s, const npkit_sink_slice *e) {
+  npkit_json_sink *j = (npkit_json_sink *)s;
+  npkit_json *w = j->w;
+  const npkit_json_interned *head = head_of(j, e);
+  if (head == NULL) return; /* memory is short: the event is left out */
+  size_t room = 112 + SLACK + head->len + str_of(j, e->frame)->len;
+  for (size_t i = 0; i < e->nargs; i++) room += arg_room(j, &e->args[i]);
+  int whole = room <= NPKIT_JSON_MAX_RESERVE;
+  npkit_json_element(w);
+  char *p = npkit_json_reserve(w, whole ? room : 112 + SLACK + head->len);
+  *p++ = '\n';
+  p = copy(p, j->text + head->off, head->len);
+  p = npkit_fmt_i64(p, e->tid);
+  NPKIT_PUT(p, ",\"ts\":");
+  p = npkit_fmt_ts(p, e->ts);
+  NPKIT_PUT(p, ",\"dur\":");
+  p = npkit_fmt_ts(p, e->dur);
+  if (e->nargs > 0) NPKIT_PUT(p, ",\"args\":");
+  int opened = 0; /* the comma before the first argument written became the opening brace */
+  for (size_t i = 0; i < e->nargs; i++) {
+    if (!whole) {
+      npkit_json_commit(w, p);
+      p = npkit_json_reserve(w, arg_room(j, &e->args[i]));
+    }
+    char *at = p;
+    p = put_arg(j, p, &e->args[i]);
+    if (!opened && p != at) {
+      *at = '{';
+      opened = 1;
+    }
+  }
+  if (e->nargs > 0 && !opened) *p++ = '{'; /* only empty sets */
+  if (!whole) {
+    npkit_json_commit(w, p);
+    p = npkit_json_reserve(w, 16 + SLACK + str_of(j, e->frame)->len);
+  }
+  if (e->nargs > 0) *p++ = '}';
+  if (e->frame != 0) {
+    NPKIT_PUT(p, ",\"sf\":");
+    p = put_str(j, p, e->frame);
+  }
+  *p++ = '}';
+  npkit_json_commit(w, p);
+}
+
+static void sink_free(npkit_sink *s) {
+  npkit_json_sink *j = (npkit_json_sink *)s;
+  free(j->text);
+  free(j->strs);
+  j->text = NULL;
+  j->strs = NULL;
+  j->text_len = j->text_cap = j->n_strs = j->cap_strs = 0;
+}
+
+static const npkit_sink_ops json_ops = {begin,     args,      end,        arg_str,      arg_strn, arg_int,
+                                        arg_uint,  arg_double, arg_bool,  arg_us,       arg_hex,  arg_fixed,
+                                        arg_uints, arg_strs,  arg_milli, intern,       intern_stack,
+                                        intern_args, slice,  sink_free};
+
+void npkit_json_sink_init(npkit_json_sink *s, npkit_json *w) {
+  memset(s, 0, sizeof *s); /* heads[] empty: text 0 */
+  s->base.ops = &json_ops;
+  s->w = w;
+}

@@ -10,13 +10,38 @@
 #include "json_writer.h"
 #include "trace_sink.h"
 
+/* A call stack argument is cut (whole frames, then "...") to stay below this many bytes of JSON,
+ * its key included; a string from a log in a whole slice (NPKIT_SINK_ARG_TEXT) keeps this many
+ * bytes at most. */
+#define NPKIT_JSON_STACK_MAX 12000
+#define NPKIT_JSON_TEXT_MAX 2048
+
+typedef struct npkit_json_interned {
+  size_t off;   /* in text */
+  uint32_t len; /* the escaped string with its quotes */
+} npkit_json_interned;
+
+/* A slice head rendered once (trace_sink_json.c head_of), by name id modulo this. */
+#define NPKIT_JSON_HEADS 512
+typedef struct npkit_json_head {
+  npkit_sink_str name, cat;
+  int64_t pid;
+  npkit_sink_str text;
+} npkit_json_head;
+
 typedef struct npkit_json_sink {
   npkit_sink base;
   npkit_json *w;
   int in_args; /* the event's args object is open */
+  char *text;  /* the interned strings, escaped and quoted, one after another */
+  size_t text_len, text_cap;
+  npkit_json_interned *strs;
+  size_t n_strs, cap_strs;
+  npkit_json_head heads[NPKIT_JSON_HEADS];
 } npkit_json_sink;
 
-/* A sink writing into w, which must have the traceEvents array open; nothing to free. */
+/* A sink writing into w, which must have the traceEvents array open; npkit_sink_free(&s->base)
+ * gives back what it interned. */
 void npkit_json_sink_init(npkit_json_sink *s, npkit_json *w);
 
 #endif /* NPKIT_TRACE_SINK_JSON_H */

@@ -7,15 +7,6 @@
 
 #include "sorted_find.h"
 
-static int frag_copy(npkit_frag *f, const char *text, size_t n) {
-  f->text = malloc(n + 1);
-  if (f->text == NULL) return -1;
-  memcpy(f->text, text, n);
-  f->text[n] = '\0';
-  f->len = (uint32_t)n;
-  return 0;
-}
-
 /* Node lookup by (caller node, frame text): open addressing over node indices + 1. */
 typedef struct node_index {
   uint32_t *slots;
@@ -40,24 +31,7 @@ static uint32_t node_get(npkit_stack_fmt *f, node_index *ix, uint32_t parent, co
   }
 }
 
-/* ,"stack":"..." of one stack, frames separated by newlines, cut before NPKIT_STACK_ARGS_MAX. */
-static int format_args(npkit_frag *out, const npkit_stack *s, char *buf) {
-  char *p = buf;
-  NPKIT_PUT(p, ",\"stack\":\"");
-  for (uint32_t k = 0; k < s->depth; k++) {
-    size_t n = strlen(s->frames[k]);
-    if ((size_t)(p - buf) + 6 * n + 16 > NPKIT_STACK_ARGS_MAX) {
-      NPKIT_PUT(p, "...");
-      break;
-    }
-    if (k > 0) NPKIT_PUT(p, "\\n");
-    p = npkit_fmt_escaped(p, s->frames[k], n);
-  }
-  *p++ = '"';
-  return frag_copy(out, buf, (size_t)(p - buf));
-}
-
-int npkit_stack_fmt_init(npkit_stack_fmt *f, const npkit_log_reader *r, int64_t pid, char *err,
+int npkit_stack_fmt_init(npkit_stack_fmt *f, const npkit_log_reader *r, int64_t pid, npkit_sink *sink, char *err,
                          size_t errlen) {
   memset(f, 0, sizeof *f);
   f->pid = pid;
@@ -72,8 +46,7 @@ int npkit_stack_fmt_init(npkit_stack_fmt *f, const npkit_log_reader *r, int64_t 
   ix.mask = cap - 1;
   f->nodes = malloc((total + 1) * sizeof *f->nodes);
   f->frags = calloc(f->table.n, sizeof *f->frags);
-  char *buf = malloc(NPKIT_STACK_ARGS_MAX + 64);
-  if (ix.slots == NULL || f->nodes == NULL || f->frags == NULL || buf == NULL) goto oom;
+  if (ix.slots == NULL || f->nodes == NULL || f->frags == NULL) goto oom;
   for (size_t i = 0; i < f->table.n; i++) {
     const npkit_stack *s = &f->table.stacks[i];
     npkit_stack_frag *fr = &f->frags[i];
@@ -81,15 +54,16 @@ int npkit_stack_fmt_init(npkit_stack_fmt *f, const npkit_log_reader *r, int64_t 
     f->n = i + 1;
     uint32_t node = 0;
     for (uint32_t k = s->depth; k-- > 0;) node = node_get(f, &ix, node, s->frames[k]);
+    if (sink == NULL) continue;
     char sf[64];
-    int n = node ? snprintf(sf, sizeof sf, ",\"sf\":\"%" PRId64 ".%" PRIu32 "\"", pid, node - 1) : 0;
-    if (format_args(&fr->args, s, buf) != 0 || frag_copy(&fr->sf, sf, (size_t)n) != 0) goto oom;
+    int n = snprintf(sf, sizeof sf, "%" PRId64 ".%" PRIu32, pid, node - 1);
+    fr->text = npkit_sink_intern_stack(sink, (const char *const *)s->frames, s->depth);
+    fr->frame = node != 0 ? npkit_sink_intern(sink, sf, (size_t)n) : 0;
+    if (fr->text == 0 || (node != 0 && fr->frame == 0)) goto oom;
   }
-  free(buf);
   free(ix.slots);
   return 0;
 oom:
-  free(buf);
   free(ix.slots);
   npkit_stack_fmt_free(f);
   snprintf(err, errlen, "%s: out of memory while formatting the call stacks", r->path);
@@ -97,10 +71,6 @@ oom:
 }
 
 void npkit_stack_fmt_free(npkit_stack_fmt *f) {
-  for (size_t i = 0; i < f->n; i++) {
-    free(f->frags[i].args.text);
-    free(f->frags[i].sf.text);
-  }
   free(f->frags);
   free(f->nodes);
   npkit_stack_table_free(&f->table);
@@ -133,7 +103,7 @@ void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_json *w) {
 int npkit_trace_stack_frames(const npkit_log_reader *r, npkit_json *w, int64_t pid, char *err,
                              size_t errlen) {
   npkit_stack_fmt f;
-  if (npkit_stack_fmt_init(&f, r, pid, err, errlen) != 0) return -1;
+  if (npkit_stack_fmt_init(&f, r, pid, NULL, err, errlen) != 0) return -1;
   if (f.n_nodes > 0) {
     npkit_json_key(w, "stackFrames");
     npkit_json_begin_object(w);

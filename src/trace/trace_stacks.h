@@ -5,7 +5,8 @@
  *    id of its innermost frame in the trace's top-level stackFrames (chrome://tracing shows those);
  *  - stackFrames holds one node per distinct (frame, caller node) path of the log, with ids
  *    "<pid>.<n>" so that the stacks of several logs can share one trace.
- * Fragments are formatted once per stack, so an event with a stack costs two copies.
+ * Both are interned in the sink once per stack (npkit_sink_intern_stack), so an event with a
+ * stack costs two copies.
  */
 #ifndef NPKIT_TRACE_STACKS_H
 #define NPKIT_TRACE_STACKS_H
@@ -16,14 +17,12 @@
 #include "json_writer.h"
 #include "log_reader.h"
 #include "stack_table.h"
-
-/* args.stack is cut (whole frames, then "...") to stay below this many bytes of JSON. */
-#define NPKIT_STACK_ARGS_MAX 12000
+#include "trace_sink.h"
 
 typedef struct npkit_stack_frag {
   uint32_t id;
-  npkit_frag args;  /* ,"stack":"frame\nframe..." */
-  npkit_frag sf;    /* ,"sf":"<pid>.<node>" */
+  npkit_sink_str text;  /* the frames, one per line (the "stack" argument) */
+  npkit_sink_str frame; /* "<pid>.<node>" of its innermost frame, 0 for an empty stack */
 } npkit_stack_frag;
 
 typedef struct npkit_stack_node {
@@ -40,9 +39,10 @@ typedef struct npkit_stack_fmt {
   size_t n_nodes;
 } npkit_stack_fmt;
 
-/* Formats the stacks of an opened log (nothing for a log without stacks).  Returns 0, or -1 with a
- * message.  Valid while the reader is open. */
-int npkit_stack_fmt_init(npkit_stack_fmt *f, const npkit_log_reader *r, int64_t pid, char *err,
+/* Reads the stacks of an opened log (nothing for a log without stacks) and, with a sink, interns
+ * each one's text and frame id there.  Returns 0, or -1 with a message.  Valid while the reader is
+ * open. */
+int npkit_stack_fmt_init(npkit_stack_fmt *f, const npkit_log_reader *r, int64_t pid, npkit_sink *sink, char *err,
                          size_t errlen);
 void npkit_stack_fmt_free(npkit_stack_fmt *f);
 

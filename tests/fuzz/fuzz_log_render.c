@@ -117,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   npkit_json_sink sink;
   npkit_json_sink_init(&sink, &w);
   if (npkit_render_log(r, &sink.base, NULL, &st, err, sizeof(err)) != 0) abort();
+  npkit_sink_free(&sink.base);
   npkit_json_end_array(&w);
   npkit_json_end_object(&w);
   if (npkit_json_finish(&w, err, sizeof(err)) != 0) abort();

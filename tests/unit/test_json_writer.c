@@ -100,6 +100,25 @@ static void test_integers(void) {
     sprintf(want, "%" PRIu64, u[i]);
     CHECK_STR(got, want);
   }
+  /* each side of every power of ten (the digit count comes from the bit width) and of 16 */
+  int edges_bad = 0;
+  for (uint64_t p10 = 1, k = 0; k < 20; k++, p10 *= 10) {
+    for (uint64_t v = p10 - 1; v <= p10 + 1; v++) {
+      *npkit_fmt_u64(got, v) = '\0';
+      sprintf(want, "%" PRIu64, v);
+      edges_bad += strcmp(got, want) != 0;
+    }
+  }
+  for (int k = 0; k < 64; k++) {
+    uint64_t v = 1ull << k;
+    *npkit_fmt_hex(got, v - 1, 0) = '\0';
+    sprintf(want, "%" PRIx64, v - 1);
+    edges_bad += strcmp(got, want) != 0;
+    *npkit_fmt_hex(got, v, 3) = '\0';
+    sprintf(want, "%03" PRIx64, v);
+    edges_bad += strcmp(got, want) != 0;
+  }
+  CHECK(edges_bad == 0);
   *npkit_fmt_i64(got, INT64_MIN) = '\0';
   CHECK_STR(got, "-9223372036854775808");
   *npkit_fmt_i64(got, -1) = '\0';

@@ -137,6 +137,7 @@ static void test_errors(void) {
     npkit_json_sink sink;
     npkit_json_sink_init(&sink, &w);
     CHECK(npkit_render_log(r, &sink.base, NULL, &st, err, sizeof(err)) == 0);
+    npkit_sink_free(&sink.base);
     CHECK_EQ_U64(st.events, 20000);
     npkit_json_end_array(&w);
     CHECK(npkit_json_finish(&w, err, sizeof(err)) == -1);
