@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "grow.h"
-#include "json_writer.h"
 #include "job.h"
 #include "trace_render.h"
 #include "trace_sink_json.h"
@@ -60,94 +59,94 @@ static int assign_pids(const npkit_job *job, const unsigned char *sel, int64_t *
   return 0;
 }
 
-static void ranks_of_host(npkit_json *w, const npkit_job *job, size_t h) {
-  npkit_json_begin_array(w);
+static void ranks_of_host(npkit_tree *w, const npkit_job *job, size_t h) {
+  npkit_tree_begin_array(w);
   for (size_t i = 0; i < job->n_logs; i++)
-    if (job->logs[i].host == h && job->logs[i].rank >= 0) npkit_json_int(w, job->logs[i].rank);
-  npkit_json_end_array(w);
+    if (job->logs[i].host == h && job->logs[i].rank >= 0) npkit_tree_int(w, job->logs[i].rank);
+  npkit_tree_end_array(w);
 }
 
-static void write_alignment(npkit_json *w, const npkit_job *job, const npkit_merge_options *o) {
-  npkit_json_key(w, "clock_alignment");
-  npkit_json_begin_object(w);
-  npkit_json_kv_bool(w, "enabled", o->align);
-  npkit_json_kv_bool(w, "estimated", job->align_done);
-  npkit_json_key(w, "method");
-  npkit_json_string(w, "median of end-time differences of shared collectives (same communicator and sequence "
+static void write_alignment(npkit_tree *w, const npkit_job *job, const npkit_merge_options *o) {
+  npkit_tree_key(w, "clock_alignment");
+  npkit_tree_begin_object(w);
+  npkit_tree_kv_bool(w, "enabled", o->align);
+  npkit_tree_kv_bool(w, "estimated", job->align_done);
+  npkit_tree_key(w, "method");
+  npkit_tree_string(w, "median of end-time differences of shared collectives (same communicator and sequence "
                        "number), outliers beyond 5 sigma (MAD) rejected; ranks on one host share its clock");
-  npkit_json_kv_string(w, "source", job->align_done ? (job->align_source == NPKIT_TIME_GPU ? "gpu" : "cpu") : "none");
-  npkit_json_kv_string(w, "reference_host", job->n_hosts ? job->hosts[0].name : "");
-  npkit_json_kv_uint(w, "cycle_checks", job->align.cycle_checks);
-  npkit_json_kv_uint(w, "cycle_failures", job->align.cycle_failures);
-  npkit_json_key(w, "hosts");
-  npkit_json_begin_array(w);
+  npkit_tree_kv_string(w, "source", job->align_done ? (job->align_source == NPKIT_TIME_GPU ? "gpu" : "cpu") : "none");
+  npkit_tree_kv_string(w, "reference_host", job->n_hosts ? job->hosts[0].name : "");
+  npkit_tree_kv_uint(w, "cycle_checks", job->align.cycle_checks);
+  npkit_tree_kv_uint(w, "cycle_failures", job->align.cycle_failures);
+  npkit_tree_key(w, "hosts");
+  npkit_tree_begin_array(w);
   for (size_t h = 0; h < job->n_hosts; h++) {
     const npkit_align_host *a = &job->hosts[h].align;
-    npkit_json_begin_object(w);
-    npkit_json_kv_string(w, "host", job->hosts[h].name);
-    npkit_json_key(w, "ranks");
+    npkit_tree_begin_object(w);
+    npkit_tree_kv_string(w, "host", job->hosts[h].name);
+    npkit_tree_key(w, "ranks");
     ranks_of_host(w, job, h);
-    npkit_json_kv_int(w, "offset_ns", a->offset_ns);
-    npkit_json_kv_double(w, "uncertainty_ns", a->status == NPKIT_ALIGN_OK ? a->uncertainty_ns : 0);
-    npkit_json_kv_double(w, "sigma_ns", a->sigma_ns);
-    npkit_json_kv_uint(w, "samples", a->samples);
-    npkit_json_kv_uint(w, "used", a->used);
-    npkit_json_kv_uint(w, "rejected", a->rejected);
-    npkit_json_key(w, "via");
-    if (a->via >= 0) npkit_json_string(w, job->hosts[a->via].name);
-    else npkit_json_null(w);
-    npkit_json_kv_string(w, "status", npkit_align_status_name(a->status));
-    npkit_json_end_object(w);
+    npkit_tree_kv_int(w, "offset_ns", a->offset_ns);
+    npkit_tree_kv_double(w, "uncertainty_ns", a->status == NPKIT_ALIGN_OK ? a->uncertainty_ns : 0);
+    npkit_tree_kv_double(w, "sigma_ns", a->sigma_ns);
+    npkit_tree_kv_uint(w, "samples", a->samples);
+    npkit_tree_kv_uint(w, "used", a->used);
+    npkit_tree_kv_uint(w, "rejected", a->rejected);
+    npkit_tree_key(w, "via");
+    if (a->via >= 0) npkit_tree_string(w, job->hosts[a->via].name);
+    else npkit_tree_null(w);
+    npkit_tree_kv_string(w, "status", npkit_align_status_name(a->status));
+    npkit_tree_end_object(w);
   }
-  npkit_json_end_array(w);
-  npkit_json_end_object(w);
+  npkit_tree_end_array(w);
+  npkit_tree_end_object(w);
 }
 
 /* A filter given as an array, one not given as null: returns whether the array was begun. */
-static int filter_array(npkit_json *w, const char *key, int given) {
-  npkit_json_key(w, key);
-  if (given) npkit_json_begin_array(w);
-  else npkit_json_null(w);
+static int filter_array(npkit_tree *w, const char *key, int given) {
+  npkit_tree_key(w, key);
+  if (given) npkit_tree_begin_array(w);
+  else npkit_tree_null(w);
   return given;
 }
 
-static void write_filters(npkit_json *w, const npkit_merge_filter *f) {
-  npkit_json_key(w, "filters");
-  npkit_json_begin_object(w);
+static void write_filters(npkit_tree *w, const npkit_merge_filter *f) {
+  npkit_tree_key(w, "filters");
+  npkit_tree_begin_object(w);
   if (filter_array(w, "window_ns", f->has_window)) { /* an open end is null */
-    if (f->window_start_ns == INT64_MIN) npkit_json_null(w);
-    else npkit_json_int(w, f->window_start_ns);
-    if (f->window_end_ns == INT64_MAX) npkit_json_null(w);
-    else npkit_json_int(w, f->window_end_ns);
-    npkit_json_end_array(w);
+    if (f->window_start_ns == INT64_MIN) npkit_tree_null(w);
+    else npkit_tree_int(w, f->window_start_ns);
+    if (f->window_end_ns == INT64_MAX) npkit_tree_null(w);
+    else npkit_tree_int(w, f->window_end_ns);
+    npkit_tree_end_array(w);
   }
   if (filter_array(w, "ranks", f->has_ranks)) {
     for (size_t i = 0; i < f->n_ranges; i++) {
-      npkit_json_begin_array(w);
-      npkit_json_int(w, f->rank_lo[i]);
-      npkit_json_int(w, f->rank_hi[i]);
-      npkit_json_end_array(w);
+      npkit_tree_begin_array(w);
+      npkit_tree_int(w, f->rank_lo[i]);
+      npkit_tree_int(w, f->rank_hi[i]);
+      npkit_tree_end_array(w);
     }
-    npkit_json_end_array(w);
+    npkit_tree_end_array(w);
   }
   if (filter_array(w, "ops", f->has_ops)) {
     for (unsigned k = 1; k < NPKIT_FN_COUNT; k++)
-      if (f->op[k]) npkit_json_string(w, npkit_fn_name(k));
-    npkit_json_end_array(w);
+      if (f->op[k]) npkit_tree_string(w, npkit_fn_name(k));
+    npkit_tree_end_array(w);
   }
-  npkit_json_end_object(w);
+  npkit_tree_end_object(w);
 }
 
 /* One log's entry of otherData.logs: where it is in the trace, and its own summary. */
-static void write_log_entry(npkit_json *w, const npkit_job_log *l, int64_t pid, int64_t offset, uint64_t base) {
-  npkit_json_next_line(w);
-  npkit_json_begin_object(w);
-  npkit_json_kv_int(w, "trace_pid", pid);
-  npkit_json_kv_string(w, "path", l->path);
-  npkit_json_kv_int(w, "clock_offset_ns", offset);
-  npkit_json_key(w, "summary");
+static void write_log_entry(npkit_tree *w, const npkit_job_log *l, int64_t pid, int64_t offset, uint64_t base) {
+  npkit_tree_next_line(w);
+  npkit_tree_begin_object(w);
+  npkit_tree_kv_int(w, "trace_pid", pid);
+  npkit_tree_kv_string(w, "path", l->path);
+  npkit_tree_kv_int(w, "clock_offset_ns", offset);
+  npkit_tree_key(w, "summary");
   npkit_render_summary(l->reader, w, base);
-  npkit_json_end_object(w);
+  npkit_tree_end_object(w);
 }
 
 /* A file that disappears with its descriptor, for a filtered copy. */
@@ -165,7 +164,7 @@ static int temp_fd(const char *dir, char *err, size_t errlen) {
   return fd;
 }
 
-static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_options *o, const npkit_render_opts *ro,
+static int render_one(npkit_sink *sink, const npkit_job_log *l, const npkit_merge_options *o, const npkit_render_opts *ro,
                       npkit_merge_stats *st, char *err, size_t errlen) {
   npkit_log_reader *r = l->reader, *view;
   npkit_render_stats rs;
@@ -183,10 +182,8 @@ static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_o
     }
   }
   st->events_kept += view->n_events;
-  npkit_json_sink sink;
-  npkit_json_sink_init(&sink, w);
-  rc = npkit_render_log(view, &sink.base, ro, &rs, err, errlen);
-  npkit_sink_free(&sink.base);
+  rc = npkit_render_log(view, sink, ro, &rs, err, errlen);
+  npkit_sink_forget(sink); /* the next log's renderers intern their own */
   st->calls += rs.events;
   st->groups += rs.groups;
   if (view != r) npkit_reader_close(view);
@@ -197,7 +194,7 @@ static int render_one(npkit_json *w, const npkit_job_log *l, const npkit_merge_o
 /* The top-level stackFrames of the merged trace: the nodes of every selected log with call stacks,
  * each with the trace pid its events were rendered with, so that the ids ("<pid>.<n>") of the
  * logs do not collide and every "sf" of a call resolves.  Written only when a log has stacks. */
-static int write_stack_frames(npkit_json *w, const npkit_job *job, const unsigned char *sel, const int64_t *pid,
+static int write_stack_frames(npkit_sink *w, const npkit_job *job, const unsigned char *sel, const int64_t *pid,
                               char *err, size_t errlen) {
   int open = 0, rc = 0;
   for (size_t i = 0; i < job->n_logs && rc == 0; i++) {
@@ -209,15 +206,14 @@ static int write_stack_frames(npkit_json *w, const npkit_job *job, const unsigne
     }
     if (f.n_nodes > 0) {
       if (!open) {
-        npkit_json_key(w, "stackFrames");
-        npkit_json_begin_object(w);
+        npkit_sink_frames_begin(w);
         open = 1;
       }
       npkit_stack_fmt_write_nodes(&f, w);
     }
     npkit_stack_fmt_free(&f);
   }
-  if (open) npkit_json_end_object(w); /* well formed also after an error */
+  if (open) npkit_sink_frames_end(w); /* well formed also after an error */
   return rc;
 }
 
@@ -243,7 +239,8 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   int rc = -1;
   unsigned char *sel = calloc(job->n_logs, 1);
   int64_t *pid = calloc(job->n_logs, sizeof(*pid));
-  npkit_json w;
+  npkit_json_sink js;
+  npkit_sink *w = &js.base;
   int w_open = 0;
   if (sel == NULL || pid == NULL) goto oom;
   for (size_t i = 0; i < job->n_warnings; i++)
@@ -271,58 +268,54 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   }
   if (assign_pids(job, sel, pid, st) != 0) goto oom;
 
-  if (npkit_json_init(&w, fd) != 0) {
-    npkit_json_finish(&w, NULL, 0);
+  if (npkit_json_sink_open_fd(&js, fd) != 0) {
+    npkit_json_sink_finish(&js, NULL, NULL, 0);
     goto oom;
   }
   w_open = 1;
   char buf[32];
-  npkit_json_begin_object(&w);
-  npkit_json_kv_string(&w, "displayTimeUnit", "ns");
-  npkit_json_key(&w, "otherData");
-  npkit_json_begin_object(&w);
-  npkit_json_kv_string(&w, "tool", "npkit-preload");
-  npkit_json_kv_string(&w, "version", NPKIT_VERSION_STRING);
-  npkit_json_kv_bool(&w, "merged", 1);
-  npkit_json_kv_string(&w, "clock", "CLOCK_REALTIME");
-  npkit_json_key(&w, "base_ns");
+  npkit_sink_open(w);
+  npkit_tree *t = npkit_sink_meta_begin(w);
+  npkit_tree_begin_object(t);
+  npkit_tree_kv_string(t, "tool", "npkit-preload");
+  npkit_tree_kv_string(t, "version", NPKIT_VERSION_STRING);
+  npkit_tree_kv_bool(t, "merged", 1);
+  npkit_tree_kv_string(t, "clock", "CLOCK_REALTIME");
+  npkit_tree_key(t, "base_ns");
   snprintf(buf, sizeof(buf), "%" PRIu64, base);
-  npkit_json_string(&w, buf);
-  npkit_json_kv_uint(&w, "ranks", st->logs);
-  write_alignment(&w, job, o);
-  write_filters(&w, &o->filter);
-  npkit_json_key(&w, "logs");
-  npkit_json_begin_array(&w);
+  npkit_tree_string(t, buf);
+  npkit_tree_kv_uint(t, "ranks", st->logs);
+  write_alignment(t, job, o);
+  write_filters(t, &o->filter);
+  npkit_tree_key(t, "logs");
+  npkit_tree_begin_array(t);
   for (size_t i = 0; i < job->n_logs; i++)
-    if (sel[i]) write_log_entry(&w, &job->logs[i], pid[i], job->hosts[job->logs[i].host].align.offset_ns, base);
-  npkit_json_end_array(&w);
-  npkit_json_key(&w, "warnings");
-  npkit_json_begin_array(&w);
-  for (size_t i = 0; i < st->n_warnings; i++) npkit_json_string(&w, st->warnings[i]);
-  npkit_json_end_array(&w);
-  npkit_json_end_object(&w);
-  npkit_json_key(&w, "traceEvents");
-  npkit_json_begin_array(&w);
+    if (sel[i]) write_log_entry(t, &job->logs[i], pid[i], job->hosts[job->logs[i].host].align.offset_ns, base);
+  npkit_tree_end_array(t);
+  npkit_tree_key(t, "warnings");
+  npkit_tree_begin_array(t);
+  for (size_t i = 0; i < st->n_warnings; i++) npkit_tree_string(t, st->warnings[i]);
+  npkit_tree_end_array(t);
+  npkit_tree_end_object(t);
+  npkit_sink_meta_end(w);
+  npkit_sink_events_begin(w);
   for (size_t i = 0; i < job->n_logs; i++) {
     if (!sel[i]) continue;
     npkit_render_opts opts = {pid[i], base, job->hosts[job->logs[i].host].align.offset_ns};
-    if (render_one(&w, &job->logs[i], o, &opts, st, err, errlen) != 0) goto fail;
+    if (render_one(w, &job->logs[i], o, &opts, st, err, errlen) != 0) goto fail;
   }
-  npkit_json_raw(&w, "\n", 1);
-  npkit_json_end_array(&w);
-  if (write_stack_frames(&w, job, sel, pid, err, errlen) != 0) goto fail;
-  npkit_json_end_object(&w);
-  npkit_json_raw(&w, "\n", 1);
-  st->bytes = w.bytes + w.len;
+  npkit_sink_events_end(w);
+  if (write_stack_frames(w, job, sel, pid, err, errlen) != 0) goto fail;
+  npkit_sink_close(w);
   w_open = 0;
-  rc = npkit_json_finish(&w, err, errlen);
+  rc = npkit_json_sink_finish(&js, &st->bytes, err, errlen);
   goto out;
 oom:
   snprintf(err, errlen, "out of memory");
 fail:
   rc = -1;
 out:
-  if (w_open) npkit_json_finish(&w, NULL, 0);
+  if (w_open) npkit_json_sink_finish(&js, NULL, NULL, 0);
   free(sel);
   free(pid);
   return rc;

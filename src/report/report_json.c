@@ -104,7 +104,9 @@ static void ranks(npkit_report *rep, npkit_json *w) {
     npkit_json_end_array(w);
     if (l->machine.snap.present) { /* the rank's machine snapshot, as in its trace's otherData */
       npkit_json_key(w, "machine");
-      npkit_machine_json(w, &l->machine.snap);
+      npkit_json_tree t;
+      npkit_json_tree_init(&t, w);
+      npkit_machine_json(&t.base, &l->machine.snap);
     }
     npkit_json_end_object(w);
   }

@@ -51,88 +51,88 @@ static int32_t process_device(const npkit_log_reader *r) {
 /* ---- otherData ---- */
 
 /* The machine snapshot (version 3 logs), when the log has one. */
-static void write_machine(const npkit_log_reader *r, npkit_json *w) {
+static void write_machine(const npkit_log_reader *r, npkit_tree *w) {
   npkit_machine m;
   char err[300];
   if (npkit_machine_load(r, &m, err, sizeof(err)) != 0) {
-    npkit_json_key(w, "machine_error");
-    npkit_json_string(w, err);
+    npkit_tree_key(w, "machine_error");
+    npkit_tree_string(w, err);
     return;
   }
   if (m.present) {
-    npkit_json_key(w, "machine");
+    npkit_tree_key(w, "machine");
     npkit_machine_json(w, &m);
   }
   npkit_machine_free(&m);
 }
 
-void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t base_ns) {
+void npkit_render_summary(const npkit_log_reader *r, npkit_tree *w, uint64_t base_ns) {
   char buf[160];
-  npkit_json_begin_object(w);
-  npkit_json_kv_string(w, "tool", "npkit-preload");
-  npkit_json_kv_string(w, "version", NPKIT_VERSION_STRING);
-  npkit_json_kv_uint(w, "log_version", r->header.version);
-  npkit_json_kv_string(w, "writer_version", r->header.library_version);
-  npkit_json_kv_uint(w, "nccl_header_version", r->header.nccl_header_version);
-  npkit_json_kv_string(w, "clock", "CLOCK_REALTIME");
+  npkit_tree_begin_object(w);
+  npkit_tree_kv_string(w, "tool", "npkit-preload");
+  npkit_tree_kv_string(w, "version", NPKIT_VERSION_STRING);
+  npkit_tree_kv_uint(w, "log_version", r->header.version);
+  npkit_tree_kv_string(w, "writer_version", r->header.library_version);
+  npkit_tree_kv_uint(w, "nccl_header_version", r->header.nccl_header_version);
+  npkit_tree_kv_string(w, "clock", "CLOCK_REALTIME");
   /* How the times were read: the time-stamp counter mapped onto CLOCK_REALTIME, with the worst
    * difference the writer found when it compared the two (known once the log was closed). */
   int tsc = (r->header.flags & NPKIT_LOG_F_TSC_CLOCK) != 0;
-  npkit_json_kv_string(w, "clock_source", tsc ? "tsc" : "clock_gettime");
+  npkit_tree_kv_string(w, "clock_source", tsc ? "tsc" : "clock_gettime");
   if (tsc && r->has_end && r->end.clock_checks > 0) {
-    npkit_json_kv_uint(w, "clock_checks", r->end.clock_checks);
-    npkit_json_kv_uint(w, "clock_steps", r->end.clock_steps);
-    npkit_json_kv_uint(w, "clock_max_error_ns", r->end.clock_max_error_ns);
+    npkit_tree_kv_uint(w, "clock_checks", r->end.clock_checks);
+    npkit_tree_kv_uint(w, "clock_steps", r->end.clock_steps);
+    npkit_tree_kv_uint(w, "clock_max_error_ns", r->end.clock_max_error_ns);
   }
   /* Traces of the demo (and of tests) run against stand-ins for NCCL and CUPTI say so. */
-  npkit_json_kv_bool(w, "simulated", (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0);
-  npkit_json_key(w, "base_ns"); /* a string: a double would round it */
+  npkit_tree_kv_bool(w, "simulated", (r->header.flags & NPKIT_LOG_F_SIMULATED) != 0);
+  npkit_tree_key(w, "base_ns"); /* a string: a double would round it */
   snprintf(buf, sizeof(buf), "%" PRIu64, base_ns);
-  npkit_json_string(w, buf);
-  npkit_json_kv_string(w, "host", r->header.host);
-  npkit_json_kv_int(w, "pid", r->header.pid);
-  npkit_json_kv_int(w, "rank", r->rank);
-  npkit_json_kv_int(w, "world_size", r->world_size);
-  npkit_json_kv_int(w, "local_rank", r->local_rank);
-  npkit_json_kv_string(w, "rank_source", r->rank_source);
-  npkit_json_kv_uint(w, "events", r->n_events);
-  npkit_json_kv_uint(w, "dropped", r->dropped);
-  npkit_json_kv_bool(w, "truncated", r->truncated);
+  npkit_tree_string(w, buf);
+  npkit_tree_kv_string(w, "host", r->header.host);
+  npkit_tree_kv_int(w, "pid", r->header.pid);
+  npkit_tree_kv_int(w, "rank", r->rank);
+  npkit_tree_kv_int(w, "world_size", r->world_size);
+  npkit_tree_kv_int(w, "local_rank", r->local_rank);
+  npkit_tree_kv_string(w, "rank_source", r->rank_source);
+  npkit_tree_kv_uint(w, "events", r->n_events);
+  npkit_tree_kv_uint(w, "dropped", r->dropped);
+  npkit_tree_kv_bool(w, "truncated", r->truncated);
   if (r->truncated) {
-    npkit_json_key(w, "truncation");
+    npkit_tree_key(w, "truncation");
     snprintf(buf, sizeof(buf), "%s at offset %" PRIu64, r->truncation, r->truncated_at);
-    npkit_json_string(w, buf);
+    npkit_tree_string(w, buf);
   }
-  npkit_json_kv_bool(w, "closed_cleanly", r->has_end);
-  npkit_json_kv_uint(w, "skipped_blocks", r->skipped_blocks);
-  npkit_json_kv_uint(w, "skipped_bytes", r->skipped_bytes);
+  npkit_tree_kv_bool(w, "closed_cleanly", r->has_end);
+  npkit_tree_kv_uint(w, "skipped_blocks", r->skipped_blocks);
+  npkit_tree_kv_uint(w, "skipped_bytes", r->skipped_bytes);
   if (r->skipped_blocks > 0) {
     char damage[400];
-    npkit_json_kv_string(w, "damage", npkit_reader_damage(r, damage, sizeof(damage)));
+    npkit_tree_kv_string(w, "damage", npkit_reader_damage(r, damage, sizeof(damage)));
   }
-  npkit_json_key(w, "comms");
-  npkit_json_begin_array(w);
+  npkit_tree_key(w, "comms");
+  npkit_tree_begin_array(w);
   for (size_t i = 0; i < r->n_comms; i++) {
     const npkit_comm_rec *c = &r->comms[i];
-    npkit_json_begin_object(w);
-    npkit_json_key(w, "comm_id");
-    npkit_json_hex(w, c->comm_id, 16);
-    npkit_json_kv_uint(w, "local_id", c->local_id);
-    npkit_json_kv_int(w, "rank", c->rank);
-    npkit_json_kv_int(w, "nranks", c->nranks);
-    npkit_json_kv_int(w, "device", c->device);
-    npkit_json_key(w, "label");
+    npkit_tree_begin_object(w);
+    npkit_tree_key(w, "comm_id");
+    npkit_tree_hex(w, c->comm_id, 16);
+    npkit_tree_kv_uint(w, "local_id", c->local_id);
+    npkit_tree_kv_int(w, "rank", c->rank);
+    npkit_tree_kv_int(w, "nranks", c->nranks);
+    npkit_tree_kv_int(w, "device", c->device);
+    npkit_tree_key(w, "label");
     npkit_comm_label(buf, sizeof(buf), c);
-    npkit_json_string(w, buf);
-    npkit_json_key(w, "name");
-    npkit_json_string_n(w, c->name, sizeof(c->name));
-    npkit_json_kv_uint(w, "parent", c->parent);
-    npkit_json_kv_string(w, "created_by", npkit_fn_name(c->created_by));
-    npkit_json_end_object(w);
+    npkit_tree_string(w, buf);
+    npkit_tree_key(w, "name");
+    npkit_tree_string_n(w, c->name, sizeof(c->name));
+    npkit_tree_kv_uint(w, "parent", c->parent);
+    npkit_tree_kv_string(w, "created_by", npkit_fn_name(c->created_by));
+    npkit_tree_end_object(w);
   }
-  npkit_json_end_array(w);
+  npkit_tree_end_array(w);
   write_machine(r, w);
-  npkit_json_end_object(w);
+  npkit_tree_end_object(w);
 }
 
 /* ---- metadata, notes, counters ---- */
@@ -380,32 +380,26 @@ int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_o
 /* ---- one log → one file ---- */
 
 static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, char *err, size_t errlen) {
-  npkit_json w;
+  npkit_json_sink js;
   char werr[256];
-  if (npkit_json_init(&w, fd) != 0) {
-    npkit_json_finish(&w, NULL, 0);
+  if (npkit_json_sink_open_fd(&js, fd) != 0) {
+    npkit_json_sink_finish(&js, NULL, NULL, 0);
     snprintf(err, errlen, "out of memory for the JSON writer");
     return -1;
   }
-  npkit_json_begin_object(&w);
-  npkit_json_kv_string(&w, "displayTimeUnit", "ns");
-  npkit_json_key(&w, "otherData");
-  npkit_render_summary(r, &w, r->header.clock_base_ns);
-  npkit_json_key(&w, "traceEvents");
-  npkit_json_begin_array(&w);
-  npkit_json_sink sink;
-  npkit_json_sink_init(&sink, &w);
-  int rc = npkit_render_log(r, &sink.base, NULL, stats, err, errlen);
-  npkit_sink_free(&sink.base);
-  npkit_json_raw(&w, "\n", 1);
-  npkit_json_end_array(&w);
-  if (npkit_trace_stack_frames(r, &w, npkit_trace_pid(r), werr, sizeof(werr)) != 0 && rc == 0) {
+  npkit_sink *s = &js.base;
+  npkit_sink_open(s);
+  npkit_render_summary(r, npkit_sink_meta_begin(s), r->header.clock_base_ns);
+  npkit_sink_meta_end(s);
+  npkit_sink_events_begin(s);
+  int rc = npkit_render_log(r, s, NULL, stats, err, errlen);
+  npkit_sink_events_end(s);
+  if (npkit_trace_stack_frames(r, s, npkit_trace_pid(r), werr, sizeof(werr)) != 0 && rc == 0) {
     snprintf(err, errlen, "%s", werr);
     rc = -1;
   }
-  npkit_json_end_object(&w);
-  npkit_json_raw(&w, "\n", 1);
-  if (npkit_json_finish(&w, werr, sizeof(werr)) != 0 && rc == 0) {
+  npkit_sink_close(s);
+  if (npkit_json_sink_finish(&js, NULL, werr, sizeof(werr)) != 0 && rc == 0) {
     snprintf(err, errlen, "%s", werr);
     rc = -1;
   }

@@ -5,9 +5,9 @@
  * Two levels:
  *  - npkit_render_trace(): one log file → one JSON file (what the preloaded library calls at exit
  *    and what `npkit json` runs);
- *  - npkit_render_summary() / npkit_render_log(): the otherData object and the trace events of one
- *    opened log, written into a caller's writer with the caller's pid and time base, so that many
- *    logs can share one trace.
+ *  - npkit_render_summary() / npkit_render_log(): the summary object (otherData) and the trace
+ *    events of one opened log, written to a caller's tree writer and trace sink with the caller's
+ *    pid and time base, so that many logs can share one trace.
  */
 #ifndef NPKIT_TRACE_RENDER_H
 #define NPKIT_TRACE_RENDER_H
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json_writer.h"
+#include "tree_writer.h"
 #include "log_reader.h"
 #include "trace_sink.h"
 #include "trace_tracks.h"
@@ -45,8 +45,9 @@ typedef struct npkit_render_opts {
 } npkit_render_opts;
 
 
-/* Writes the log's otherData object as the next value of w (after a key or in an array). */
-void npkit_render_summary(const npkit_log_reader *r, npkit_json *w, uint64_t base_ns);
+/* Writes the log's summary object (a trace's otherData) as the next value of w (after a key or in an
+ * array). */
+void npkit_render_summary(const npkit_log_reader *r, npkit_tree *w, uint64_t base_ns);
 
 /* Writes the log's trace events (metadata, notes, calls, groups, drop counter) into the sink (a
  * JSON sink: as elements of the array its writer has open).  Rewinds the log's event iterator.  Returns 0, or -1 with a message if

@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tree_writer.h"
+
 typedef struct npkit_sink npkit_sink;
 
 /* The phases, as Chrome's trace event format names them (a protobuf sink maps them onto track
@@ -123,6 +125,17 @@ typedef struct npkit_sink_ops {
   npkit_sink_str (*intern_args)(npkit_sink *s, const npkit_sink_arg *args, size_t n); /* no SET among them */
   void (*slice)(npkit_sink *s, const npkit_sink_slice *e);
   void (*free)(npkit_sink *s); /* what the sink keeps (its interned strings) */
+  /* the document around the events (see "A whole trace" below) */
+  void (*open)(npkit_sink *s);
+  npkit_tree *(*meta_begin)(npkit_sink *s);
+  void (*meta_end)(npkit_sink *s);
+  void (*events_begin)(npkit_sink *s);
+  void (*events_end)(npkit_sink *s);
+  void (*frames_begin)(npkit_sink *s);
+  void (*frame)(npkit_sink *s, int64_t pid, uint32_t node, const char *name, uint32_t parent1);
+  void (*frames_end)(npkit_sink *s);
+  void (*close)(npkit_sink *s);
+  void (*forget)(npkit_sink *s);
 } npkit_sink_ops;
 
 /* Every sink starts with this: sinks are small structs that embed it first. */
@@ -173,6 +186,31 @@ static inline npkit_sink_str npkit_sink_intern_args(npkit_sink *s, const npkit_s
 }
 static inline void npkit_sink_slice_write(npkit_sink *s, const npkit_sink_slice *e) { s->ops->slice(s, e); }
 static inline void npkit_sink_free(npkit_sink *s) { s->ops->free(s); }
+
+/* A whole trace:
+ *   npkit_sink_open                  the document
+ *   npkit_sink_meta_begin / _end     what describes the trace (the tool, the clock, each log's
+ *                                    summary, the merge's alignment): one value, an object, written
+ *                                    to the tree (tree_writer.h) that meta_begin returns
+ *   npkit_sink_events_begin / _end   the events, from any number of logs
+ *   npkit_sink_frames_begin / _end   the call stacks' frames, one npkit_sink_frame per node:
+ *                                    frame `node` of trace process `pid`, its caller node + 1
+ *                                    (0: a root); written only when a log has stacks
+ *   npkit_sink_close                 the end of the document
+ * npkit_sink_forget drops what was interned: between the logs of a merge, whose renderers intern
+ * their strings again, so that the memory of a merge does not grow with the number of logs. */
+static inline void npkit_sink_open(npkit_sink *s) { s->ops->open(s); }
+static inline npkit_tree *npkit_sink_meta_begin(npkit_sink *s) { return s->ops->meta_begin(s); }
+static inline void npkit_sink_meta_end(npkit_sink *s) { s->ops->meta_end(s); }
+static inline void npkit_sink_events_begin(npkit_sink *s) { s->ops->events_begin(s); }
+static inline void npkit_sink_events_end(npkit_sink *s) { s->ops->events_end(s); }
+static inline void npkit_sink_frames_begin(npkit_sink *s) { s->ops->frames_begin(s); }
+static inline void npkit_sink_frame(npkit_sink *s, int64_t pid, uint32_t node, const char *name, uint32_t parent1) {
+  s->ops->frame(s, pid, node, name, parent1);
+}
+static inline void npkit_sink_frames_end(npkit_sink *s) { s->ops->frames_end(s); }
+static inline void npkit_sink_close(npkit_sink *s) { s->ops->close(s); }
+static inline void npkit_sink_forget(npkit_sink *s) { s->ops->forget(s); }
 
 /* The commonest shapes, in the sink's terms (trace_sink.c). */
 /* A counter event of the process's counter track `name` (cat NULL: none); the caller adds one

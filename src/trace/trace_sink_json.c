@@ -1,5 +1,6 @@
 #include "trace_sink_json.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,11 +251,20 @@ static npkit_sink_str intern_args(npkit_sink *s, const npkit_sink_arg *args, siz
     if (args[i].type == NPKIT_SINK_ARG_SET) return 0; /* one level */
     room += arg_room(j, &args[i]) + 1;
   }
-  char *start = text_room(j, room), *p = start;
-  if (p == NULL) return 0;
+  /* rendered aside first: put_arg's copies move more than a string (copy()), which must not land
+   * on the interned text they read */
+  char *tmp = malloc(room), *p = tmp;
+  if (tmp == NULL) return 0;
   for (size_t i = 0; i < n; i++) p = put_arg(j, p, &args[i]);
-  if (p > start) memmove(start, start + 1, (size_t)(--p - start)); /* without the first comma */
-  return keep(j, p);
+  size_t len = p > tmp ? (size_t)(p - tmp) - 1 : 0; /* without the first comma */
+  char *dst = text_room(j, len);
+  npkit_sink_str id = 0;
+  if (dst != NULL) {
+    memcpy(dst, tmp + 1, len);
+    id = keep(j, dst + len);
+  }
+  free(tmp);
+  return id;
 }
 
 /* The start of a slice up to its tid's value, rendered once per (name, category, pid): a slice of
@@ -336,15 +346,118 @@ static void sink_free(npkit_sink *s) {
   j->text = NULL;
   j->strs = NULL;
   j->text_len = j->text_cap = j->n_strs = j->cap_strs = 0;
+  memset(j->heads, 0, sizeof j->heads);
 }
 
-static const npkit_sink_ops json_ops = {begin,     args,      end,        arg_str,      arg_strn, arg_int,
-                                        arg_uint,  arg_double, arg_bool,  arg_us,       arg_hex,  arg_fixed,
-                                        arg_uints, arg_strs,  arg_milli, intern,       intern_stack,
-                                        intern_args, slice,  sink_free};
+/* The interned strings go, their memory stays for the next log's. */
+static void forget(npkit_sink *s) {
+  npkit_json_sink *j = (npkit_json_sink *)s;
+  j->text_len = j->n_strs = 0;
+  memset(j->heads, 0, sizeof j->heads);
+}
+
+/* ---- the document: {"displayTimeUnit":"ns","otherData":{...},"traceEvents":[...],"stackFrames":{...}} ---- */
+
+static void open_doc(npkit_sink *s) {
+  npkit_json_begin_object(writer(s));
+  npkit_json_kv_string(writer(s), "displayTimeUnit", "ns");
+}
+
+static npkit_tree *meta_begin(npkit_sink *s) {
+  npkit_json_key(writer(s), "otherData");
+  return &((npkit_json_sink *)s)->meta.base;
+}
+
+static void meta_end(npkit_sink *s) { (void)s; }
+
+static void events_begin(npkit_sink *s) {
+  npkit_json_key(writer(s), "traceEvents");
+  npkit_json_begin_array(writer(s));
+}
+
+static void events_end(npkit_sink *s) {
+  npkit_json_raw(writer(s), "\n", 1);
+  npkit_json_end_array(writer(s));
+}
+
+static void frames_begin(npkit_sink *s) {
+  npkit_json_key(writer(s), "stackFrames");
+  npkit_json_begin_object(writer(s));
+}
+
+/* "<pid>.<node>":{"name":...,"category":"npkit","parent":"<pid>.<parent>"}, one per line */
+static void frame(npkit_sink *s, int64_t pid, uint32_t node, const char *name, uint32_t parent1) {
+  npkit_json *w = writer(s);
+  char id[48];
+  snprintf(id, sizeof id, "%" PRId64 ".%" PRIu32, pid, node);
+  npkit_json_raw(w, "\n", 1);
+  npkit_json_key(w, id);
+  npkit_json_begin_object(w);
+  npkit_json_kv_string(w, "name", name);
+  npkit_json_kv_string(w, "category", "npkit");
+  if (parent1 != 0) {
+    snprintf(id, sizeof id, "%" PRId64 ".%" PRIu32, pid, parent1 - 1);
+    npkit_json_kv_string(w, "parent", id);
+  }
+  npkit_json_end_object(w);
+}
+
+static void frames_end(npkit_sink *s) { npkit_json_end_object(writer(s)); }
+
+static void close_doc(npkit_sink *s) {
+  npkit_json_end_object(writer(s));
+  npkit_json_raw(writer(s), "\n", 1);
+}
+
+static const npkit_sink_ops json_ops = {
+    .begin = begin,
+    .args = args,
+    .end = end,
+    .arg_str = arg_str,
+    .arg_strn = arg_strn,
+    .arg_int = arg_int,
+    .arg_uint = arg_uint,
+    .arg_double = arg_double,
+    .arg_bool = arg_bool,
+    .arg_us = arg_us,
+    .arg_hex = arg_hex,
+    .arg_fixed = arg_fixed,
+    .arg_uints = arg_uints,
+    .arg_strs = arg_strs,
+    .arg_milli = arg_milli,
+    .intern = intern,
+    .intern_stack = intern_stack,
+    .intern_args = intern_args,
+    .slice = slice,
+    .free = sink_free,
+    .open = open_doc,
+    .meta_begin = meta_begin,
+    .meta_end = meta_end,
+    .events_begin = events_begin,
+    .events_end = events_end,
+    .frames_begin = frames_begin,
+    .frame = frame,
+    .frames_end = frames_end,
+    .close = close_doc,
+    .forget = forget,
+};
 
 void npkit_json_sink_init(npkit_json_sink *s, npkit_json *w) {
   memset(s, 0, sizeof *s); /* heads[] empty: text 0 */
   s->base.ops = &json_ops;
   s->w = w;
+  npkit_json_tree_init(&s->meta, w);
+}
+
+int npkit_json_sink_open_fd(npkit_json_sink *s, int fd) {
+  npkit_json_sink_init(s, NULL);
+  s->w = &s->own;
+  npkit_json_tree_init(&s->meta, s->w);
+  return npkit_json_init(&s->own, fd);
+}
+
+int npkit_json_sink_finish(npkit_json_sink *s, uint64_t *bytes, char *err, size_t errlen) {
+  if (bytes != NULL) *bytes = s->own.bytes + s->own.len;
+  sink_free(&s->base);
+  return npkit_json_finish(&s->own, err, errlen);
 }

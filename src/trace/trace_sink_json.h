@@ -32,6 +32,8 @@ typedef struct npkit_json_head {
 typedef struct npkit_json_sink {
   npkit_sink base;
   npkit_json *w;
+  npkit_json own;        /* the writer, where the sink made it (npkit_json_sink_open) */
+  npkit_json_tree meta;  /* the trace's metadata */
   int in_args; /* the event's args object is open */
   char *text;  /* the interned strings, escaped and quoted, one after another */
   size_t text_len, text_cap;
@@ -40,8 +42,14 @@ typedef struct npkit_json_sink {
   npkit_json_head heads[NPKIT_JSON_HEADS];
 } npkit_json_sink;
 
-/* A sink writing into w, which must have the traceEvents array open; npkit_sink_free(&s->base)
- * gives back what it interned. */
+/* A sink writing into w, whose open container takes the events (the traceEvents array, or an array
+ * of a test); npkit_sink_free(&s->base) gives back what it interned. */
 void npkit_json_sink_init(npkit_json_sink *s, npkit_json *w);
+
+/* A sink writing a whole trace (npkit_sink_open ... npkit_sink_close) to fd, which it does not
+ * close.  0, or -1 when memory is short (then only npkit_json_sink_finish may be called). */
+int npkit_json_sink_open_fd(npkit_json_sink *s, int fd);
+/* Flushes and frees; the bytes written go to *bytes when not NULL.  0, or -1 with a message. */
+int npkit_json_sink_finish(npkit_json_sink *s, uint64_t *bytes, char *err, size_t errlen);
 
 #endif /* NPKIT_TRACE_SINK_JSON_H */

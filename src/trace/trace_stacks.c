@@ -83,32 +83,17 @@ const npkit_stack_frag *npkit_stack_fmt_find(const npkit_stack_fmt *f, uint64_t 
   return f != NULL ? find_frag(f->frags, f->n, id) : NULL;
 }
 
-void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_json *w) {
-  char id[48];
-  for (size_t i = 0; i < f->n_nodes; i++) {
-    snprintf(id, sizeof id, "%" PRId64 ".%zu", f->pid, i);
-    npkit_json_raw(w, "\n", 1); /* whitespace: one node per line */
-    npkit_json_key(w, id);
-    npkit_json_begin_object(w);
-    npkit_json_kv_string(w, "name", f->nodes[i].name);
-    npkit_json_kv_string(w, "category", "npkit");
-    if (f->nodes[i].parent != 0) {
-      snprintf(id, sizeof id, "%" PRId64 ".%" PRIu32, f->pid, f->nodes[i].parent - 1);
-      npkit_json_kv_string(w, "parent", id);
-    }
-    npkit_json_end_object(w);
-  }
+void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_sink *s) {
+  for (size_t i = 0; i < f->n_nodes; i++) npkit_sink_frame(s, f->pid, (uint32_t)i, f->nodes[i].name, f->nodes[i].parent);
 }
 
-int npkit_trace_stack_frames(const npkit_log_reader *r, npkit_json *w, int64_t pid, char *err,
-                             size_t errlen) {
+int npkit_trace_stack_frames(const npkit_log_reader *r, npkit_sink *s, int64_t pid, char *err, size_t errlen) {
   npkit_stack_fmt f;
   if (npkit_stack_fmt_init(&f, r, pid, NULL, err, errlen) != 0) return -1;
   if (f.n_nodes > 0) {
-    npkit_json_key(w, "stackFrames");
-    npkit_json_begin_object(w);
-    npkit_stack_fmt_write_nodes(&f, w);
-    npkit_json_end_object(w);
+    npkit_sink_frames_begin(s);
+    npkit_stack_fmt_write_nodes(&f, s);
+    npkit_sink_frames_end(s);
   }
   npkit_stack_fmt_free(&f);
   return 0;

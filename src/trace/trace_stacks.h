@@ -14,7 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json_writer.h"
 #include "log_reader.h"
 #include "stack_table.h"
 #include "trace_sink.h"
@@ -49,13 +48,12 @@ void npkit_stack_fmt_free(npkit_stack_fmt *f);
 /* The fragments of stack `id`; NULL if f is NULL or the log has no such stack. */
 const npkit_stack_frag *npkit_stack_fmt_find(const npkit_stack_fmt *f, uint64_t id);
 
-/* Writes the nodes as members of the object w has open ("<pid>.<n>":{"name":...,"parent":...}). */
-void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_json *w);
+/* Gives the nodes to the sink, between npkit_sink_frames_begin and _end (one npkit_sink_frame each). */
+void npkit_stack_fmt_write_nodes(const npkit_stack_fmt *f, npkit_sink *s);
 
-/* The top-level "stackFrames" member of a one-log trace (key and object), written only when the
+/* The frames of a one-log trace (npkit_sink_frames_begin, the nodes, _end), given only when the
  * log has stacks.  `pid` must be the pid its events were rendered with.  Returns 0, or -1 with a
- * message (the JSON stays well formed). */
-int npkit_trace_stack_frames(const npkit_log_reader *r, npkit_json *w, int64_t pid, char *err,
-                             size_t errlen);
+ * message (the output stays well formed). */
+int npkit_trace_stack_frames(const npkit_log_reader *r, npkit_sink *s, int64_t pid, char *err, size_t errlen);
 
 #endif /* NPKIT_TRACE_STACKS_H */

@@ -18,6 +18,7 @@
 #include "report_render.h"
 #include "trace_render.h"
 #include "trace_sink_json.h"
+#include "trace_stacks.h"
 
 static int mem_fd(const void *data, size_t size) {
   int fd = memfd_create("npkit-fuzz", MFD_CLOEXEC);
@@ -106,21 +107,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   /* the trace, exactly as npkit_render_trace() frames it, is valid JSON */
   int out = memfd_create("npkit-fuzz-out", MFD_CLOEXEC);
-  npkit_json w;
-  if (out < 0 || npkit_json_init(&w, out) != 0) abort();
-  npkit_json_begin_object(&w);
-  npkit_json_key(&w, "otherData");
-  npkit_render_summary(r, &w, r->header.clock_base_ns);
-  npkit_json_key(&w, "traceEvents");
-  npkit_json_begin_array(&w);
+  npkit_json_sink js;
+  if (out < 0 || npkit_json_sink_open_fd(&js, out) != 0) abort();
+  npkit_sink *s = &js.base;
+  npkit_sink_open(s);
+  npkit_render_summary(r, npkit_sink_meta_begin(s), r->header.clock_base_ns);
+  npkit_sink_meta_end(s);
+  npkit_sink_events_begin(s);
   npkit_render_stats st;
-  npkit_json_sink sink;
-  npkit_json_sink_init(&sink, &w);
-  if (npkit_render_log(r, &sink.base, NULL, &st, err, sizeof(err)) != 0) abort();
-  npkit_sink_free(&sink.base);
-  npkit_json_end_array(&w);
-  npkit_json_end_object(&w);
-  if (npkit_json_finish(&w, err, sizeof(err)) != 0) abort();
+  if (npkit_render_log(r, s, NULL, &st, err, sizeof(err)) != 0) abort();
+  npkit_sink_events_end(s);
+  (void)npkit_trace_stack_frames(r, s, npkit_trace_pid(r), err, sizeof(err)); /* a damaged stack table: a message, the JSON whole */
+  npkit_sink_close(s);
+  if (npkit_json_sink_finish(&js, NULL, err, sizeof(err)) != 0) abort();
   /* every event is accounted for by exactly one renderer module, or as skipped */
   if (st.events + st.skipped + st.plugin + st.gpu + st.marks + st.npkit + st.machine + st.flight != r->n_events) abort();
 

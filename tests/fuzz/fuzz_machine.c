@@ -59,7 +59,9 @@ static void check_json(const npkit_machine *m) {
   npkit_json w;
   char err[128];
   if (out < 0 || npkit_json_init(&w, out) != 0) abort();
-  npkit_machine_json(&w, m);
+  npkit_json_tree t;
+  npkit_json_tree_init(&t, &w);
+  npkit_machine_json(&t.base, m);
   if (npkit_json_finish(&w, err, sizeof err) != 0) abort();
   off_t len = lseek(out, 0, SEEK_END);
   char *text = malloc((size_t)len + 1);
