@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "grow.h"
 #include "npkit_dump.h"
-#include "npkit_dump_trace.h"
+#include "trace_npkit_convert.h"
 
 #define CMD "convert"
 /* A --ranks list longer than this is certainly a typo. */

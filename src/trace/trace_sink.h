@@ -93,8 +93,9 @@ typedef struct npkit_sink_arg {
   } v;
 } npkit_sink_arg;
 
-/* A whole slice (phase X) with its arguments, shown in their order. */
+/* A whole slice (phase X) or thread instant with its arguments, shown in their order. */
 typedef struct npkit_sink_slice {
+  char ph;                  /* 0 or NPKIT_SINK_SLICE: ts .. ts + dur; NPKIT_SINK_INSTANT: at ts, on its thread */
   npkit_sink_str name, cat; /* cat 0: none */
   int64_t pid, tid;
   int64_t ts, dur;          /* trace ns */
@@ -136,6 +137,7 @@ typedef struct npkit_sink_ops {
   void (*frames_end)(npkit_sink *s);
   void (*close)(npkit_sink *s);
   void (*forget)(npkit_sink *s);
+  int (*failed)(npkit_sink *s); /* the output is lost (a write failed): a long renderer may stop */
 } npkit_sink_ops;
 
 /* Every sink starts with this: sinks are small structs that embed it first. */
@@ -211,6 +213,7 @@ static inline void npkit_sink_frame(npkit_sink *s, int64_t pid, uint32_t node, c
 static inline void npkit_sink_frames_end(npkit_sink *s) { s->ops->frames_end(s); }
 static inline void npkit_sink_close(npkit_sink *s) { s->ops->close(s); }
 static inline void npkit_sink_forget(npkit_sink *s) { s->ops->forget(s); }
+static inline int npkit_sink_failed(npkit_sink *s) { return s->ops->failed(s); }
 
 /* The commonest shapes, in the sink's terms (trace_sink.c). */
 /* A counter event of the process's counter track `name` (cat NULL: none); the caller adds one

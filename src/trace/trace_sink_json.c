@@ -11,19 +11,25 @@ static npkit_json *writer(npkit_sink *s) { return ((npkit_json_sink *)s)->w; }
 
 static void begin(npkit_sink *s, const npkit_sink_head *h) {
   npkit_json *w = writer(s);
-  char ph[2] = {h->ph, '\0'};
+  char ph[2] = {h->ph, '\0'}, scope[2] = {h->scope, '\0'};
   npkit_json_next_line(w);
   npkit_json_begin_object(w);
-  npkit_json_kv_string(w, "name", h->name);
-  if (h->cat != NULL) npkit_json_kv_string(w, "cat", h->cat);
-  char scope[2] = {h->scope, '\0'};
-  npkit_json_kv_string(w, "ph", ph);
+  if (((npkit_json_sink *)s)->ph_first) {
+    npkit_json_kv_string(w, "ph", ph);
+    if (h->scope != 0 && !h->scope_last) npkit_json_kv_string(w, "s", scope);
+    if (h->cat != NULL) npkit_json_kv_string(w, "cat", h->cat);
+    npkit_json_kv_string(w, "name", h->name);
+  } else {
+    npkit_json_kv_string(w, "name", h->name);
+    if (h->cat != NULL) npkit_json_kv_string(w, "cat", h->cat);
+    npkit_json_kv_string(w, "ph", ph);
+  }
   if (h->bind != 0) {
     char bind[2] = {h->bind, '\0'};
     npkit_json_kv_string(w, "bp", bind);
   }
   if (h->ph == NPKIT_SINK_FLOW_START || h->ph == NPKIT_SINK_FLOW_END) npkit_json_kv_uint(w, "id", h->id);
-  if (h->scope != 0 && !h->scope_last) npkit_json_kv_string(w, "s", scope);
+  if (h->scope != 0 && !h->scope_last && !((npkit_json_sink *)s)->ph_first) npkit_json_kv_string(w, "s", scope);
   npkit_json_kv_int(w, "pid", h->pid);
   if (h->tid >= 0) npkit_json_kv_int(w, "tid", h->tid);
   if (h->has_ts) {
@@ -267,28 +273,55 @@ static npkit_sink_str intern_args(npkit_sink *s, const npkit_sink_arg *args, siz
   return id;
 }
 
-/* The start of a slice up to its tid's value, rendered once per (name, category, pid): a slice of
- * a known shape is then one copy and four numbers. */
-static const npkit_json_interned *head_of(npkit_json_sink *j, const npkit_sink_slice *e) {
-  npkit_json_head *h = &j->heads[e->name % NPKIT_JSON_HEADS];
-  if (h->text != 0 && h->name == e->name && h->cat == e->cat && h->pid == e->pid) return str_of(j, h->text);
+/* The start of a slice up to its ts's value, "{...,"pid":P,"tid":T,"ts":", into out (room for at
+ * least 128 + the name's and category's lengths); returns its end. */
+static char *render_head(const npkit_json_sink *j, const npkit_sink_slice *e, char ph, char *p) {
   const npkit_json_interned *name = str_of(j, e->name), *cat = str_of(j, e->cat);
-  char *p = text_room(j, 64 + name->len + cat->len);
-  if (p == NULL) return NULL;
-  NPKIT_PUT(p, "{\"name\":");
+  const char *ph_text = ph == NPKIT_SINK_INSTANT ? "\"ph\":\"i\",\"s\":\"t\"" : "\"ph\":\"X\"";
+  *p++ = '{';
+  if (j->ph_first) {
+    p = npkit_fmt_lit(p, ph_text, strlen(ph_text));
+    if (e->cat != 0) {
+      NPKIT_PUT(p, ",\"cat\":");
+      p = npkit_fmt_lit(p, j->text + cat->off, cat->len);
+    }
+    NPKIT_PUT(p, ",\"name\":");
+  } else {
+    NPKIT_PUT(p, "\"name\":");
+  }
   if (name->len == 0) NPKIT_PUT(p, "\"\"");
   else p = npkit_fmt_lit(p, j->text + name->off, name->len);
-  if (e->cat != 0) {
-    NPKIT_PUT(p, ",\"cat\":");
-    p = npkit_fmt_lit(p, j->text + cat->off, cat->len);
+  if (!j->ph_first) {
+    if (e->cat != 0) {
+      NPKIT_PUT(p, ",\"cat\":");
+      p = npkit_fmt_lit(p, j->text + cat->off, cat->len);
+    }
+    *p++ = ',';
+    p = npkit_fmt_lit(p, ph_text, strlen(ph_text));
   }
-  NPKIT_PUT(p, ",\"ph\":\"X\",\"pid\":");
+  NPKIT_PUT(p, ",\"pid\":");
   p = npkit_fmt_i64(p, e->pid);
   NPKIT_PUT(p, ",\"tid\":");
-  npkit_sink_str id = keep(j, p);
-  if (id == 0) return NULL;
-  *h = (npkit_json_head){e->name, e->cat, e->pid, id};
-  return str_of(j, id);
+  p = npkit_fmt_i64(p, e->tid);
+  NPKIT_PUT(p, ",\"ts\":");
+  return p;
+}
+
+/* The head of a slice, rendered once per (name, category, pid, tid, phase) into its slot; NULL when it
+ * has no slot (memory is short, or it is too long for one): then render_head writes it. */
+static const npkit_json_head *head_of(npkit_json_sink *j, const npkit_sink_slice *e, char ph) {
+  if (j->heads == NULL && (j->heads = calloc(NPKIT_JSON_HEADS, sizeof *j->heads)) == NULL) return NULL;
+  npkit_json_head *h = &j->heads[(e->name + (ph == NPKIT_SINK_INSTANT)) % NPKIT_JSON_HEADS];
+  if (h->len != 0 && h->name == e->name && h->tid == e->tid && h->pid == e->pid && h->cat == e->cat && h->ph == ph)
+    return h;
+  if (128 + str_of(j, e->name)->len + str_of(j, e->cat)->len + SLACK > NPKIT_JSON_HEAD_TEXT) return NULL;
+  h->len = (uint32_t)(render_head(j, e, ph, h->text) - h->text);
+  h->ph = ph;
+  h->name = e->name;
+  h->cat = e->cat;
+  h->pid = e->pid;
+  h->tid = e->tid;
+  return h;
 }
 
 /* One element: the head, the times, the args, "sf".  One reserve for all of it, except for a
@@ -297,20 +330,21 @@ static const npkit_json_interned *head_of(npkit_json_sink *j, const npkit_sink_s
 static void slice(npkit_sink *s, const npkit_sink_slice *e) {
   npkit_json_sink *j = (npkit_json_sink *)s;
   npkit_json *w = j->w;
-  const npkit_json_interned *head = head_of(j, e);
-  if (head == NULL) return; /* memory is short: the event is left out */
-  size_t room = 112 + SLACK + head->len + str_of(j, e->frame)->len;
+  char ph = e->ph == NPKIT_SINK_INSTANT ? NPKIT_SINK_INSTANT : NPKIT_SINK_SLICE;
+  const npkit_json_head *head = head_of(j, e, ph);
+  size_t head_len = head != NULL ? head->len : 128 + str_of(j, e->name)->len + str_of(j, e->cat)->len;
+  size_t room = 112 + SLACK + head_len + str_of(j, e->frame)->len;
   for (size_t i = 0; i < e->nargs; i++) room += arg_room(j, &e->args[i]);
   int whole = room <= NPKIT_JSON_MAX_RESERVE;
   npkit_json_element(w);
-  char *p = npkit_json_reserve(w, whole ? room : 112 + SLACK + head->len);
+  char *p = npkit_json_reserve(w, whole ? room : 112 + SLACK + head_len);
   *p++ = '\n';
-  p = copy(p, j->text + head->off, head->len);
-  p = npkit_fmt_i64(p, e->tid);
-  NPKIT_PUT(p, ",\"ts\":");
+  p = head != NULL ? copy(p, head->text, head->len) : render_head(j, e, ph, p);
   p = npkit_fmt_ts(p, e->ts);
-  NPKIT_PUT(p, ",\"dur\":");
-  p = npkit_fmt_ts(p, e->dur);
+  if (e->ph != NPKIT_SINK_INSTANT) {
+    NPKIT_PUT(p, ",\"dur\":");
+    p = npkit_fmt_ts(p, e->dur);
+  }
   if (e->nargs > 0) NPKIT_PUT(p, ",\"args\":");
   int opened = 0; /* the comma before the first argument written became the opening brace */
   for (size_t i = 0; i < e->nargs; i++) {
@@ -346,14 +380,15 @@ static void sink_free(npkit_sink *s) {
   j->text = NULL;
   j->strs = NULL;
   j->text_len = j->text_cap = j->n_strs = j->cap_strs = 0;
-  memset(j->heads, 0, sizeof j->heads);
+  free(j->heads);
+  j->heads = NULL;
 }
 
 /* The interned strings go, their memory stays for the next log's. */
 static void forget(npkit_sink *s) {
   npkit_json_sink *j = (npkit_json_sink *)s;
   j->text_len = j->n_strs = 0;
-  memset(j->heads, 0, sizeof j->heads);
+  if (j->heads != NULL) memset(j->heads, 0, NPKIT_JSON_HEADS * sizeof *j->heads);
 }
 
 /* ---- the document: {"displayTimeUnit":"ns","otherData":{...},"traceEvents":[...],"stackFrames":{...}} ---- */
@@ -409,6 +444,8 @@ static void close_doc(npkit_sink *s) {
   npkit_json_raw(writer(s), "\n", 1);
 }
 
+static int failed(npkit_sink *s) { return writer(s)->err != 0; }
+
 static const npkit_sink_ops json_ops = {
     .begin = begin,
     .args = args,
@@ -440,14 +477,17 @@ static const npkit_sink_ops json_ops = {
     .frames_end = frames_end,
     .close = close_doc,
     .forget = forget,
+    .failed = failed,
 };
 
 void npkit_json_sink_init(npkit_json_sink *s, npkit_json *w) {
-  memset(s, 0, sizeof *s); /* heads[] empty: text 0 */
+  memset(s, 0, sizeof *s);
   s->base.ops = &json_ops;
   s->w = w;
   npkit_json_tree_init(&s->meta, w);
 }
+
+void npkit_json_sink_ph_first(npkit_json_sink *s) { s->ph_first = 1; }
 
 int npkit_json_sink_open_fd(npkit_json_sink *s, int fd) {
   npkit_json_sink_init(s, NULL);

@@ -21,12 +21,16 @@ typedef struct npkit_json_interned {
   uint32_t len; /* the escaped string with its quotes */
 } npkit_json_interned;
 
-/* A slice head rendered once (trace_sink_json.c head_of), by name id modulo this. */
+/* A slice head rendered once (trace_sink_json.c head_of), by name id modulo NPKIT_JSON_HEADS, in
+ * a slot of its own (a head that does not fit is written without the cache). */
 #define NPKIT_JSON_HEADS 512
+#define NPKIT_JSON_HEAD_TEXT 256
 typedef struct npkit_json_head {
+  char ph;
   npkit_sink_str name, cat;
-  int64_t pid;
-  npkit_sink_str text;
+  int64_t pid, tid;
+  uint32_t len; /* 0: empty slot */
+  char text[NPKIT_JSON_HEAD_TEXT];
 } npkit_json_head;
 
 typedef struct npkit_json_sink {
@@ -39,7 +43,8 @@ typedef struct npkit_json_sink {
   size_t text_len, text_cap;
   npkit_json_interned *strs;
   size_t n_strs, cap_strs;
-  npkit_json_head heads[NPKIT_JSON_HEADS];
+  npkit_json_head *heads; /* NPKIT_JSON_HEADS, allocated at the first slice */
+  int ph_first; /* members in the order ph, s, cat, name (npkit_json_sink_ph_first) */
 } npkit_json_sink;
 
 /* A sink writing into w, whose open container takes the events (the traceEvents array, or an array
@@ -49,6 +54,9 @@ void npkit_json_sink_init(npkit_json_sink *s, npkit_json *w);
 /* A sink writing a whole trace (npkit_sink_open ... npkit_sink_close) to fd, which it does not
  * close.  0, or -1 when memory is short (then only npkit_json_sink_finish may be called). */
 int npkit_json_sink_open_fd(npkit_json_sink *s, int fd);
+/* Events with their members in the order ph, s, cat, name, pid, ... instead of name, cat, ph, s, pid:
+ * the order of the traces of `npkit convert` (docs/npkit-convert.md), which keep it. */
+void npkit_json_sink_ph_first(npkit_json_sink *s);
 /* Flushes and frees; the bytes written go to *bytes when not NULL.  0, or -1 with a message. */
 int npkit_json_sink_finish(npkit_json_sink *s, uint64_t *bytes, char *err, size_t errlen);
 

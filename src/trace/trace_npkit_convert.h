@@ -8,8 +8,8 @@
  * otherData.base_ns, so nanoseconds are exact.  Written in one streaming pass: memory does not depend
  * on the size of the dump.
  */
-#ifndef NPKIT_DUMP_TRACE_H
-#define NPKIT_DUMP_TRACE_H
+#ifndef NPKIT_TRACE_NPKIT_CONVERT_H
+#define NPKIT_TRACE_NPKIT_CONVERT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -51,4 +51,4 @@ int npkit_dump_write_trace(const npkit_dump *d, const npkit_dump_trace_opts *opt
 int npkit_dump_trace_file(const char *dump_dir, const char *json_path, const npkit_dump_trace_opts *opts,
                           npkit_dump_trace_result *result, char *err, size_t errlen);
 
-#endif /* NPKIT_DUMP_TRACE_H */
+#endif /* NPKIT_TRACE_NPKIT_CONVERT_H */
