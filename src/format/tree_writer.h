@@ -53,27 +53,18 @@ static inline void npkit_tree_null(npkit_tree *t) { t->ops->null(t); }
 static inline void npkit_tree_hex(npkit_tree *t, uint64_t v, int width) { t->ops->hex(t, v, width); }
 static inline void npkit_tree_next_line(npkit_tree *t) { t->ops->next_line(t); }
 
-/* A member in one call. */
-static inline void npkit_tree_kv_string(npkit_tree *t, const char *k, const char *v) {
-  npkit_tree_key(t, k);
-  npkit_tree_string(t, v);
-}
-static inline void npkit_tree_kv_int(npkit_tree *t, const char *k, int64_t v) {
-  npkit_tree_key(t, k);
-  npkit_tree_int(t, v);
-}
-static inline void npkit_tree_kv_uint(npkit_tree *t, const char *k, uint64_t v) {
-  npkit_tree_key(t, k);
-  npkit_tree_uint(t, v);
-}
-static inline void npkit_tree_kv_double(npkit_tree *t, const char *k, double v) {
-  npkit_tree_key(t, k);
-  npkit_tree_double(t, v);
-}
-static inline void npkit_tree_kv_bool(npkit_tree *t, const char *k, int v) {
-  npkit_tree_key(t, k);
-  npkit_tree_bool(t, v);
-}
+/* A member in one call: npkit_tree_kv_string, _int, _uint, _double, _bool. */
+#define NPKIT_TREE_KV(suffix, type, value)                                                     \
+  static inline void npkit_tree_kv_##suffix(npkit_tree *t, const char *k, type v) {            \
+    npkit_tree_key(t, k);                                                                       \
+    npkit_tree_##value(t, v);                                                                   \
+  }
+NPKIT_TREE_KV(string, const char *, string)
+NPKIT_TREE_KV(int, int64_t, int)
+NPKIT_TREE_KV(uint, uint64_t, uint)
+NPKIT_TREE_KV(double, double, double)
+NPKIT_TREE_KV(bool, int, bool)
+#undef NPKIT_TREE_KV
 
 /* The JSON writer as a tree: every call goes to w. */
 typedef struct npkit_json_tree {
