@@ -146,7 +146,9 @@ static npkit_sink_str intern(npkit_sink *s, const char *v, size_t n) {
   *p++ = '"';
   p = npkit_fmt_escaped(p, v, len);
   *p++ = '"';
-  return keep(j, p);
+  npkit_sink_str id = keep(j, p);
+  if (id != 0 && j->strs[id - 1].len > j->max_intern) j->max_intern = j->strs[id - 1].len;
+  return id;
 }
 
 /* The frames joined by newlines; cut before the member ("stack":"...") would pass
@@ -196,7 +198,7 @@ static char *put_str(const npkit_json_sink *j, char *p, npkit_sink_str id) {
  * is written after a comma; the slice turns the first one into the brace that opens its args. */
 static inline __attribute__((always_inline)) char *put_key(const npkit_json_sink *j, char *p, npkit_sink_str id) {
   const npkit_json_interned *e = str_of(j, id);
-  if (__builtin_expect(e->len == 0, 0)) {
+  if (__builtin_expect(e->len == 0 || e->len > j->max_intern, 0)) { /* not interned, or not by intern() */
     NPKIT_PUT(p, ",\"\":");
     return p;
   }
@@ -205,7 +207,7 @@ static inline __attribute__((always_inline)) char *put_key(const npkit_json_sink
 
 /* Bytes an argument can take, its key included. */
 static inline __attribute__((always_inline)) size_t arg_room(const npkit_json_sink *j, const npkit_sink_arg *a) {
-  size_t n = str_of(j, a->key)->len + 8 + 2 * SLACK;
+  size_t n = j->max_intern + 8 + 2 * SLACK; /* keys come from intern(): no longer than its longest */
   switch (a->type) {
   case NPKIT_SINK_ARG_STR: return n + str_of(j, a->v.str)->len;
   case NPKIT_SINK_ARG_SET: return str_of(j, a->v.str)->len + 2 + SLACK;
@@ -307,11 +309,14 @@ static char *render_head(const npkit_json_sink *j, const npkit_sink_slice *e, ch
   return p;
 }
 
-/* The head of a slice, rendered once per (name, category, pid, tid, phase) into its slot; NULL when it
+/* The head of a slice, rendered once per (name, category, pid, tid, phase) into its slot (by name
+ * and tid); NULL when it
  * has no slot (memory is short, or it is too long for one): then render_head writes it. */
 static const npkit_json_head *head_of(npkit_json_sink *j, const npkit_sink_slice *e, char ph) {
   if (j->heads == NULL && (j->heads = calloc(NPKIT_JSON_HEADS, sizeof *j->heads)) == NULL) return NULL;
-  npkit_json_head *h = &j->heads[(e->name + (ph == NPKIT_SINK_INSTANT)) % NPKIT_JSON_HEADS];
+  /* by name and track, so that the tracks of one name (lanes, threads) keep their own slots */
+  uint64_t k = (uint64_t)e->name * 0x9e3779b97f4a7c15ull + (uint64_t)e->tid * 0xff51afd7ed558ccdull + (ph == NPKIT_SINK_INSTANT);
+  npkit_json_head *h = &j->heads[(k >> 40) % NPKIT_JSON_HEADS];
   if (h->len != 0 && h->name == e->name && h->tid == e->tid && h->pid == e->pid && h->cat == e->cat && h->ph == ph)
     return h;
   if (128 + str_of(j, e->name)->len + str_of(j, e->cat)->len + SLACK > NPKIT_JSON_HEAD_TEXT) return NULL;
@@ -379,7 +384,7 @@ static void sink_free(npkit_sink *s) {
   free(j->strs);
   j->text = NULL;
   j->strs = NULL;
-  j->text_len = j->text_cap = j->n_strs = j->cap_strs = 0;
+  j->text_len = j->text_cap = j->n_strs = j->cap_strs = j->max_intern = 0;
   free(j->heads);
   j->heads = NULL;
 }
@@ -387,7 +392,7 @@ static void sink_free(npkit_sink *s) {
 /* The interned strings go, their memory stays for the next log's. */
 static void forget(npkit_sink *s) {
   npkit_json_sink *j = (npkit_json_sink *)s;
-  j->text_len = j->n_strs = 0;
+  j->text_len = j->n_strs = j->max_intern = 0;
   if (j->heads != NULL) memset(j->heads, 0, NPKIT_JSON_HEADS * sizeof *j->heads);
 }
 

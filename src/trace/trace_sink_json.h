@@ -43,6 +43,7 @@ typedef struct npkit_json_sink {
   size_t text_len, text_cap;
   npkit_json_interned *strs;
   size_t n_strs, cap_strs;
+  size_t max_intern; /* the longest string of intern(), escaped: the bound of any key */
   npkit_json_head *heads; /* NPKIT_JSON_HEADS, allocated at the first slice */
   int ph_first; /* members in the order ph, s, cat, name (npkit_json_sink_ph_first) */
 } npkit_json_sink;
