@@ -338,11 +338,12 @@ static void slice(npkit_sink *s, const npkit_sink_slice *e) {
   char ph = e->ph == NPKIT_SINK_INSTANT ? NPKIT_SINK_INSTANT : NPKIT_SINK_SLICE;
   const npkit_json_head *head = head_of(j, e, ph);
   size_t head_len = head != NULL ? head->len : 128 + str_of(j, e->name)->len + str_of(j, e->cat)->len;
-  size_t room = 112 + SLACK + head_len + str_of(j, e->frame)->len;
-  for (size_t i = 0; i < e->nargs; i++) room += arg_room(j, &e->args[i]);
-  int whole = room <= NPKIT_JSON_MAX_RESERVE;
+  /* a number's argument at most: its key (no longer than the longest interned string), the
+   * comma, colon and quotes, 24 digits, and what copy() moves beyond */
+  const size_t number_room = j->max_intern + 40 + 2 * SLACK;
   npkit_json_element(w);
-  char *p = npkit_json_reserve(w, whole ? room : 112 + SLACK + head_len);
+  char *p = npkit_json_reserve(w, 112 + SLACK + head_len + number_room);
+  char *end = w->buf + w->cap;
   *p++ = '\n';
   p = head != NULL ? copy(p, head->text, head->len) : render_head(j, e, ph, p);
   p = npkit_fmt_ts(p, e->ts);
@@ -353,22 +354,29 @@ static void slice(npkit_sink *s, const npkit_sink_slice *e) {
   if (e->nargs > 0) NPKIT_PUT(p, ",\"args\":");
   int opened = 0; /* the comma before the first argument written became the opening brace */
   for (size_t i = 0; i < e->nargs; i++) {
-    if (!whole) {
+    const npkit_sink_arg *a = &e->args[i];
+    /* room for this argument, checked as it comes: one pass over the arguments */
+    size_t need = a->type >= NPKIT_SINK_ARG_STR && a->type != NPKIT_SINK_ARG_HEX && a->type != NPKIT_SINK_ARG_MILLI
+                      ? arg_room(j, a)
+                      : number_room;
+    if ((size_t)(end - p) < need + 2) {
       npkit_json_commit(w, p);
-      p = npkit_json_reserve(w, arg_room(j, &e->args[i]));
+      p = npkit_json_reserve(w, need + 2);
+      end = w->buf + w->cap;
     }
     char *at = p;
-    p = put_arg(j, p, &e->args[i]);
+    p = put_arg(j, p, a);
     if (!opened && p != at) {
       *at = '{';
       opened = 1;
     }
   }
-  if (e->nargs > 0 && !opened) *p++ = '{'; /* only empty sets */
-  if (!whole) {
+  size_t tail = 16 + SLACK + str_of(j, e->frame)->len;
+  if ((size_t)(end - p) < tail) {
     npkit_json_commit(w, p);
-    p = npkit_json_reserve(w, 16 + SLACK + str_of(j, e->frame)->len);
+    p = npkit_json_reserve(w, tail);
   }
+  if (e->nargs > 0 && !opened) *p++ = '{'; /* only empty sets */
   if (e->nargs > 0) *p++ = '}';
   if (e->frame != 0) {
     NPKIT_PUT(p, ",\"sf\":");
