@@ -54,10 +54,16 @@ static uint64_t events_in(const char *log, npkit_log_reader **out) {
   return (*out)->n_events;
 }
 
+/* Every input's files are removed after it; the folder goes when the process ends. */
+static void remove_dir(void) {
+  if (dir[0] != '\0') rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (dir[0] == '\0') {
     snprintf(dir, sizeof dir, "/tmp/npkit_fuzz_pool_XXXXXX");
     if (mkdtemp(dir) == NULL) abort();
+    atexit(remove_dir);
   }
   char log[128], pool[128];
   snprintf(log, sizeof log, "%s/npkit_node1_4242.npkit", dir);
