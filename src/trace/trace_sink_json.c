@@ -189,8 +189,13 @@ static const npkit_json_interned *str_of(const npkit_json_sink *j, npkit_sink_st
   return id != 0 && id <= j->n_strs ? &j->strs[id - 1] : &none;
 }
 
+/* An interned string as a value; one that names nothing (not interned, or forgotten) is "". */
 static char *put_str(const npkit_json_sink *j, char *p, npkit_sink_str id) {
   const npkit_json_interned *e = str_of(j, id);
+  if (__builtin_expect(e->len == 0, 0)) {
+    NPKIT_PUT(p, "\"\"");
+    return p;
+  }
   return copy(p, j->text + e->off, e->len);
 }
 
@@ -276,27 +281,25 @@ static npkit_sink_str intern_args(npkit_sink *s, const npkit_sink_arg *args, siz
 }
 
 /* The start of a slice up to its ts's value, "{...,"pid":P,"tid":T,"ts":", into out (room for at
- * least 128 + the name's and category's lengths); returns its end. */
+ * least 128 + SLACK + the name's and category's lengths); returns its end. */
 static char *render_head(const npkit_json_sink *j, const npkit_sink_slice *e, char ph, char *p) {
-  const npkit_json_interned *name = str_of(j, e->name), *cat = str_of(j, e->cat);
   const char *ph_text = ph == NPKIT_SINK_INSTANT ? "\"ph\":\"i\",\"s\":\"t\"" : "\"ph\":\"X\"";
   *p++ = '{';
   if (j->ph_first) {
     p = npkit_fmt_lit(p, ph_text, strlen(ph_text));
     if (e->cat != 0) {
       NPKIT_PUT(p, ",\"cat\":");
-      p = npkit_fmt_lit(p, j->text + cat->off, cat->len);
+      p = put_str(j, p, e->cat);
     }
     NPKIT_PUT(p, ",\"name\":");
   } else {
     NPKIT_PUT(p, "\"name\":");
   }
-  if (name->len == 0) NPKIT_PUT(p, "\"\"");
-  else p = npkit_fmt_lit(p, j->text + name->off, name->len);
+  p = put_str(j, p, e->name);
   if (!j->ph_first) {
     if (e->cat != 0) {
       NPKIT_PUT(p, ",\"cat\":");
-      p = npkit_fmt_lit(p, j->text + cat->off, cat->len);
+      p = put_str(j, p, e->cat);
     }
     *p++ = ',';
     p = npkit_fmt_lit(p, ph_text, strlen(ph_text));
@@ -319,7 +322,7 @@ static const npkit_json_head *head_of(npkit_json_sink *j, const npkit_sink_slice
   npkit_json_head *h = &j->heads[(k >> 40) % NPKIT_JSON_HEADS];
   if (h->len != 0 && h->name == e->name && h->tid == e->tid && h->pid == e->pid && h->cat == e->cat && h->ph == ph)
     return h;
-  if (128 + str_of(j, e->name)->len + str_of(j, e->cat)->len + SLACK > NPKIT_JSON_HEAD_TEXT) return NULL;
+  if (128 + (size_t)str_of(j, e->name)->len + str_of(j, e->cat)->len + SLACK > NPKIT_JSON_HEAD_TEXT) return NULL;
   h->len = (uint32_t)(render_head(j, e, ph, h->text) - h->text);
   h->ph = ph;
   h->name = e->name;
@@ -337,7 +340,7 @@ static void slice(npkit_sink *s, const npkit_sink_slice *e) {
   npkit_json *w = j->w;
   char ph = e->ph == NPKIT_SINK_INSTANT ? NPKIT_SINK_INSTANT : NPKIT_SINK_SLICE;
   const npkit_json_head *head = head_of(j, e, ph);
-  size_t head_len = head != NULL ? head->len : 128 + str_of(j, e->name)->len + str_of(j, e->cat)->len;
+  size_t head_len = head != NULL ? head->len : 128 + (size_t)str_of(j, e->name)->len + str_of(j, e->cat)->len;
   /* a number's argument at most: its key (no longer than the longest interned string), the
    * comma, colon and quotes, 24 digits, and what copy() moves beyond */
   const size_t number_room = j->max_intern + 40 + 2 * SLACK;

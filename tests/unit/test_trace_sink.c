@@ -148,6 +148,17 @@ static void long_slice(npkit_sink *s) {
   npkit_sink_slice_write(s, &e);
 }
 
+/* Ids that name nothing (never interned, or forgotten between the logs of a merge) as a name, a
+ * category, a string argument, a key and a frame: written as "" so that the JSON stays whole. */
+static void unknown_ids(npkit_sink *s) {
+  npkit_sink_str k = npkit_sink_intern_name(s, "k");
+  npkit_sink_arg args[2] = {{.key = k, .type = NPKIT_SINK_ARG_STR, .v.str = 777},
+                            {.key = 778, .type = NPKIT_SINK_ARG_UINT, .v.u = 5}};
+  npkit_sink_slice e = {.name = 779, .cat = 780, .pid = 1, .tid = 2, .ts = 3, .dur = 4, .args = args, .nargs = 2,
+                        .frame = 781};
+  npkit_sink_slice_write(s, &e);
+}
+
 int main(void) {
   char *out = render(slice_with_every_arg);
   CHECK_STR(out, "[\n{\"name\":\"k\\\"1\",\"cat\":\"kernel\",\"ph\":\"X\",\"pid\":3,\"tid\":3401,\"ts\":1.500,"
@@ -166,6 +177,11 @@ int main(void) {
                  "\"ts\":0.001,\"dur\":0.001,\"args\":{\"n\":1}},"
                  "\n{\"name\":\"ncclAll\\\"Reduce\",\"cat\":\"nccl_api\",\"ph\":\"X\",\"pid\":2,\"tid\":2002,"
                  "\"ts\":0.002,\"dur\":0.001,\"args\":{}}]");
+  free(out);
+
+  out = render(unknown_ids);
+  CHECK_STR(out, "[\n{\"name\":\"\",\"cat\":\"\",\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":0.003,\"dur\":0.004,"
+                 "\"args\":{\"k\":\"\",\"\":5},\"sf\":\"\"}]");
   free(out);
 
   out = render(long_slice);
