@@ -1,0 +1,595 @@
+#include "trace_sink_perfetto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "slots.h"
+
+/* Field numbers, google/perfetto protos/perfetto/trace/perfetto_trace.proto (commit ec5d16b). */
+enum {
+  TRACE_PACKET = 1,                 /* Trace.packet */
+  PKT_TIMESTAMP = 8,                /* TracePacket.timestamp */
+  PKT_SEQUENCE_ID = 10,             /* TracePacket.trusted_packet_sequence_id */
+  PKT_TRACK_EVENT = 11,             /* TracePacket.track_event */
+  PKT_INTERNED_DATA = 12,           /* TracePacket.interned_data */
+  PKT_SEQUENCE_FLAGS = 13,          /* TracePacket.sequence_flags */
+  PKT_TRACK_DESCRIPTOR = 60,        /* TracePacket.track_descriptor */
+  SEQ_CLEARED = 1,                  /* SEQ_INCREMENTAL_STATE_CLEARED */
+  SEQ_NEEDS = 2,                    /* SEQ_NEEDS_INCREMENTAL_STATE */
+  TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+  PD_PID = 1, PD_SORT_INDEX = 3, PD_NAME = 6, PD_LABELS = 8,     /* ProcessDescriptor */
+  THD_PID = 1, THD_TID = 2, THD_SORT_INDEX = 3, THD_NAME = 5,    /* ThreadDescriptor */
+  TE_CATEGORY_IIDS = 3, TE_DEBUG_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11,
+  TE_COUNTER_VALUE = 30, TE_DOUBLE_COUNTER_VALUE = 44,           /* TrackEvent */
+  TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+  DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6, DA_ARRAY = 12,
+  ID_CATEGORIES = 1, ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, /* InternedData */
+  INTERNED_IID = 1, INTERNED_NAME = 2,                            /* EventName, EventCategory, ... */
+};
+
+#define SEQUENCE 1 /* the one sequence of this writer: any non-zero value */
+#define MAX_ARGS 64
+
+/* An interned string: its text, and its iid as each kind once it was defined on the sequence. */
+typedef struct pstr {
+  char *text;
+  size_t len;
+  uint32_t iid[3]; /* ID_CATEGORIES, ID_EVENT_NAMES, ID_ANNOTATION_NAMES - 1 */
+} pstr;
+
+/* A track: its uuid and what its descriptor says. */
+typedef struct ptrack {
+  uint64_t uuid;
+  int64_t pid, tid; /* tid -1: the process's track; -2: a counter track */
+  char *name;
+  char *labels;
+  int64_t sort_index;
+  int has_sort;
+  int described;
+} ptrack;
+
+typedef struct parg {
+  uint32_t key; /* pstr id */
+  int type;
+  int64_t i;
+  uint64_t u;
+  double d;
+  char *text;          /* owned copy */
+  const char *ref;     /* or a borrowed string (an interned one) */
+  uint64_t *list;      /* owned copy */
+  char **strs;         /* owned copies */
+  size_t n;
+} parg;
+
+struct npkit_perfetto_sink {
+  npkit_sink base;
+  npkit_pb pb;
+  uint64_t base_ns;
+  int first_packet;
+  uint32_t next_iid[3];
+  pstr *strs;
+  size_t n_strs, cap_strs;
+  npkit_slots str_index;
+  ptrack *tracks;
+  size_t n_tracks, cap_tracks;
+  npkit_slots track_index;
+  /* the event between begin and end */
+  npkit_sink_head head;
+  uint32_t head_name, head_cat;
+  parg args[MAX_ARGS];
+  size_t nargs;
+  npkit_tree discard; /* the metadata tree: not written yet */
+  npkit_sink_arg **sets; /* intern_args: each set's arguments (copies) */
+  size_t *set_n;
+  size_t n_sets, cap_sets, cap_set_n;
+};
+
+/* ---- strings ---- */
+
+static uint64_t text_hash(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+typedef struct text_key {
+  const char *s;
+  size_t n;
+} text_key;
+
+static int str_is(const void *owner, size_t pos, const void *key) {
+  const pstr *e = &((const npkit_perfetto_sink *)owner)->strs[pos];
+  const text_key *k = key;
+  return e->len == k->n && memcmp(e->text, k->s, k->n) == 0;
+}
+static uint64_t str_key_hash(const void *key) { return text_hash(((const text_key *)key)->s, ((const text_key *)key)->n); }
+static uint64_t str_pos_hash(const void *ctx, size_t pos) {
+  const pstr *e = &((const npkit_perfetto_sink *)ctx)->strs[pos];
+  return text_hash(e->text, e->len);
+}
+
+/* The id (1 + position) of a string, added when new; 0 when memory is short. */
+static uint32_t str_id(npkit_perfetto_sink *p, const char *s, size_t n) {
+  n = strnlen(s, n);
+  text_key k = {s, n};
+  size_t pos = npkit_slots_find(&p->str_index, p, &k, str_is, str_key_hash);
+  if (pos != SIZE_MAX) return (uint32_t)pos + 1;
+  if (NPKIT_GROW(p->strs, p->cap_strs, p->n_strs + 1, 64) != 0 ||
+      npkit_slots_reserve(&p->str_index, p->n_strs, 256, str_pos_hash, p) != 0)
+    return 0;
+  char *copy = malloc(n + 1);
+  if (copy == NULL) return 0;
+  memcpy(copy, s, n);
+  copy[n] = '\0';
+  p->strs[p->n_strs] = (pstr){copy, n, {0, 0, 0}};
+  npkit_slots_put(&p->str_index, text_hash(s, n), p->n_strs);
+  return (uint32_t)++p->n_strs;
+}
+
+/* ---- tracks ---- */
+
+static uint64_t track_uuid(int64_t pid, int64_t tid, uint32_t counter) {
+  uint64_t h = (uint64_t)pid * 0x9e3779b97f4a7c15ull ^ ((uint64_t)tid + 3) * 0xff51afd7ed558ccdull ^
+               (uint64_t)counter * 0xc4ceb9fe1a85ec53ull;
+  return h != 0 ? h : 1;
+}
+
+static int track_is(const void *owner, size_t pos, const void *key) {
+  return ((const npkit_perfetto_sink *)owner)->tracks[pos].uuid == *(const uint64_t *)key;
+}
+static uint64_t track_key_hash(const void *key) { return *(const uint64_t *)key; }
+static uint64_t track_pos_hash(const void *ctx, size_t pos) { return ((const npkit_perfetto_sink *)ctx)->tracks[pos].uuid; }
+
+static ptrack *track_get(npkit_perfetto_sink *p, int64_t pid, int64_t tid, uint32_t counter) {
+  uint64_t uuid = track_uuid(pid, tid, counter);
+  size_t pos = npkit_slots_find(&p->track_index, p, &uuid, track_is, track_key_hash);
+  if (pos != SIZE_MAX) return &p->tracks[pos];
+  if (NPKIT_GROW(p->tracks, p->cap_tracks, p->n_tracks + 1, 64) != 0 ||
+      npkit_slots_reserve(&p->track_index, p->n_tracks, 256, track_pos_hash, p) != 0)
+    return NULL;
+  ptrack *t = &p->tracks[p->n_tracks];
+  memset(t, 0, sizeof *t);
+  t->uuid = uuid;
+  t->pid = pid;
+  t->tid = counter != 0 ? -2 : tid;
+  npkit_slots_put(&p->track_index, uuid, p->n_tracks++);
+  return t;
+}
+
+static void packet_begin(npkit_perfetto_sink *p, int incremental) {
+  npkit_pb_begin(&p->pb, TRACE_PACKET);
+  npkit_pb_uint(&p->pb, PKT_SEQUENCE_ID, SEQUENCE);
+  if (incremental) {
+    npkit_pb_uint(&p->pb, PKT_SEQUENCE_FLAGS, p->first_packet ? SEQ_CLEARED | SEQ_NEEDS : SEQ_NEEDS);
+    p->first_packet = 0;
+  }
+}
+
+/* The descriptor of a track (again, when what it says changed). */
+static void describe(npkit_perfetto_sink *p, ptrack *t, uint32_t counter) {
+  ptrack *proc = t->tid != -1 ? track_get(p, t->pid, -1, 0) : NULL;
+  if (proc != NULL && !proc->described) describe(p, proc, 0);
+  packet_begin(p, 0);
+  npkit_pb_begin(&p->pb, PKT_TRACK_DESCRIPTOR);
+  npkit_pb_uint(&p->pb, TD_UUID, t->uuid);
+  if (proc != NULL) npkit_pb_uint(&p->pb, TD_PARENT, proc->uuid);
+  if (t->tid == -1) {
+    npkit_pb_begin(&p->pb, TD_PROCESS);
+    npkit_pb_int(&p->pb, PD_PID, (int32_t)t->pid);
+    if (t->has_sort) npkit_pb_int(&p->pb, PD_SORT_INDEX, t->sort_index);
+    if (t->name != NULL) npkit_pb_string(&p->pb, PD_NAME, t->name);
+    if (t->labels != NULL) npkit_pb_string(&p->pb, PD_LABELS, t->labels);
+    npkit_pb_end(&p->pb);
+  } else if (t->tid == -2) {
+    if (counter != 0 && counter <= p->n_strs) npkit_pb_string(&p->pb, TD_NAME, p->strs[counter - 1].text);
+    npkit_pb_begin(&p->pb, TD_COUNTER);
+    npkit_pb_end(&p->pb);
+  } else {
+    npkit_pb_begin(&p->pb, TD_THREAD);
+    npkit_pb_int(&p->pb, THD_PID, (int32_t)t->pid);
+    npkit_pb_int(&p->pb, THD_TID, t->tid);
+    if (t->has_sort) npkit_pb_int(&p->pb, THD_SORT_INDEX, t->sort_index);
+    if (t->name != NULL) npkit_pb_string(&p->pb, THD_NAME, t->name);
+    npkit_pb_end(&p->pb);
+  }
+  npkit_pb_end(&p->pb);
+  npkit_pb_end(&p->pb);
+  t->described = 1;
+}
+
+static int set_text(char **field, const char *v) {
+  char *c = strdup(v);
+  if (c == NULL) return -1;
+  free(*field);
+  *field = c;
+  return 0;
+}
+
+/* ---- events ---- */
+
+static void args_clear(npkit_perfetto_sink *p) {
+  for (size_t i = 0; i < p->nargs; i++) {
+    free(p->args[i].text);
+    free(p->args[i].list);
+    for (size_t k = 0; p->args[i].strs != NULL && k < p->args[i].n; k++) free(p->args[i].strs[k]);
+    free(p->args[i].strs);
+  }
+  memset(p->args, 0, p->nargs * sizeof p->args[0]);
+  p->nargs = 0;
+}
+
+static parg *arg_new(npkit_perfetto_sink *p, const char *key, int type) {
+  uint32_t k = str_id(p, key, strlen(key));
+  if (k == 0 || p->nargs >= MAX_ARGS) return NULL;
+  parg *a = &p->args[p->nargs++];
+  a->key = k;
+  a->type = type;
+  return a;
+}
+
+/* Writes the interned entries the event needs that the sequence does not have yet: its name (as
+ * an event name), its category, its argument names. */
+static void intern_needed(npkit_perfetto_sink *p, uint32_t name, uint32_t cat, const parg *args, size_t nargs) {
+  int open = 0;
+  uint32_t ids[2 + MAX_ARGS];
+  int kinds[2 + MAX_ARGS];
+  size_t n = 0;
+  if (name != 0) ids[n] = name, kinds[n++] = ID_EVENT_NAMES;
+  if (cat != 0) ids[n] = cat, kinds[n++] = ID_CATEGORIES;
+  for (size_t i = 0; i < nargs; i++) ids[n] = args[i].key, kinds[n++] = ID_ANNOTATION_NAMES;
+  for (size_t i = 0; i < n; i++) {
+    pstr *s = &p->strs[ids[i] - 1];
+    if (s->iid[kinds[i] - 1] != 0) continue;
+    s->iid[kinds[i] - 1] = ++p->next_iid[kinds[i] - 1];
+    if (!open) npkit_pb_begin(&p->pb, PKT_INTERNED_DATA);
+    open = 1;
+    npkit_pb_begin(&p->pb, (uint32_t)kinds[i]);
+    npkit_pb_uint(&p->pb, INTERNED_IID, s->iid[kinds[i] - 1]);
+    npkit_pb_bytes(&p->pb, INTERNED_NAME, s->text, s->len);
+    npkit_pb_end(&p->pb);
+  }
+  if (open) npkit_pb_end(&p->pb);
+}
+
+static void annotation(npkit_perfetto_sink *p, const parg *a) {
+  npkit_pb_begin(&p->pb, TE_DEBUG_ANNOTATIONS);
+  npkit_pb_uint(&p->pb, DA_NAME_IID, p->strs[a->key - 1].iid[ID_ANNOTATION_NAMES - 1]);
+  switch (a->type) {
+  case NPKIT_SINK_ARG_INT: npkit_pb_int(&p->pb, DA_INT, a->i); break;
+  case NPKIT_SINK_ARG_UINT: npkit_pb_uint(&p->pb, DA_UINT, a->u); break;
+  case NPKIT_SINK_ARG_BOOL: npkit_pb_bool(&p->pb, DA_BOOL, (int)a->i); break;
+  case 'd': npkit_pb_double(&p->pb, DA_DOUBLE, a->d); break;
+  case 'l':
+    for (size_t k = 0; k < a->n; k++) {
+      npkit_pb_begin(&p->pb, DA_ARRAY);
+      npkit_pb_uint(&p->pb, DA_UINT, a->list[k]);
+      npkit_pb_end(&p->pb);
+    }
+    break;
+  case 's':
+    for (size_t k = 0; k < a->n; k++) {
+      npkit_pb_begin(&p->pb, DA_ARRAY);
+      npkit_pb_string(&p->pb, DA_STRING, a->strs[k]);
+      npkit_pb_end(&p->pb);
+    }
+    break;
+  default: npkit_pb_string(&p->pb, DA_STRING, a->text != NULL ? a->text : a->ref != NULL ? a->ref : ""); break;
+  }
+  npkit_pb_end(&p->pb);
+}
+
+/* One TrackEvent packet: its interned entries first, then the event. */
+static void track_event(npkit_perfetto_sink *p, const ptrack *t, int type, int64_t ts, uint32_t name, uint32_t cat,
+                        const parg *args, size_t nargs, const double *counter) {
+  packet_begin(p, 1);
+  npkit_pb_uint(&p->pb, PKT_TIMESTAMP, ts > 0 ? p->base_ns + (uint64_t)ts : p->base_ns - (uint64_t)-ts);
+  intern_needed(p, name, cat, args, nargs);
+  npkit_pb_begin(&p->pb, PKT_TRACK_EVENT);
+  npkit_pb_uint(&p->pb, TE_TYPE, (uint64_t)type);
+  npkit_pb_uint(&p->pb, TE_TRACK_UUID, t->uuid);
+  if (name != 0) npkit_pb_uint(&p->pb, TE_NAME_IID, p->strs[name - 1].iid[ID_EVENT_NAMES - 1]);
+  if (cat != 0) npkit_pb_uint(&p->pb, TE_CATEGORY_IIDS, p->strs[cat - 1].iid[ID_CATEGORIES - 1]);
+  if (counter != NULL) npkit_pb_double(&p->pb, TE_DOUBLE_COUNTER_VALUE, *counter);
+  for (size_t i = 0; i < nargs; i++) annotation(p, &args[i]);
+  npkit_pb_end(&p->pb);
+  npkit_pb_end(&p->pb);
+}
+
+static ptrack *described(npkit_perfetto_sink *p, int64_t pid, int64_t tid) {
+  ptrack *t = track_get(p, pid, tid < 0 ? -1 : tid, 0);
+  if (t != NULL && !t->described) describe(p, t, 0);
+  return t;
+}
+
+/* A metadata event: the names, labels and sort indexes of tracks; the others are not kept yet. */
+static void meta_event(npkit_perfetto_sink *p) {
+  const npkit_sink_head *h = &p->head;
+  ptrack *t = track_get(p, h->pid, h->tid < 0 ? -1 : h->tid, 0);
+  if (t == NULL || p->nargs != 1) return;
+  const parg *a = &p->args[0];
+  int changed = 0;
+  if ((!strcmp(h->name, "process_name") || !strcmp(h->name, "thread_name")) && a->text != NULL)
+    changed = set_text(&t->name, a->text) == 0;
+  else if (!strcmp(h->name, "process_labels") && a->text != NULL)
+    changed = set_text(&t->labels, a->text) == 0;
+  else if (!strcmp(h->name, "process_sort_index") || !strcmp(h->name, "thread_sort_index"))
+    t->sort_index = a->i, t->has_sort = 1, changed = 1;
+  if (changed) describe(p, t, 0);
+}
+
+static void counter_event(npkit_perfetto_sink *p) {
+  const npkit_sink_head *h = &p->head;
+  for (size_t i = 0; i < p->nargs; i++) {
+    const parg *a = &p->args[i];
+    char name[256];
+    snprintf(name, sizeof name, "%s %s", h->name, p->strs[a->key - 1].text);
+    uint32_t id = str_id(p, name, strlen(name));
+    if (id == 0 || described(p, h->pid, -1) == NULL) continue;
+    ptrack *t = track_get(p, h->pid, -2, id);
+    if (t == NULL) continue;
+    if (!t->described) describe(p, t, id);
+    double v = a->type == NPKIT_SINK_ARG_INT ? (double)a->i : a->type == NPKIT_SINK_ARG_UINT ? (double)a->u : a->d;
+    track_event(p, t, TYPE_COUNTER, h->ts, 0, 0, NULL, 0, &v);
+  }
+}
+
+static void begin(npkit_sink *s, const npkit_sink_head *h) {
+  npkit_perfetto_sink *p = (npkit_perfetto_sink *)s;
+  args_clear(p);
+  p->head = *h;
+}
+
+static void args(npkit_sink *s) { (void)s; }
+
+static void end(npkit_sink *s) {
+  npkit_perfetto_sink *p = (npkit_perfetto_sink *)s;
+  const npkit_sink_head *h = &p->head;
+  if (h->ph == NPKIT_SINK_META) {
+    meta_event(p);
+  } else if (h->ph == NPKIT_SINK_COUNTER) {
+    counter_event(p);
+  } else if (h->ph == NPKIT_SINK_SLICE || h->ph == NPKIT_SINK_INSTANT) {
+    uint32_t name = str_id(p, h->name, strlen(h->name)), cat = h->cat != NULL ? str_id(p, h->cat, strlen(h->cat)) : 0;
+    ptrack *t = described(p, h->pid, h->ph == NPKIT_SINK_INSTANT && h->scope == 'p' ? -1 : h->tid);
+    if (t != NULL && name != 0) {
+      if (h->ph == NPKIT_SINK_INSTANT) {
+        track_event(p, t, TYPE_INSTANT, h->ts, name, cat, p->args, p->nargs, NULL);
+      } else {
+        track_event(p, t, TYPE_SLICE_BEGIN, h->ts, name, cat, p->args, p->nargs, NULL);
+        track_event(p, t, TYPE_SLICE_END, h->ts + h->dur, 0, 0, NULL, 0, NULL);
+      }
+    }
+  } /* flows: not yet */
+  args_clear(p);
+}
+
+static void arg_str(npkit_sink *s, const char *key, const char *v) {
+  parg *a = arg_new((npkit_perfetto_sink *)s, key, 't');
+  if (a != NULL) a->text = strdup(v);
+}
+static void arg_strn(npkit_sink *s, const char *key, const char *v, size_t n) {
+  parg *a = arg_new((npkit_perfetto_sink *)s, key, 't');
+  if (a != NULL) a->text = strndup(v, n);
+}
+static void arg_int(npkit_sink *s, const char *key, int64_t v) {
+  parg *a = arg_new((npkit_perfetto_sink *)s, key, NPKIT_SINK_ARG_INT);
+  if (a != NULL) a->i = v;
+}
+static void arg_uint(npkit_sink *s, const char *key, uint64_t v) {
+  parg *a = arg_new((npkit_perfetto_sink *)s, key, NPKIT_SINK_ARG_UINT);
+  if (a != NULL) a->u = v;
+}
+static void arg_double(npkit_sink *s, const char *key, double v) {
+  parg *a = arg_new((npkit_perfetto_sink *)s, key, 'd');
+  if (a != NULL) a->d = v;
+}
+static void arg_bool(npkit_sink *s, const char *key, int v) {
+  parg *a = arg_new((npkit_perfetto_sink *)s, key, NPKIT_SINK_ARG_BOOL);
+  if (a != NULL) a->i = v != 0;
+}
+/* microseconds and thousandths as doubles: the JSON's numbers with three decimals */
+static void arg_us(npkit_sink *s, const char *key, int64_t ns) { arg_double(s, key, (double)ns / 1000.0); }
+static void arg_milli(npkit_sink *s, const char *key, int64_t m) { arg_double(s, key, (double)m / 1000.0); }
+static void arg_fixed(npkit_sink *s, const char *key, double v, int decimals) {
+  (void)decimals;
+  arg_double(s, key, v);
+}
+static void arg_hex(npkit_sink *s, const char *key, uint64_t v, int width) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%0*llx", width, (unsigned long long)v);
+  arg_str(s, key, buf);
+}
+static void arg_uints(npkit_sink *s, const char *key, const uint64_t *v, size_t n) {
+  parg *a = arg_new((npkit_perfetto_sink *)s, key, 'l');
+  if (a == NULL || (a->list = malloc((n ? n : 1) * sizeof *v)) == NULL) return;
+  memcpy(a->list, v, n * sizeof *v);
+  a->n = n;
+}
+static void arg_strs(npkit_sink *s, const char *key, const char *const *v, size_t n) {
+  parg *a = arg_new((npkit_perfetto_sink *)s, key, 's');
+  if (a == NULL || (a->strs = calloc(n ? n : 1, sizeof *a->strs)) == NULL) return;
+  for (size_t k = 0; k < n && (a->strs[k] = strdup(v[k])) != NULL; k++) a->n = k + 1;
+}
+
+/* ---- interned strings, sets and whole slices ---- */
+
+static npkit_sink_str intern(npkit_sink *s, const char *v, size_t n) { return str_id((npkit_perfetto_sink *)s, v, n); }
+
+static npkit_sink_str intern_stack(npkit_sink *s, const char *const *frames, size_t depth) {
+  size_t len = 1;
+  for (size_t k = 0; k < depth; k++) len += strlen(frames[k]) + 1;
+  char *text = malloc(len), *q = text;
+  if (text == NULL) return 0;
+  for (size_t k = 0; k < depth; k++) {
+    if (k > 0) *q++ = '\n';
+    size_t n = strlen(frames[k]);
+    memcpy(q, frames[k], n);
+    q += n;
+  }
+  *q = '\0';
+  npkit_sink_str id = str_id((npkit_perfetto_sink *)s, text, (size_t)(q - text));
+  free(text);
+  return id;
+}
+
+static npkit_sink_str intern_args(npkit_sink *s, const npkit_sink_arg *args, size_t n) {
+  npkit_perfetto_sink *p = (npkit_perfetto_sink *)s;
+  for (size_t i = 0; i < n; i++)
+    if (args[i].type == NPKIT_SINK_ARG_SET || args[i].type == NPKIT_SINK_ARG_TEXT) return 0; /* as the JSON sink: no nesting; no borrowed text */
+  if (NPKIT_GROW(p->sets, p->cap_sets, p->n_sets + 1, 16) != 0 || NPKIT_GROW(p->set_n, p->cap_set_n, p->n_sets + 1, 16) != 0)
+    return 0;
+  npkit_sink_arg *copy = malloc((n ? n : 1) * sizeof *copy);
+  if (copy == NULL) return 0;
+  memcpy(copy, args, n * sizeof *copy);
+  p->sets[p->n_sets] = copy;
+  p->set_n[p->n_sets] = n;
+  return (npkit_sink_str)++p->n_sets;
+}
+
+static const char *str_text(const npkit_perfetto_sink *p, npkit_sink_str id) {
+  return id != 0 && id <= p->n_strs ? p->strs[id - 1].text : "";
+}
+
+/* A typed argument of a whole slice as an argument of this sink (strings borrowed). */
+static void take_arg(npkit_perfetto_sink *p, const npkit_sink_arg *a) {
+  if (a->type == NPKIT_SINK_ARG_SET) {
+    if (a->v.str != 0 && a->v.str <= p->n_sets)
+      for (size_t k = 0; k < p->set_n[a->v.str - 1]; k++) take_arg(p, &p->sets[a->v.str - 1][k]);
+    return;
+  }
+  if (a->key == 0 || a->key > p->n_strs || p->nargs >= MAX_ARGS) return;
+  parg *x = &p->args[p->nargs++];
+  x->key = a->key;
+  x->type = a->type;
+  switch (a->type) {
+  case NPKIT_SINK_ARG_INT:
+  case NPKIT_SINK_ARG_BOOL: x->i = a->v.i; break;
+  case NPKIT_SINK_ARG_UINT: x->u = a->v.u; break;
+  case NPKIT_SINK_ARG_MILLI: x->type = 'd', x->d = (double)a->v.i / 1000.0; break;
+  case NPKIT_SINK_ARG_STR: x->type = 't', x->ref = str_text(p, a->v.str); break;
+  case NPKIT_SINK_ARG_TEXT: x->type = 't', x->text = strndup(a->v.text, a->len); break;
+  case NPKIT_SINK_ARG_HEX: {
+    char buf[24];
+    snprintf(buf, sizeof buf, "0x%0*llx", a->width, (unsigned long long)a->v.u);
+    x->type = 't';
+    x->text = strdup(buf);
+    break;
+  }
+  default: p->nargs--; break;
+  }
+}
+
+static void slice(npkit_sink *s, const npkit_sink_slice *e) {
+  npkit_perfetto_sink *p = (npkit_perfetto_sink *)s;
+  args_clear(p);
+  for (size_t i = 0; i < e->nargs; i++) take_arg(p, &e->args[i]);
+  ptrack *t = e->name != 0 && e->name <= p->n_strs ? described(p, e->pid, e->tid) : NULL;
+  uint32_t cat = e->cat <= p->n_strs ? e->cat : 0;
+  if (t != NULL) {
+    if (e->ph == NPKIT_SINK_INSTANT) {
+      track_event(p, t, TYPE_INSTANT, e->ts, e->name, cat, p->args, p->nargs, NULL);
+    } else {
+      track_event(p, t, TYPE_SLICE_BEGIN, e->ts, e->name, cat, p->args, p->nargs, NULL);
+      track_event(p, t, TYPE_SLICE_END, e->ts + e->dur, 0, 0, NULL, 0, NULL);
+    }
+  }
+  args_clear(p);
+}
+
+/* ---- the document ---- */
+
+static void nop(npkit_sink *s) { (void)s; }
+
+static void tree_key(npkit_tree *t, const char *k) { (void)t, (void)k; }
+static void tree_none(npkit_tree *t) { (void)t; }
+static void tree_str(npkit_tree *t, const char *v) { (void)t, (void)v; }
+static void tree_strn(npkit_tree *t, const char *v, size_t n) { (void)t, (void)v, (void)n; }
+static void tree_i(npkit_tree *t, int64_t v) { (void)t, (void)v; }
+static void tree_u(npkit_tree *t, uint64_t v) { (void)t, (void)v; }
+static void tree_d(npkit_tree *t, double v) { (void)t, (void)v; }
+static void tree_b(npkit_tree *t, int v) { (void)t, (void)v; }
+static void tree_hex(npkit_tree *t, uint64_t v, int w) { (void)t, (void)v, (void)w; }
+static const npkit_tree_ops discard_ops = {tree_key,  tree_none, tree_none, tree_none, tree_none, tree_str, tree_strn,
+                                           tree_i,    tree_u,    tree_d,    tree_b,    tree_none, tree_hex, tree_none};
+
+static npkit_tree *meta_begin(npkit_sink *s) { return &((npkit_perfetto_sink *)s)->discard; }
+static void frame(npkit_sink *s, int64_t pid, uint32_t node, const char *name, uint32_t parent1) {
+  (void)s, (void)pid, (void)node, (void)name, (void)parent1;
+}
+static void forget(npkit_sink *s) { (void)s; /* the strings stay: their iids are defined on the sequence */ }
+static int failed(npkit_sink *s) { return ((npkit_perfetto_sink *)s)->pb.err != 0; }
+
+static void sink_free(npkit_sink *s) { (void)s; /* npkit_perfetto_sink_finish frees */ }
+
+static const npkit_sink_ops perfetto_ops = {
+    .begin = begin,
+    .args = args,
+    .end = end,
+    .arg_str = arg_str,
+    .arg_strn = arg_strn,
+    .arg_int = arg_int,
+    .arg_uint = arg_uint,
+    .arg_double = arg_double,
+    .arg_bool = arg_bool,
+    .arg_us = arg_us,
+    .arg_hex = arg_hex,
+    .arg_fixed = arg_fixed,
+    .arg_uints = arg_uints,
+    .arg_strs = arg_strs,
+    .arg_milli = arg_milli,
+    .intern = intern,
+    .intern_stack = intern_stack,
+    .intern_args = intern_args,
+    .slice = slice,
+    .free = sink_free,
+    .open = nop,
+    .meta_begin = meta_begin,
+    .meta_end = nop,
+    .events_begin = nop,
+    .events_end = nop,
+    .frames_begin = nop,
+    .frame = frame,
+    .frames_end = nop,
+    .close = nop,
+    .forget = forget,
+    .failed = failed,
+};
+
+npkit_perfetto_sink *npkit_perfetto_sink_open(int fd, uint64_t base_ns) {
+  npkit_perfetto_sink *p = calloc(1, sizeof *p);
+  if (p == NULL) return NULL;
+  if (npkit_pb_init(&p->pb, fd) != 0) {
+    npkit_pb_finish(&p->pb, NULL, 0);
+    free(p);
+    return NULL;
+  }
+  p->base.ops = &perfetto_ops;
+  p->discard.ops = &discard_ops;
+  p->base_ns = base_ns;
+  p->first_packet = 1;
+  return p;
+}
+
+npkit_sink *npkit_perfetto_sink_base(npkit_perfetto_sink *p) { return &p->base; }
+
+int npkit_perfetto_sink_finish(npkit_perfetto_sink *p, uint64_t *bytes, char *err, size_t errlen) {
+  args_clear(p);
+  if (bytes != NULL) *bytes = npkit_pb_size(&p->pb);
+  int rc = npkit_pb_finish(&p->pb, err, errlen);
+  for (size_t i = 0; i < p->n_strs; i++) free(p->strs[i].text);
+  free(p->strs);
+  npkit_slots_free(&p->str_index);
+  for (size_t i = 0; i < p->n_tracks; i++) {
+    free(p->tracks[i].name);
+    free(p->tracks[i].labels);
+  }
+  free(p->tracks);
+  npkit_slots_free(&p->track_index);
+  for (size_t i = 0; i < p->n_sets; i++) free(p->sets[i]);
+  free(p->sets);
+  free(p->set_n);
+  free(p);
+  return rc;
+}
