@@ -149,6 +149,13 @@ void npkit_pb_end(npkit_pb *w) {
     w->err = EOVERFLOW;
     return;
   }
-  for (int i = 0; i < LEN_BYTES; i++) /* a varint padded to four bytes: 0x80 on all but the last */
-    w->buf[at + i] = (unsigned char)(((n >> (7 * i)) & 0x7f) | (i < LEN_BYTES - 1 ? 0x80 : 0));
+  /* the shortest varint of n, and the body moved back against it: the messages inside are closed
+   * and the open ones begin before `at`, so nothing that points into the buffer moves */
+  unsigned char v[LEN_BYTES];
+  size_t k = (size_t)(npkit_pb_put_varint(v, n) - v);
+  memcpy(w->buf + at, v, k);
+  if (k < LEN_BYTES) memmove(w->buf + at + k, w->buf + at + LEN_BYTES, n);
+  w->len -= LEN_BYTES - k;
+  /* between top-level messages: write out a buffer half full, so that memory stays flat */
+  if (d == 0 && w->len >= w->cap / 2) flush(w);
 }

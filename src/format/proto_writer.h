@@ -5,10 +5,11 @@
  * packet).  Memory is one buffer that holds at least the packet being written: it is flushed to
  * the file between top-level messages, never in the middle of one.
  *
- * A nested message's length is not known when it begins: its place is four bytes, filled in at its
- * end as a varint padded with continuation bits (0x80 | ...) to exactly four bytes, which every
- * protobuf parser accepts (Perfetto's own protozero writes nested lengths so).  A nested message
- * is therefore at most 2^28 - 1 bytes; a longer one marks the writer failed.
+ * A nested message's length is not known when it begins: four bytes are kept for it, and at its
+ * end the length is written as the shortest varint and the body moved back against it (by at most
+ * three bytes; the messages inside it are closed, so no position kept in the buffer moves).  A
+ * trace of small packets with small nested messages thus costs what generated code would write.
+ * A nested message is at most 2^28 - 1 bytes; a longer one marks the writer failed.
  */
 #ifndef NPKIT_PROTO_WRITER_H
 #define NPKIT_PROTO_WRITER_H

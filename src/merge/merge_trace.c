@@ -239,8 +239,8 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   int rc = -1;
   unsigned char *sel = calloc(job->n_logs, 1);
   int64_t *pid = calloc(job->n_logs, sizeof(*pid));
-  npkit_json_sink js;
-  npkit_sink *w = &js.base;
+  npkit_trace_writer tw;
+  npkit_sink *w = NULL;
   int w_open = 0;
   if (sel == NULL || pid == NULL) goto oom;
   for (size_t i = 0; i < job->n_warnings; i++)
@@ -268,10 +268,11 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   }
   if (assign_pids(job, sel, pid, st) != 0) goto oom;
 
-  if (npkit_json_sink_open_fd(&js, fd) != 0) {
-    npkit_json_sink_finish(&js, NULL, NULL, 0);
+  if (npkit_trace_writer_open(&tw, o->format, fd, base) != 0) {
+    npkit_trace_writer_finish(&tw, NULL, err, errlen);
     goto oom;
   }
+  w = npkit_trace_writer_sink(&tw);
   w_open = 1;
   char buf[32];
   npkit_sink_open(w);
@@ -308,14 +309,14 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   if (write_stack_frames(w, job, sel, pid, err, errlen) != 0) goto fail;
   npkit_sink_close(w);
   w_open = 0;
-  rc = npkit_json_sink_finish(&js, &st->bytes, err, errlen);
+  rc = npkit_trace_writer_finish(&tw, &st->bytes, err, errlen);
   goto out;
 oom:
   snprintf(err, errlen, "out of memory");
 fail:
   rc = -1;
 out:
-  if (w_open) npkit_json_sink_finish(&js, NULL, NULL, 0);
+  if (w_open) npkit_trace_writer_finish(&tw, NULL, NULL, 0);
   free(sel);
   free(pid);
   return rc;

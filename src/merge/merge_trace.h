@@ -14,11 +14,13 @@
 #include <stdint.h>
 
 #include "merge_filter.h"
+#include "trace_writer.h"
 
 typedef struct npkit_merge_options {
   int align;                 /* estimate clock offsets between hosts */
   npkit_merge_filter filter;
   const char *tmp_dir;       /* folder for the filtered copies of logs (deleted at once); NULL: $TMPDIR or /tmp */
+  npkit_trace_format format; /* json (the default) or perfetto: otherData is JSON's alone */
 } npkit_merge_options;
 
 typedef struct npkit_merge_stats {
@@ -30,7 +32,7 @@ typedef struct npkit_merge_stats {
   uint64_t events_in;        /* in the merged logs */
   uint64_t events_kept;      /* after the operation and window filters */
   uint64_t calls, groups;    /* trace events written for NCCL calls and ncclGroup slices */
-  uint64_t bytes;            /* JSON bytes written */
+  uint64_t bytes;            /* bytes written */
   char **warnings;           /* to show the user; freed by npkit_merge_stats_free */
   size_t n_warnings, cap_warnings;
 } npkit_merge_stats;

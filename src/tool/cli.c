@@ -8,6 +8,20 @@
 #include "pool_recover.h"
 #include "report_model.h"
 
+int npkit_cli_trace_format(const char *cmd, const char *format, const char *output, npkit_trace_format *f) {
+  int named = output != NULL && strcmp(output, "-") != 0 && npkit_trace_path_is_perfetto(output);
+  if (format == NULL) {
+    *f = named ? NPKIT_TRACE_PERFETTO : NPKIT_TRACE_JSON;
+    return NPKIT_CLI_GO_ON;
+  }
+  if (npkit_trace_format_parse(format, f) != 0)
+    return npkit_cli_usage_error(cmd, "unknown --format '%s' (json or perfetto)", format);
+  if (named && *f != NPKIT_TRACE_PERFETTO)
+    return npkit_cli_usage_error(cmd, "--format %s, but the output name %s is Perfetto's (.pftrace, .perfetto-trace)",
+                                 format, output);
+  return NPKIT_CLI_GO_ON;
+}
+
 int npkit_cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
 int npkit_cli_usage_error(const char *cmd, const char *fmt, ...) {

@@ -1,4 +1,4 @@
-/* `npkit merge DIR|LOGS... -o trace.json[.gz]`: one Chrome trace for all ranks, clocks aligned. */
+/* `npkit merge DIR|LOGS... -o trace.json[.gz]|trace.pftrace`: one trace for all ranks, clocks aligned. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,28 +16,33 @@
 #include "job.h"
 #include "report_model.h"
 
-#define DEFAULT_OUTPUT "npkit_merged.json"
-/* JSON sizes past which viewers struggle (docs/report.md): Perfetto's web UI, chrome://tracing. */
-#define PERFETTO_UI_LIMIT 1000000000ull
+#define DEFAULT_OUTPUT "npkit_merged"
+/* Sizes past which viewers struggle (docs/report.md, ../shared/reference/perfetto.md): Perfetto's
+ * web UI runs its trace processor in the browser with about 2 GB and needs 2-4 times a file's
+ * size; chrome://tracing stalls earlier. */
+#define PERFETTO_UI_LIMIT 500000000ull
 #define CHROME_TRACING_LIMIT 256000000ull
 
 static void help(void) {
-  printf("Usage: npkit merge DIR|LOG... [-o FILE] [--window START:END] [--ranks LIST] [--ops LIST]\n"
-         "                  [--no-align] [-q]\n"
-         "Merges the event logs of all ranks into one Chrome trace (Perfetto, chrome://tracing): every\n"
-         "rank is a process, sorted by rank.  Clock offsets between hosts are estimated from the ends\n"
-         "of shared collectives and applied; the offsets and their uncertainty are recorded in\n"
-         "otherData.clock_alignment.\n\n"
-         "  -o, --output FILE    the trace (default " DEFAULT_OUTPUT "; '-' for standard output);\n"
-         "                       a name ending in .gz is written gzip-compressed\n"
+  printf("Usage: npkit merge DIR|LOG... [-o FILE] [--format json|perfetto] [--window START:END]\n"
+         "                  [--ranks LIST] [--ops LIST] [--no-align] [-q]\n"
+         "Merges the event logs of all ranks into one Chrome trace (Perfetto, chrome://tracing), or one\n"
+         "Perfetto protobuf trace: every rank is a process, sorted by rank.  Clock offsets between\n"
+         "hosts are estimated from the ends of shared collectives and applied; in the JSON, the offsets\n"
+         "and their uncertainty are recorded in otherData.clock_alignment.\n\n"
+         "  -o, --output FILE    the trace (default " DEFAULT_OUTPUT ".json or .pftrace; '-' for standard\n"
+         "                       output); a name ending in .gz is written gzip-compressed\n"
+         "  --format F           json (the default) or perfetto (also chosen by a name ending in\n"
+         "                       .pftrace or .perfetto-trace): Perfetto's own format, a fraction of\n"
+         "                       the JSON's size, for the jobs whose JSON the browser cannot open\n"
          "  --window START:END   only events overlapping this span of trace time, e.g. 1.5s:2s,\n"
          "                       200ms: or :10ms (a bare number is in seconds)\n"
          "  --ranks LIST         only these ranks, e.g. 0-3,8\n"
          "  --ops LIST           only these NCCL calls: names (AllReduce, ncclSend) or classes\n"
          "                       (coll, p2p, group, comm, mem, query, misc), comma separated\n"
          "  --no-align           take the hosts' clocks as they are\n"
-         "  --warn-size SIZE     warn when the JSON exceeds SIZE bytes (suffix k, M or G; default 1G,\n"
-         "                       about what Perfetto's web UI can load)\n"
+         "  --warn-size SIZE     warn when the trace exceeds SIZE bytes (suffix k, M or G; default\n"
+         "                       500M, about what Perfetto's web UI can load)\n"
          "  -q, --quiet          no summary on standard error\n");
 }
 
@@ -134,12 +139,22 @@ static int parse_size(const char *s, uint64_t *out) {
   return 0;
 }
 
-static void report_size(const char *output, uint64_t bytes, uint64_t limit) {
+static void report_size(const char *output, npkit_trace_format f, uint64_t bytes, uint64_t limit) {
+  if (f == NPKIT_TRACE_PERFETTO) {
+    if (bytes > limit)
+      fprintf(stderr, "npkit merge: note: %s holds %.1f MB, above --warn-size (%.1f MB): the browser's trace processor "
+                      "may run out of memory (it needs 2-4 times the file). Open it through a native one: "
+                      "`trace_processor --httpd %s`, then https://ui.perfetto.dev uses it; or cut the trace with "
+                      "--window, --ops or --ranks.\n",
+              output, (double)bytes / 1e6, (double)limit / 1e6, output);
+    return;
+  }
   if (bytes > limit)
-    fprintf(stderr, "npkit merge: warning: %s holds %.1f MB of JSON, above --warn-size (%.1f MB): Perfetto's web UI "
-                    "loads about 1 GB at most, and gzip does not help (the UI unpacks it). Cut the trace with --window "
-                    "START:END (e.g. one training step), --ops (e.g. --ops coll) or --ranks, or open it with "
-                    "Perfetto's trace_processor.\n",
+    fprintf(stderr, "npkit merge: warning: %s holds %.1f MB of JSON, above --warn-size (%.1f MB): the browser will "
+                    "not open it (Perfetto's web UI needs 2-4 times a trace's size in memory, and gzip does not help: "
+                    "the UI unpacks it). Write Perfetto's own format instead, a fraction of the size: "
+                    "npkit merge --format perfetto (or -o NAME.pftrace); or cut the trace with --window START:END "
+                    "(e.g. one training step), --ops (e.g. --ops coll) or --ranks.\n",
             output, (double)bytes / 1e6, (double)limit / 1e6);
   else if (bytes > CHROME_TRACING_LIMIT)
     fprintf(stderr, "npkit merge: note: %s holds %.0f MB of JSON: chrome://tracing stalls past about 256 MB; use "
@@ -183,7 +198,8 @@ static int take_ranks(const char *v, void *to) { return take_filter(npkit_merge_
 static int take_ops(const char *v, void *to) { return take_filter(npkit_merge_parse_ops, v, to); }
 
 int npkit_cmd_merge(int argc, char **argv) {
-  const char *output = DEFAULT_OUTPUT;
+  const char *output = NULL, *format_name = NULL;
+  char *named = NULL;
   int quiet = 0, no_align = 0;
   uint64_t warn_size = PERFETTO_UI_LIMIT;
   char err[512];
@@ -193,6 +209,7 @@ int npkit_cmd_merge(int argc, char **argv) {
       {"-q", "--quiet", .flag = &quiet},
       {"--no-align", "--no-align", .flag = &no_align},
       {"-o", "--output", .value = &output, .nonempty = "output name"},
+      {"--format", "--format", .value = &format_name},
       {"--window", "--window", .check = take_window, .to = &o.filter},
       {"--warn-size", "--warn-size", .check = take_size, .to = &warn_size},
       {"--ranks", "--ranks", .check = take_ranks, .to = &o.filter},
@@ -204,6 +221,19 @@ int npkit_cmd_merge(int argc, char **argv) {
   int parsed = npkit_cli_open_job(&spec, argc, argv, &job, &n_inputs);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (no_align) o.align = 0;
+  /* the format from the name without its .gz: NAME.pftrace.gz is a compressed Perfetto trace */
+  if (output != NULL && (named = strdup(output)) != NULL && has_suffix(named, ".gz")) named[strlen(named) - 3] = '\0';
+  int frc = npkit_cli_trace_format("merge", format_name, named, &o.format);
+  free(named);
+  if (frc != NPKIT_CLI_GO_ON) {
+    npkit_job_free(&job);
+    return frc;
+  }
+  char def[64];
+  if (output == NULL) {
+    snprintf(def, sizeof def, "%s%s", DEFAULT_OUTPUT, npkit_trace_format_suffix(o.format));
+    output = def;
+  }
 
   int to_stdout = strcmp(output, "-") == 0, gz = !to_stdout && has_suffix(output, ".gz");
   char *dir = to_stdout ? NULL : folder_of(output);
@@ -227,7 +257,7 @@ int npkit_cmd_merge(int argc, char **argv) {
     fprintf(stderr, "npkit merge: %s\n", err);
   } else {
     if (!quiet) summary(to_stdout ? "stdout" : output, &st);
-    report_size(to_stdout ? "the trace" : output, st.bytes, warn_size);
+    report_size(to_stdout ? "the trace" : output, o.format, st.bytes, warn_size);
   }
   npkit_merge_stats_free(&st);
   npkit_job_free(&job);

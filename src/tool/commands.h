@@ -38,6 +38,8 @@ typedef struct npkit_cli_option {
   const char *nonempty;
 } npkit_cli_option;
 
+#include "trace_writer.h"
+
 /* The command line of a subcommand. */
 typedef struct npkit_cli_spec {
   const char *cmd;     /* its name, for messages */
@@ -73,6 +75,12 @@ void npkit_cli_render_missing(const char *cmd, const struct npkit_job *job);
  * Every command that reads a log does this first (report and merge through npkit_cli_open_job,
  * for the logs not closed only). */
 int npkit_cli_recover(const char *cmd, const char *log);
+
+/* The format of a trace to write: --format's value (NULL: none given) and the output's name (NULL:
+ * the default one), a name ending in .pftrace or .perfetto-trace asking for Perfetto's.  Returns
+ * NPKIT_CLI_GO_ON with *f set, or NPKIT_EXIT_USAGE after a message (an unknown format; a format
+ * and a name that disagree). */
+int npkit_cli_trace_format(const char *cmd, const char *format, const char *output, npkit_trace_format *f);
 
 /* "-h" or "--help". */
 int npkit_cli_is_help(const char *arg);

@@ -24,6 +24,7 @@ struct npkit_cupti_render {
   uint32_t last;           /* slot of the latest lookup: activity clusters on a stream */
   uint64_t flow_base;      /* flow ids: pid × 1e9 + n, unique across the ranks of a merged trace */
   uint64_t flows;
+  uint64_t flows_ahead;    /* ids told ahead (npkit_sink_flow_ahead), in the same order */
   npkit_cupti_render_stats stats;
   uint64_t last_ns;        /* latest end drawn, where the untimed count is shown */
 };
@@ -127,10 +128,15 @@ static void bandwidth_args(const npkit_cupti_render *g, npkit_sink *s, const npk
   if (c != NULL && c->nranks > 0) npkit_sink_arg_fixed(s, "busbw_gbps", algbw * npkit_busbw_factor(ev->func, c->nranks), 3);
 }
 
-/* The arrow from the NCCL call (its thread's track, when it was made) to the work on the GPU. */
-static void write_flow(npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev, int64_t gpu_tid) {
+/* Whether the work gets an arrow from the NCCL call that launched it (drawn, and the call is in the log). */
+static int has_flow(const npkit_event *ev) {
   const npkit_ev_gpu *x = &ev->u.gpu;
-  uint64_t id = g->flow_base + ++g->flows;
+  return !npkit_cupti_untimed(ev) && (x->flags & NPKIT_GPU_CALL_RECORDED) && ev->thread != 0 && x->call_ns != 0;
+}
+
+/* The arrow from the NCCL call (its thread's track, when it was made) to the work on the GPU. */
+static void write_flow(npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev, int64_t gpu_tid, uint64_t id) {
+  const npkit_ev_gpu *x = &ev->u.gpu;
   npkit_sink_head start = {.name = "ac2g", .cat = "ac2g", .ph = NPKIT_SINK_FLOW_START, .id = id,
                            .pid = g->fmt->ctx.pid, .tid = npkit_trace_tid(g->fmt->ctx.pid, ev->thread),
                            .has_ts = 1, .ts = npkit_trace_rel(&g->fmt->ctx, x->call_ns)};
@@ -206,6 +212,8 @@ int npkit_cupti_render_event(npkit_cupti_render *g, npkit_sink *s, const npkit_e
     h.cat = "gpu_memset";
     g->stats.memsets++;
   }
+  uint64_t flow = has_flow(ev) ? g->flow_base + ++g->flows : 0;
+  h.flow_in = flow;
   npkit_sink_begin(s, &h);
   npkit_sink_args(s);
   npkit_sink_arg_uint(s, "device", x->device);
@@ -223,8 +231,17 @@ int npkit_cupti_render_event(npkit_cupti_render *g, npkit_sink *s, const npkit_e
   if (ev->kind == NPKIT_EV_CUPTI_KERNEL) bandwidth_args(g, s, ev);
   npkit_sink_end(s);
   if (ev->end_ns > g->last_ns) g->last_ns = ev->end_ns;
-  if ((x->flags & NPKIT_GPU_CALL_RECORDED) && ev->thread != 0 && x->call_ns != 0) write_flow(g, s, ev, tid);
+  if (flow != 0) write_flow(g, s, ev, tid, flow);
   return 1;
+}
+
+/* A flow told ahead starts where write_flow's 's' event is: a call's middle (call_ns), except for
+ * work replayed from a CUDA graph, whose call_ns is the capture's time inside the call. */
+void npkit_cupti_render_ahead(npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev) {
+  if (!npkit_ev_is_cupti(ev->kind) || !has_flow(ev)) return;
+  int64_t pid = g->fmt->ctx.pid;
+  npkit_sink_flow_ahead(s, pid, npkit_trace_tid(pid, ev->thread), npkit_trace_rel(&g->fmt->ctx, ev->u.gpu.call_ns),
+                        (ev->u.gpu.flags & NPKIT_GPU_GRAPH) == 0, g->flow_base + ++g->flows_ahead);
 }
 
 void npkit_cupti_render_finish(npkit_cupti_render *g, npkit_sink *s, npkit_cupti_render_stats *stats) {
@@ -253,6 +270,7 @@ static void *source_create(const npkit_log_reader *r, npkit_api_fmt *fmt) { retu
 static int source_event(void *self, npkit_sink *s, const npkit_event *ev) { return npkit_cupti_render_event(self, s, ev); }
 static void source_finish(void *self, npkit_sink *s) { npkit_cupti_render_finish(self, s, NULL); }
 static void source_destroy(void *self) { npkit_cupti_render_free(self); }
+static void source_ahead(void *self, npkit_sink *s, const npkit_event *ev) { npkit_cupti_render_ahead(self, s, ev); }
 
 const npkit_trace_source npkit_cupti_trace_source = {
-    "cupti", npkit_ev_is_cupti, source_create, source_event, NULL, source_finish, source_destroy};
+    "cupti", npkit_ev_is_cupti, source_create, source_event, NULL, source_finish, source_destroy, source_ahead};

@@ -26,6 +26,9 @@ typedef struct npkit_cupti_render_stats {
 npkit_cupti_render *npkit_cupti_render_new(const npkit_log_reader *r, const npkit_api_fmt *fmt);
 /* Writes ev if it is GPU activity and returns 1; returns 0 for any other event. */
 int npkit_cupti_render_event(npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev);
+/* Tells the sink the flow ev will start, when it has one (npkit_sink_flow_ahead): call it for
+ * every event of the log, in order, before the first npkit_cupti_render_event. */
+void npkit_cupti_render_ahead(npkit_cupti_render *g, npkit_sink *s, const npkit_event *ev);
 /* Writes what is known only at the end (the count of untimed kernels).  stats may be NULL. */
 void npkit_cupti_render_finish(npkit_cupti_render *g, npkit_sink *s, npkit_cupti_render_stats *stats);
 void npkit_cupti_render_free(npkit_cupti_render *g);

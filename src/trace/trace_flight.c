@@ -107,4 +107,4 @@ static void source_finish(void *self, npkit_sink *s) {
 static void source_destroy(void *self) { free(self); }
 
 const npkit_trace_source npkit_flight_trace_source = {
-    "flight", source_kinds, source_create, source_event, NULL, source_finish, source_destroy};
+    "flight", source_kinds, source_create, source_event, NULL, source_finish, source_destroy, NULL};

@@ -133,4 +133,4 @@ static void finish(void *self, npkit_sink *s) {
 
 static void destroy(void *self) { free(self); }
 
-const npkit_trace_source npkit_machine_trace_source = {"machine", kinds, create, event, NULL, finish, destroy};
+const npkit_trace_source npkit_machine_trace_source = {"machine", kinds, create, event, NULL, finish, destroy, NULL};

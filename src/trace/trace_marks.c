@@ -192,4 +192,4 @@ static void source_finish(void *self, npkit_sink *s) { npkit_marks_render_finish
 static void source_destroy(void *self) { npkit_marks_render_free(self); }
 
 const npkit_trace_source npkit_marks_trace_source = {
-    "marks", source_kinds, source_create, source_event, NULL, source_finish, source_destroy};
+    "marks", source_kinds, source_create, source_event, NULL, source_finish, source_destroy, NULL};

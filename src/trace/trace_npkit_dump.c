@@ -228,4 +228,4 @@ static void source_finish(void *self, npkit_sink *s) { npkit_dump_render_finish(
 static void source_destroy(void *self) { npkit_dump_render_free(self); }
 
 const npkit_trace_source npkit_dump_trace_source = {
-    "npkit_dump", source_kinds, source_create, source_event, NULL, source_finish, source_destroy};
+    "npkit_dump", source_kinds, source_create, source_event, NULL, source_finish, source_destroy, NULL};

@@ -361,4 +361,4 @@ static void source_finish(void *self, npkit_sink *s) { npkit_plugin_render_finis
 static void source_destroy(void *self) { npkit_plugin_render_free(self); }
 
 const npkit_trace_source npkit_plugin_trace_source = {
-    "plugin", npkit_ev_is_plugin, source_create, source_event, source_call, source_finish, source_destroy};
+    "plugin", npkit_ev_is_plugin, source_create, source_event, source_call, source_finish, source_destroy, NULL};

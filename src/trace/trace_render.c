@@ -317,6 +317,23 @@ static void finish_threads(render_ctx *c, const npkit_log_reader *r, int *shared
   }
 }
 
+/* The first of two reads of the log, for a sink that wants its flows ahead (trace_sink.h): each
+ * source that draws flows tells them.  An error ends it early: the second read says it. */
+static void tell_flows_ahead(render_ctx *c, npkit_log_reader *r) {
+  char ignored[8];
+  npkit_reader_rewind(r);
+  for (;;) {
+    const npkit_event *ev;
+    if (npkit_reader_next(r, &ev, ignored, sizeof ignored) <= 0) break;
+    if (ev->kind == NPKIT_EV_API) continue;
+    for (size_t i = 0; i < N_SOURCES; i++)
+      if (sources[i].source->kinds(ev->kind)) {
+        if (sources[i].source->ahead != NULL && c->state[i] != NULL) sources[i].source->ahead(c->state[i], c->sink, ev);
+        break;
+      }
+  }
+}
+
 int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_opts *opts,
                      npkit_render_stats *stats, char *err, size_t errlen) {
   npkit_render_stats local;
@@ -349,6 +366,7 @@ int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_o
     write_thread_meta(sink, pid, r->threads[i].index, r->threads[i].os_tid, &shared_named);
   write_notes(r, sink, &c.fmt);
 
+  if (npkit_sink_wants_flows_ahead(sink)) tell_flows_ahead(&c, r);
   npkit_reader_rewind(r);
   for (;;) {
     const npkit_event *ev;
@@ -379,15 +397,16 @@ int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_o
 
 /* ---- one log → one file ---- */
 
-static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, char *err, size_t errlen) {
-  npkit_json_sink js;
+static int write_trace(npkit_log_reader *r, int fd, npkit_trace_format format, npkit_render_stats *stats, char *err,
+                       size_t errlen) {
+  npkit_trace_writer tw;
   char werr[256];
-  if (npkit_json_sink_open_fd(&js, fd) != 0) {
-    npkit_json_sink_finish(&js, NULL, NULL, 0);
-    snprintf(err, errlen, "out of memory for the JSON writer");
+  if (npkit_trace_writer_open(&tw, format, fd, r->header.clock_base_ns) != 0) {
+    npkit_trace_writer_finish(&tw, NULL, werr, sizeof werr);
+    snprintf(err, errlen, "out of memory for the %s writer", npkit_trace_format_name(format));
     return -1;
   }
-  npkit_sink *s = &js.base;
+  npkit_sink *s = npkit_trace_writer_sink(&tw);
   npkit_sink_open(s);
   npkit_render_summary(r, npkit_sink_meta_begin(s), r->header.clock_base_ns);
   npkit_sink_meta_end(s);
@@ -399,7 +418,7 @@ static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, c
     rc = -1;
   }
   npkit_sink_close(s);
-  if (npkit_json_sink_finish(&js, NULL, werr, sizeof(werr)) != 0 && rc == 0) {
+  if (npkit_trace_writer_finish(&tw, NULL, werr, sizeof(werr)) != 0 && rc == 0) {
     snprintf(err, errlen, "%s", werr);
     rc = -1;
   }
@@ -408,6 +427,12 @@ static int write_trace(npkit_log_reader *r, int fd, npkit_render_stats *stats, c
 
 int npkit_render_trace(const char *log_path, const char *json_path, npkit_render_stats *stats, char *err,
                        size_t errlen) {
+  return npkit_render_trace_as(log_path, json_path, NPKIT_TRACE_JSON, stats, err, errlen);
+}
+
+int npkit_render_trace_as(const char *log_path, const char *out_path, npkit_trace_format format,
+                          npkit_render_stats *stats, char *err, size_t errlen) {
+  const char *json_path = out_path;
   npkit_log_reader *r;
   npkit_render_stats local;
   npkit_out_file out;
@@ -419,7 +444,7 @@ int npkit_render_trace(const char *log_path, const char *json_path, npkit_render
     npkit_reader_close(r);
     return -1;
   }
-  int rc = npkit_out_close(&out, write_trace(r, out.fd, stats, err, errlen), err, errlen);
+  int rc = npkit_out_close(&out, write_trace(r, out.fd, format, stats, err, errlen), err, errlen);
   npkit_reader_close(r);
   return rc;
 }

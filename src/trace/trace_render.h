@@ -19,6 +19,7 @@
 #include "log_reader.h"
 #include "trace_sink.h"
 #include "trace_tracks.h"
+#include "trace_writer.h"
 
 typedef struct npkit_render_stats {
   uint64_t events;    /* NCCL API calls written */
@@ -60,5 +61,9 @@ int npkit_render_log(npkit_log_reader *r, npkit_sink *sink, const npkit_render_o
  * stats may be NULL.  Never exits, never prints. */
 int npkit_render_trace(const char *log_path, const char *json_path, npkit_render_stats *stats, char *err,
                        size_t errlen);
+/* The same in the format asked for (trace_writer.h): Perfetto's trace keeps the events, not the
+ * summary object (otherData) nor the stack frames table (each call's stack is an argument). */
+int npkit_render_trace_as(const char *log_path, const char *out_path, npkit_trace_format format,
+                          npkit_render_stats *stats, char *err, size_t errlen);
 
 #endif /* NPKIT_TRACE_RENDER_H */

@@ -58,6 +58,8 @@ typedef struct npkit_sink_head {
   int scope_last; /* the JSON sink writes "s" after ts and dur, where the thread-scoped instants
                      and the recording changes have always had it, instead of after "ph" */
   uint64_t id;    /* flows: the id joining start and end */
+  uint64_t flow_in; /* a slice: the flow that ends on it (its 'f' event follows), 0: none; a sink
+                       that attaches flows to slices (Perfetto) uses it, the JSON sink does not */
   int64_t pid;
   int64_t tid;
   int has_ts, has_dur;
@@ -138,6 +140,9 @@ typedef struct npkit_sink_ops {
   void (*close)(npkit_sink *s);
   void (*forget)(npkit_sink *s);
   int (*failed)(npkit_sink *s); /* the output is lost (a write failed): a long renderer may stop */
+  /* NULL, or the sink attaches a flow's start to its slice when it writes the slice, so must know
+   * the flows before the slices (see npkit_sink_flow_ahead) */
+  void (*flow_ahead)(npkit_sink *s, int64_t pid, int64_t tid, int64_t at, int exact, uint64_t id);
 } npkit_sink_ops;
 
 /* Every sink starts with this: sinks are small structs that embed it first. */
@@ -214,6 +219,19 @@ static inline void npkit_sink_frames_end(npkit_sink *s) { s->ops->frames_end(s);
 static inline void npkit_sink_close(npkit_sink *s) { s->ops->close(s); }
 static inline void npkit_sink_forget(npkit_sink *s) { s->ops->forget(s); }
 static inline int npkit_sink_failed(npkit_sink *s) { return s->ops->failed(s); }
+
+/* Flows told ahead.  Chrome's JSON draws a flow from separate 's' and 'f' events bound to the
+ * slices around them, written whenever the renderer knows the flow; Perfetto's protobuf puts the
+ * flow's id on the slices themselves (TrackEvent.flow_ids), and a call's slice is written long
+ * before the kernel it launched is read.  So, for a sink that wants them, the renderer reads the
+ * log once before rendering it and tells each flow that will start: on the slice of (pid, tid)
+ * whose middle is `at` (exact: a call's slice, which is where the flow starts), or that contains
+ * `at` (the first slice written there that does).  The flow's end is the slice whose head has
+ * flow_in = id.  The sink forgets them at npkit_sink_forget. */
+static inline int npkit_sink_wants_flows_ahead(const npkit_sink *s) { return s->ops->flow_ahead != NULL; }
+static inline void npkit_sink_flow_ahead(npkit_sink *s, int64_t pid, int64_t tid, int64_t at, int exact, uint64_t id) {
+  s->ops->flow_ahead(s, pid, tid, at, exact, id);
+}
 
 /* The commonest shapes, in the sink's terms (trace_sink.c). */
 /* A counter event of the process's counter track `name` (cat NULL: none); the caller adds one

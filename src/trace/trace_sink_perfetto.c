@@ -6,6 +6,7 @@
 
 #include "grow.h"
 #include "slots.h"
+#include "trace_tracks.h"
 
 /* Field numbers, google/perfetto protos/perfetto/trace/perfetto_trace.proto (commit ec5d16b). */
 enum {
@@ -19,39 +20,63 @@ enum {
   SEQ_CLEARED = 1,                  /* SEQ_INCREMENTAL_STATE_CLEARED */
   SEQ_NEEDS = 2,                    /* SEQ_NEEDS_INCREMENTAL_STATE */
   TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+  TD_CHILD_ORDERING = 11, TD_SIBLING_ORDER_RANK = 12, ORDER_EXPLICIT = 3,  /* TrackDescriptor */
   PD_PID = 1, PD_SORT_INDEX = 3, PD_NAME = 6, PD_LABELS = 8,     /* ProcessDescriptor */
   THD_PID = 1, THD_TID = 2, THD_SORT_INDEX = 3, THD_NAME = 5,    /* ThreadDescriptor */
   TE_CATEGORY_IIDS = 3, TE_DEBUG_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11,
-  TE_COUNTER_VALUE = 30, TE_DOUBLE_COUNTER_VALUE = 44,           /* TrackEvent */
+  TE_COUNTER_VALUE = 30, TE_DOUBLE_COUNTER_VALUE = 44, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48, /* TrackEvent */
   TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
   DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6, DA_ARRAY = 12,
-  ID_CATEGORIES = 1, ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, /* InternedData */
+  DA_STRING_IID = 17,
+  ID_CATEGORIES = 1, ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, ID_STRING_VALUES = 29, /* InternedData */
   INTERNED_IID = 1, INTERNED_NAME = 2,                            /* EventName, EventCategory, ... */
 };
 
 #define SEQUENCE 1 /* the one sequence of this writer: any non-zero value */
+/* String values up to this long are interned (a communicator, an algorithm, a call stack repeat
+ * from call to call); longer ones are written in place. */
+#define INTERN_VALUE_MAX 4096
+
+/* The slot of an InternedData kind in pstr.iid and next_iid. */
+static int slot_of(int kind) { return kind == ID_STRING_VALUES ? 3 : kind - 1; }
 #define MAX_ARGS 64
+#define MAX_FLOWS 64 /* flows starting on one slice (a group's launch on as many GPUs) */
 
 /* An interned string: its text, and its iid as each kind once it was defined on the sequence. */
 typedef struct pstr {
-  char *text;
+  char *text;      /* the bytes as given: what a lookup compares */
   size_t len;
-  uint32_t iid[3]; /* ID_CATEGORIES, ID_EVENT_NAMES, ID_ANNOTATION_NAMES - 1 */
+  char *utf8;      /* as written (utf8_copy): the same bytes, or a copy when they were not UTF-8 */
+  size_t utf8_len;
+  uint32_t iid[4]; /* its iid as each kind of interned data (slot_of), 0: not defined yet */
 } pstr;
+
+/* A flow told ahead (npkit_sink_flow_ahead): where on its track it starts. */
+typedef struct pflow {
+  int64_t at;
+  uint64_t id;
+  uint8_t exact, used;
+} pflow;
 
 /* A track: its uuid and what its descriptor says. */
 typedef struct ptrack {
   uint64_t uuid;
   int64_t pid, tid; /* tid -1: the process's track; -2: a counter track */
+  int64_t key_tid;  /* what it was asked for by (track_get) */
+  uint32_t counter;
   char *name;
   char *labels;
   int64_t sort_index;
   int has_sort;
   int described;
+  pflow *flows;     /* the flows that start on its slices, sorted by `at` once all are told */
+  size_t n_flows, cap_flows;
+  int flows_sorted;
 } ptrack;
 
 typedef struct parg {
   uint32_t key; /* pstr id */
+  uint32_t value; /* a string's pstr id when it is interned (track_event), 0: written in place */
   int type;
   int64_t i;
   uint64_t u;
@@ -68,7 +93,7 @@ struct npkit_perfetto_sink {
   npkit_pb pb;
   uint64_t base_ns;
   int first_packet;
-  uint32_t next_iid[3];
+  uint32_t next_iid[4];
   pstr *strs;
   size_t n_strs, cap_strs;
   npkit_slots str_index;
@@ -110,7 +135,64 @@ static uint64_t str_pos_hash(const void *ctx, size_t pos) {
   return text_hash(e->text, e->len);
 }
 
-/* The id (1 + position) of a string, added when new; 0 when memory is short. */
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 when it is not one (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF). */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+  unsigned c = s[0];
+  size_t len;
+  unsigned lo = 0x80, hi = 0xBF;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) len = 2;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  else return 0;
+  if (n < len || s[1] < lo || s[1] > hi) return 0;
+  for (size_t k = 2; k < len; k++)
+    if ((s[k] & 0xC0) != 0x80) return 0;
+  return len;
+}
+
+/* A copy of at most n bytes of s, up to a NUL, as valid UTF-8: Perfetto's string fields are
+ * UTF-8, and a reader that checks (protobuf's own parsers) refuses the packet otherwise.  Each
+ * byte that does not start a valid sequence becomes U+FFFD, as a browser shows it.  *outlen gets
+ * the length. */
+static char *utf8_copy(const char *s, size_t n, size_t *outlen) {
+  n = strnlen(s, n);
+  const unsigned char *u = (const unsigned char *)s;
+  size_t bad = 0;
+  for (size_t i = 0; i < n;) {
+    size_t k = utf8_seq(u + i, n - i);
+    if (k == 0) bad++, k = 1;
+    i += k;
+  }
+  char *c = malloc(n + 2 * bad + 1), *q = c;
+  if (c == NULL) return NULL;
+  if (bad == 0) {
+    memcpy(c, s, n);
+    q = c + n;
+  } else {
+    for (size_t i = 0; i < n;) {
+      size_t k = utf8_seq(u + i, n - i);
+      if (k == 0) {
+        memcpy(q, "\xEF\xBF\xBD", 3);
+        q += 3;
+        i++;
+      } else {
+        memcpy(q, s + i, k);
+        q += k;
+        i += k;
+      }
+    }
+  }
+  *q = '\0';
+  if (outlen != NULL) *outlen = (size_t)(q - c);
+  return c;
+}
+
+static char *utf8_dup(const char *s, size_t n) { return utf8_copy(s, n, NULL); }
+
+/* The id (1 + position) of a string, added when new; 0 when memory is short.  Strings are kept as
+ * their UTF-8 copies: the lookup is by the bytes given. */
 static uint32_t str_id(npkit_perfetto_sink *p, const char *s, size_t n) {
   n = strnlen(s, n);
   text_key k = {s, n};
@@ -119,42 +201,67 @@ static uint32_t str_id(npkit_perfetto_sink *p, const char *s, size_t n) {
   if (NPKIT_GROW(p->strs, p->cap_strs, p->n_strs + 1, 64) != 0 ||
       npkit_slots_reserve(&p->str_index, p->n_strs, 256, str_pos_hash, p) != 0)
     return 0;
-  char *copy = malloc(n + 1);
-  if (copy == NULL) return 0;
+  size_t ulen;
+  char *copy = malloc(n + 1), *utf8 = utf8_copy(s, n, &ulen);
+  if (copy == NULL || utf8 == NULL) {
+    free(copy);
+    free(utf8);
+    return 0;
+  }
   memcpy(copy, s, n);
   copy[n] = '\0';
-  p->strs[p->n_strs] = (pstr){copy, n, {0, 0, 0}};
+  if (ulen == n && memcmp(utf8, copy, n) == 0) {
+    free(utf8);
+    utf8 = copy;
+  }
+  p->strs[p->n_strs] = (pstr){copy, n, utf8, ulen, {0, 0, 0, 0}};
   npkit_slots_put(&p->str_index, text_hash(s, n), p->n_strs);
   return (uint32_t)++p->n_strs;
 }
 
 /* ---- tracks ---- */
 
-static uint64_t track_uuid(int64_t pid, int64_t tid, uint32_t counter) {
-  uint64_t h = (uint64_t)pid * 0x9e3779b97f4a7c15ull ^ ((uint64_t)tid + 3) * 0xff51afd7ed558ccdull ^
-               (uint64_t)counter * 0xc4ceb9fe1a85ec53ull;
-  return h != 0 ? h : 1;
+/* A track is found by what names it (pid, tid, counter), and its uuid is its position + 1: a small
+ * number takes one or two bytes in each of its events. */
+typedef struct track_key {
+  int64_t pid, tid;
+  uint32_t counter;
+} track_key;
+
+static uint64_t key_hash(int64_t pid, int64_t tid, uint32_t counter) {
+  return (uint64_t)pid * 0x9e3779b97f4a7c15ull ^ ((uint64_t)tid + 3) * 0xff51afd7ed558ccdull ^
+         (uint64_t)counter * 0xc4ceb9fe1a85ec53ull;
 }
 
 static int track_is(const void *owner, size_t pos, const void *key) {
-  return ((const npkit_perfetto_sink *)owner)->tracks[pos].uuid == *(const uint64_t *)key;
+  const ptrack *t = &((const npkit_perfetto_sink *)owner)->tracks[pos];
+  const track_key *k = key;
+  return t->pid == k->pid && t->key_tid == k->tid && t->counter == k->counter;
 }
-static uint64_t track_key_hash(const void *key) { return *(const uint64_t *)key; }
-static uint64_t track_pos_hash(const void *ctx, size_t pos) { return ((const npkit_perfetto_sink *)ctx)->tracks[pos].uuid; }
+static uint64_t track_key_hash(const void *key) {
+  const track_key *k = key;
+  return key_hash(k->pid, k->tid, k->counter);
+}
+static uint64_t track_pos_hash(const void *ctx, size_t pos) {
+  const ptrack *t = &((const npkit_perfetto_sink *)ctx)->tracks[pos];
+  return key_hash(t->pid, t->key_tid, t->counter);
+}
 
 static ptrack *track_get(npkit_perfetto_sink *p, int64_t pid, int64_t tid, uint32_t counter) {
-  uint64_t uuid = track_uuid(pid, tid, counter);
-  size_t pos = npkit_slots_find(&p->track_index, p, &uuid, track_is, track_key_hash);
+  track_key k = {pid, tid, counter};
+  size_t pos = npkit_slots_find(&p->track_index, p, &k, track_is, track_key_hash);
   if (pos != SIZE_MAX) return &p->tracks[pos];
   if (NPKIT_GROW(p->tracks, p->cap_tracks, p->n_tracks + 1, 64) != 0 ||
       npkit_slots_reserve(&p->track_index, p->n_tracks, 256, track_pos_hash, p) != 0)
     return NULL;
   ptrack *t = &p->tracks[p->n_tracks];
   memset(t, 0, sizeof *t);
-  t->uuid = uuid;
+  t->uuid = p->n_tracks + 1;
   t->pid = pid;
+  t->key_tid = tid;
+  t->counter = counter;
   t->tid = counter != 0 ? -2 : tid;
-  npkit_slots_put(&p->track_index, uuid, p->n_tracks++);
+  npkit_slots_put(&p->track_index, key_hash(pid, tid, counter), p->n_tracks++);
   return t;
 }
 
@@ -167,6 +274,17 @@ static void packet_begin(npkit_perfetto_sink *p, int incremental) {
   }
 }
 
+/* Whether a track of the trace is a host thread's (trace_tracks.h: the band below the GPU streams);
+ * the others (GPU streams, NCCL channels, proxy lanes, NPKit dump lanes, the flight recorder) are
+ * tracks of their own below their process, not threads of the OS. */
+static int is_thread(int64_t pid, int64_t tid) {
+  int64_t slot = tid - pid * 1000;
+  return slot >= 0 && slot < NPKIT_TRACE_GPU_BAND;
+}
+
+/* sibling_order_rank is an int32 */
+static int64_t rank_of(int64_t v) { return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v; }
+
 /* The descriptor of a track (again, when what it says changed). */
 static void describe(npkit_perfetto_sink *p, ptrack *t, uint32_t counter) {
   ptrack *proc = t->tid != -1 ? track_get(p, t->pid, -1, 0) : NULL;
@@ -175,6 +293,8 @@ static void describe(npkit_perfetto_sink *p, ptrack *t, uint32_t counter) {
   npkit_pb_begin(&p->pb, PKT_TRACK_DESCRIPTOR);
   npkit_pb_uint(&p->pb, TD_UUID, t->uuid);
   if (proc != NULL) npkit_pb_uint(&p->pb, TD_PARENT, proc->uuid);
+  if (t->tid == -1) npkit_pb_uint(&p->pb, TD_CHILD_ORDERING, ORDER_EXPLICIT); /* by the tracks' sort indexes */
+  else if (t->has_sort) npkit_pb_int(&p->pb, TD_SIBLING_ORDER_RANK, rank_of(t->sort_index));
   if (t->tid == -1) {
     npkit_pb_begin(&p->pb, TD_PROCESS);
     npkit_pb_int(&p->pb, PD_PID, (int32_t)t->pid);
@@ -183,9 +303,11 @@ static void describe(npkit_perfetto_sink *p, ptrack *t, uint32_t counter) {
     if (t->labels != NULL) npkit_pb_string(&p->pb, PD_LABELS, t->labels);
     npkit_pb_end(&p->pb);
   } else if (t->tid == -2) {
-    if (counter != 0 && counter <= p->n_strs) npkit_pb_string(&p->pb, TD_NAME, p->strs[counter - 1].text);
+    if (counter != 0 && counter <= p->n_strs) npkit_pb_string(&p->pb, TD_NAME, p->strs[counter - 1].utf8);
     npkit_pb_begin(&p->pb, TD_COUNTER);
     npkit_pb_end(&p->pb);
+  } else if (!is_thread(t->pid, t->tid)) {
+    if (t->name != NULL) npkit_pb_string(&p->pb, TD_NAME, t->name);
   } else {
     npkit_pb_begin(&p->pb, TD_THREAD);
     npkit_pb_int(&p->pb, THD_PID, (int32_t)t->pid);
@@ -233,21 +355,26 @@ static parg *arg_new(npkit_perfetto_sink *p, const char *key, int type) {
  * an event name), its category, its argument names. */
 static void intern_needed(npkit_perfetto_sink *p, uint32_t name, uint32_t cat, const parg *args, size_t nargs) {
   int open = 0;
-  uint32_t ids[2 + MAX_ARGS];
-  int kinds[2 + MAX_ARGS];
+  uint32_t ids[2 + 2 * MAX_ARGS];
+  int kinds[2 + 2 * MAX_ARGS];
   size_t n = 0;
   if (name != 0) ids[n] = name, kinds[n++] = ID_EVENT_NAMES;
   if (cat != 0) ids[n] = cat, kinds[n++] = ID_CATEGORIES;
-  for (size_t i = 0; i < nargs; i++) ids[n] = args[i].key, kinds[n++] = ID_ANNOTATION_NAMES;
+  for (size_t i = 0; i < nargs; i++) {
+    ids[n] = args[i].key, kinds[n++] = ID_ANNOTATION_NAMES;
+    if (args[i].value != 0) ids[n] = args[i].value, kinds[n++] = ID_STRING_VALUES;
+  }
   for (size_t i = 0; i < n; i++) {
     pstr *s = &p->strs[ids[i] - 1];
-    if (s->iid[kinds[i] - 1] != 0) continue;
-    s->iid[kinds[i] - 1] = ++p->next_iid[kinds[i] - 1];
+    int k = slot_of(kinds[i]);
+    if (s->iid[k] != 0) continue;
+    s->iid[k] = ++p->next_iid[k];
     if (!open) npkit_pb_begin(&p->pb, PKT_INTERNED_DATA);
     open = 1;
+    /* EventName, EventCategory, DebugAnnotationName and InternedString: iid 1, name or str 2 */
     npkit_pb_begin(&p->pb, (uint32_t)kinds[i]);
-    npkit_pb_uint(&p->pb, INTERNED_IID, s->iid[kinds[i] - 1]);
-    npkit_pb_bytes(&p->pb, INTERNED_NAME, s->text, s->len);
+    npkit_pb_uint(&p->pb, INTERNED_IID, s->iid[k]);
+    npkit_pb_bytes(&p->pb, INTERNED_NAME, s->utf8, s->utf8_len);
     npkit_pb_end(&p->pb);
   }
   if (open) npkit_pb_end(&p->pb);
@@ -255,7 +382,7 @@ static void intern_needed(npkit_perfetto_sink *p, uint32_t name, uint32_t cat, c
 
 static void annotation(npkit_perfetto_sink *p, const parg *a) {
   npkit_pb_begin(&p->pb, TE_DEBUG_ANNOTATIONS);
-  npkit_pb_uint(&p->pb, DA_NAME_IID, p->strs[a->key - 1].iid[ID_ANNOTATION_NAMES - 1]);
+  npkit_pb_uint(&p->pb, DA_NAME_IID, p->strs[a->key - 1].iid[slot_of(ID_ANNOTATION_NAMES)]);
   switch (a->type) {
   case NPKIT_SINK_ARG_INT: npkit_pb_int(&p->pb, DA_INT, a->i); break;
   case NPKIT_SINK_ARG_UINT: npkit_pb_uint(&p->pb, DA_UINT, a->u); break;
@@ -275,26 +402,107 @@ static void annotation(npkit_perfetto_sink *p, const parg *a) {
       npkit_pb_end(&p->pb);
     }
     break;
-  default: npkit_pb_string(&p->pb, DA_STRING, a->text != NULL ? a->text : a->ref != NULL ? a->ref : ""); break;
+  default:
+    if (a->value != 0) npkit_pb_uint(&p->pb, DA_STRING_IID, p->strs[a->value - 1].iid[slot_of(ID_STRING_VALUES)]);
+    else npkit_pb_string(&p->pb, DA_STRING, a->text != NULL ? a->text : a->ref != NULL ? a->ref : "");
+    break;
   }
   npkit_pb_end(&p->pb);
 }
 
+/* The flows of an event: those starting on it, the one ending on it (0: none). */
+typedef struct flows {
+  uint64_t out[MAX_FLOWS];
+  size_t n;
+  uint64_t in;
+} flows;
+
 /* One TrackEvent packet: its interned entries first, then the event. */
 static void track_event(npkit_perfetto_sink *p, const ptrack *t, int type, int64_t ts, uint32_t name, uint32_t cat,
-                        const parg *args, size_t nargs, const double *counter) {
-  packet_begin(p, 1);
+                        parg *args, size_t nargs, const double *counter, const flows *f) {
+  for (size_t i = 0; i < nargs; i++) {
+    parg *a = &args[i];
+    if (a->value != 0 || a->type != 't') continue;
+    const char *v = a->text != NULL ? a->text : a->ref != NULL ? a->ref : "";
+    size_t len = strlen(v);
+    if (len <= INTERN_VALUE_MAX) a->value = str_id(p, v, len);
+  }
+  /* a packet that defines or uses interned data says that it needs the sequence's */
+  packet_begin(p, name != 0 || cat != 0 || nargs > 0);
   npkit_pb_uint(&p->pb, PKT_TIMESTAMP, ts > 0 ? p->base_ns + (uint64_t)ts : p->base_ns - (uint64_t)-ts);
   intern_needed(p, name, cat, args, nargs);
   npkit_pb_begin(&p->pb, PKT_TRACK_EVENT);
   npkit_pb_uint(&p->pb, TE_TYPE, (uint64_t)type);
   npkit_pb_uint(&p->pb, TE_TRACK_UUID, t->uuid);
-  if (name != 0) npkit_pb_uint(&p->pb, TE_NAME_IID, p->strs[name - 1].iid[ID_EVENT_NAMES - 1]);
-  if (cat != 0) npkit_pb_uint(&p->pb, TE_CATEGORY_IIDS, p->strs[cat - 1].iid[ID_CATEGORIES - 1]);
+  if (name != 0) npkit_pb_uint(&p->pb, TE_NAME_IID, p->strs[name - 1].iid[slot_of(ID_EVENT_NAMES)]);
+  if (cat != 0) npkit_pb_uint(&p->pb, TE_CATEGORY_IIDS, p->strs[cat - 1].iid[slot_of(ID_CATEGORIES)]);
   if (counter != NULL) npkit_pb_double(&p->pb, TE_DOUBLE_COUNTER_VALUE, *counter);
   for (size_t i = 0; i < nargs; i++) annotation(p, &args[i]);
+  for (size_t i = 0; f != NULL && i < f->n; i++) npkit_pb_fixed64(&p->pb, TE_FLOW_IDS, f->out[i]);
+  if (f != NULL && f->in != 0) npkit_pb_fixed64(&p->pb, TE_TERMINATING_FLOW_IDS, f->in);
   npkit_pb_end(&p->pb);
   npkit_pb_end(&p->pb);
+}
+
+/* ---- flows told ahead ---- */
+
+static int flow_cmp(const void *a, const void *b) {
+  const pflow *x = a, *y = b;
+  return x->at < y->at ? -1 : x->at > y->at ? 1 : x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void flow_ahead(npkit_sink *s, int64_t pid, int64_t tid, int64_t at, int exact, uint64_t id) {
+  npkit_perfetto_sink *p = (npkit_perfetto_sink *)s;
+  ptrack *t = track_get(p, pid, tid, 0);
+  if (t == NULL || id == 0 || NPKIT_GROW(t->flows, t->cap_flows, t->n_flows + 1, 16) != 0) return;
+  t->flows[t->n_flows++] = (pflow){at, id, (uint8_t)(exact != 0), 0};
+  t->flows_sorted = 0;
+}
+
+/* The flows that start on a slice ts .. ts + dur of track t: those told at its middle, and those
+ * told anywhere inside it that no slice written before took. */
+static void flows_of(ptrack *t, int64_t ts, int64_t dur, flows *f) {
+  f->n = 0;
+  if (t->n_flows == 0) return;
+  if (!t->flows_sorted) {
+    qsort(t->flows, t->n_flows, sizeof *t->flows, flow_cmp);
+    t->flows_sorted = 1;
+  }
+  size_t lo = 0, hi = t->n_flows;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (t->flows[mid].at < ts) lo = mid + 1;
+    else hi = mid;
+  }
+  int64_t middle = ts + dur / 2;
+  for (size_t i = lo; i < t->n_flows && t->flows[i].at <= ts + dur && f->n < MAX_FLOWS; i++) {
+    pflow *x = &t->flows[i];
+    if (x->used || (x->exact && x->at != middle)) continue;
+    x->used = 1;
+    f->out[f->n++] = x->id;
+  }
+}
+
+static void flows_forget(npkit_perfetto_sink *p) {
+  for (size_t i = 0; i < p->n_tracks; i++) {
+    free(p->tracks[i].flows);
+    p->tracks[i].flows = NULL;
+    p->tracks[i].n_flows = p->tracks[i].cap_flows = 0;
+  }
+}
+
+/* A slice as its SLICE_BEGIN and SLICE_END, or an instant, with its flows. */
+static void write_slice(npkit_perfetto_sink *p, ptrack *t, int instant, int64_t ts, int64_t dur, uint32_t name,
+                        uint32_t cat, uint64_t flow_in) {
+  flows f;
+  flows_of(t, ts, instant ? 0 : dur, &f);
+  f.in = flow_in;
+  if (instant) {
+    track_event(p, t, TYPE_INSTANT, ts, name, cat, p->args, p->nargs, NULL, &f);
+  } else {
+    track_event(p, t, TYPE_SLICE_BEGIN, ts, name, cat, p->args, p->nargs, NULL, &f);
+    track_event(p, t, TYPE_SLICE_END, ts + dur, 0, 0, NULL, 0, NULL, NULL);
+  }
 }
 
 static ptrack *described(npkit_perfetto_sink *p, int64_t pid, int64_t tid) {
@@ -331,7 +539,7 @@ static void counter_event(npkit_perfetto_sink *p) {
     if (t == NULL) continue;
     if (!t->described) describe(p, t, id);
     double v = a->type == NPKIT_SINK_ARG_INT ? (double)a->i : a->type == NPKIT_SINK_ARG_UINT ? (double)a->u : a->d;
-    track_event(p, t, TYPE_COUNTER, h->ts, 0, 0, NULL, 0, &v);
+    track_event(p, t, TYPE_COUNTER, h->ts, 0, 0, NULL, 0, &v, NULL);
   }
 }
 
@@ -353,25 +561,18 @@ static void end(npkit_sink *s) {
   } else if (h->ph == NPKIT_SINK_SLICE || h->ph == NPKIT_SINK_INSTANT) {
     uint32_t name = str_id(p, h->name, strlen(h->name)), cat = h->cat != NULL ? str_id(p, h->cat, strlen(h->cat)) : 0;
     ptrack *t = described(p, h->pid, h->ph == NPKIT_SINK_INSTANT && h->scope == 'p' ? -1 : h->tid);
-    if (t != NULL && name != 0) {
-      if (h->ph == NPKIT_SINK_INSTANT) {
-        track_event(p, t, TYPE_INSTANT, h->ts, name, cat, p->args, p->nargs, NULL);
-      } else {
-        track_event(p, t, TYPE_SLICE_BEGIN, h->ts, name, cat, p->args, p->nargs, NULL);
-        track_event(p, t, TYPE_SLICE_END, h->ts + h->dur, 0, 0, NULL, 0, NULL);
-      }
-    }
-  } /* flows: not yet */
+    if (t != NULL && name != 0) write_slice(p, t, h->ph == NPKIT_SINK_INSTANT, h->ts, h->dur, name, cat, h->flow_in);
+  } /* flows' own events ('s', 'f'): their ids are on the slices already (flow_ahead, flow_in) */
   args_clear(p);
 }
 
 static void arg_str(npkit_sink *s, const char *key, const char *v) {
   parg *a = arg_new((npkit_perfetto_sink *)s, key, 't');
-  if (a != NULL) a->text = strdup(v);
+  if (a != NULL) a->text = utf8_dup(v, strlen(v));
 }
 static void arg_strn(npkit_sink *s, const char *key, const char *v, size_t n) {
   parg *a = arg_new((npkit_perfetto_sink *)s, key, 't');
-  if (a != NULL) a->text = strndup(v, n);
+  if (a != NULL) a->text = utf8_dup(v, n);
 }
 static void arg_int(npkit_sink *s, const char *key, int64_t v) {
   parg *a = arg_new((npkit_perfetto_sink *)s, key, NPKIT_SINK_ARG_INT);
@@ -410,7 +611,7 @@ static void arg_uints(npkit_sink *s, const char *key, const uint64_t *v, size_t 
 static void arg_strs(npkit_sink *s, const char *key, const char *const *v, size_t n) {
   parg *a = arg_new((npkit_perfetto_sink *)s, key, 's');
   if (a == NULL || (a->strs = calloc(n ? n : 1, sizeof *a->strs)) == NULL) return;
-  for (size_t k = 0; k < n && (a->strs[k] = strdup(v[k])) != NULL; k++) a->n = k + 1;
+  for (size_t k = 0; k < n && (a->strs[k] = utf8_dup(v[k], strlen(v[k]))) != NULL; k++) a->n = k + 1;
 }
 
 /* ---- interned strings, sets and whole slices ---- */
@@ -449,7 +650,7 @@ static npkit_sink_str intern_args(npkit_sink *s, const npkit_sink_arg *args, siz
 }
 
 static const char *str_text(const npkit_perfetto_sink *p, npkit_sink_str id) {
-  return id != 0 && id <= p->n_strs ? p->strs[id - 1].text : "";
+  return id != 0 && id <= p->n_strs ? p->strs[id - 1].utf8 : "";
 }
 
 /* A typed argument of a whole slice as an argument of this sink (strings borrowed). */
@@ -468,8 +669,11 @@ static void take_arg(npkit_perfetto_sink *p, const npkit_sink_arg *a) {
   case NPKIT_SINK_ARG_BOOL: x->i = a->v.i; break;
   case NPKIT_SINK_ARG_UINT: x->u = a->v.u; break;
   case NPKIT_SINK_ARG_MILLI: x->type = 'd', x->d = (double)a->v.i / 1000.0; break;
-  case NPKIT_SINK_ARG_STR: x->type = 't', x->ref = str_text(p, a->v.str); break;
-  case NPKIT_SINK_ARG_TEXT: x->type = 't', x->text = strndup(a->v.text, a->len); break;
+  case NPKIT_SINK_ARG_STR:
+    x->type = 't', x->ref = str_text(p, a->v.str);
+    if (a->v.str != 0 && a->v.str <= p->n_strs && p->strs[a->v.str - 1].len <= INTERN_VALUE_MAX) x->value = a->v.str;
+    break;
+  case NPKIT_SINK_ARG_TEXT: x->type = 't', x->text = utf8_dup(a->v.text, a->len); break;
   case NPKIT_SINK_ARG_HEX: {
     char buf[24];
     snprintf(buf, sizeof buf, "0x%0*llx", a->width, (unsigned long long)a->v.u);
@@ -487,14 +691,7 @@ static void slice(npkit_sink *s, const npkit_sink_slice *e) {
   for (size_t i = 0; i < e->nargs; i++) take_arg(p, &e->args[i]);
   ptrack *t = e->name != 0 && e->name <= p->n_strs ? described(p, e->pid, e->tid) : NULL;
   uint32_t cat = e->cat <= p->n_strs ? e->cat : 0;
-  if (t != NULL) {
-    if (e->ph == NPKIT_SINK_INSTANT) {
-      track_event(p, t, TYPE_INSTANT, e->ts, e->name, cat, p->args, p->nargs, NULL);
-    } else {
-      track_event(p, t, TYPE_SLICE_BEGIN, e->ts, e->name, cat, p->args, p->nargs, NULL);
-      track_event(p, t, TYPE_SLICE_END, e->ts + e->dur, 0, 0, NULL, 0, NULL);
-    }
-  }
+  if (t != NULL) write_slice(p, t, e->ph == NPKIT_SINK_INSTANT, e->ts, e->dur, e->name, cat, 0);
   args_clear(p);
 }
 
@@ -518,7 +715,8 @@ static npkit_tree *meta_begin(npkit_sink *s) { return &((npkit_perfetto_sink *)s
 static void frame(npkit_sink *s, int64_t pid, uint32_t node, const char *name, uint32_t parent1) {
   (void)s, (void)pid, (void)node, (void)name, (void)parent1;
 }
-static void forget(npkit_sink *s) { (void)s; /* the strings stay: their iids are defined on the sequence */ }
+/* The strings stay (their iids are defined on the sequence); the flows told go with their log. */
+static void forget(npkit_sink *s) { flows_forget((npkit_perfetto_sink *)s); }
 static int failed(npkit_sink *s) { return ((npkit_perfetto_sink *)s)->pb.err != 0; }
 
 static void sink_free(npkit_sink *s) { (void)s; /* npkit_perfetto_sink_finish frees */ }
@@ -555,6 +753,7 @@ static const npkit_sink_ops perfetto_ops = {
     .close = nop,
     .forget = forget,
     .failed = failed,
+    .flow_ahead = flow_ahead,
 };
 
 npkit_perfetto_sink *npkit_perfetto_sink_open(int fd, uint64_t base_ns) {
@@ -574,11 +773,17 @@ npkit_perfetto_sink *npkit_perfetto_sink_open(int fd, uint64_t base_ns) {
 
 npkit_sink *npkit_perfetto_sink_base(npkit_perfetto_sink *p) { return &p->base; }
 
+void npkit_perfetto_sink_set_base(npkit_perfetto_sink *p, uint64_t base_ns) { p->base_ns = base_ns; }
+
 int npkit_perfetto_sink_finish(npkit_perfetto_sink *p, uint64_t *bytes, char *err, size_t errlen) {
   args_clear(p);
+  flows_forget(p);
   if (bytes != NULL) *bytes = npkit_pb_size(&p->pb);
   int rc = npkit_pb_finish(&p->pb, err, errlen);
-  for (size_t i = 0; i < p->n_strs; i++) free(p->strs[i].text);
+  for (size_t i = 0; i < p->n_strs; i++) {
+    if (p->strs[i].utf8 != p->strs[i].text) free(p->strs[i].utf8);
+    free(p->strs[i].text);
+  }
   free(p->strs);
   npkit_slots_free(&p->str_index);
   for (size_t i = 0; i < p->n_tracks; i++) {

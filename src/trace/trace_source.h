@@ -30,6 +30,9 @@ typedef struct npkit_trace_source {
   /* writes what is known only at the end (track names, counts) */
   void (*finish)(void *self, npkit_sink *s);
   void (*destroy)(void *self);
+  /* NULL, or reads one event of its kinds before any is written, for a sink that wants its flows
+   * ahead (npkit_sink_flow_ahead); the ids told are those `event` will give */
+  void (*ahead)(void *self, npkit_sink *s, const npkit_event *ev);
 } npkit_trace_source;
 
 extern const npkit_trace_source npkit_plugin_trace_source; /* trace_plugin.c */

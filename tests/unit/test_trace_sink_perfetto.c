@@ -110,7 +110,8 @@ static int next_field(const unsigned char **p, const unsigned char *end, field *
 
 #define MAXN 64
 typedef struct state {
-  char names[4][MAXN][64]; /* interned: [kind][iid] */
+  char names[4][MAXN][64]; /* interned: [kind][iid], kind 1..3 as InternedData numbers them, 0 for
+                              debug_annotation_string_values (29) */
   uint64_t tracks[MAXN];
   uint64_t parent[MAXN];
   char track_name[MAXN][64];
@@ -130,7 +131,7 @@ static void interned(state *st, const field *f) {
   const unsigned char *p = f->p, *end = f->p + f->n;
   field e, x;
   while (p < end && next_field(&p, end, &e) == 0) {
-    if (e.wire != 2 || e.num > 3) continue;
+    if (e.wire != 2 || (e.num > 3 && e.num != 29)) continue;
     const unsigned char *q = e.p, *qe = e.p + e.n;
     uint64_t iid = 0;
     char name[64] = "";
@@ -138,7 +139,7 @@ static void interned(state *st, const field *f) {
       if (x.num == 1) iid = x.v;
       if (x.num == 2) snprintf(name, sizeof name, "%.*s", (int)x.n, (const char *)x.p);
     }
-    if (iid > 0 && iid < MAXN) snprintf(st->names[e.num][iid], 64, "%s", name);
+    if (iid > 0 && iid < MAXN) snprintf(st->names[e.num == 29 ? 0 : e.num][iid], 64, "%s", name);
   }
 }
 
@@ -163,6 +164,7 @@ static void annotation(state *st, const field *f, char *out, size_t len) {
       memcpy(&d, &x.v, sizeof d);
       snprintf(value, sizeof value, "%g", d);
     } else if (x.num == 6) snprintf(value, sizeof value, "%.*s", (int)x.n, (const char *)x.p);
+    else if (x.num == 17) snprintf(value, sizeof value, "%s", iid_name(st, 0, x.v)); /* string_value_iid */
     else if (x.num == 12) strncat(value, "[]", sizeof value - strlen(value) - 1);
   }
   size_t k = strlen(out);
