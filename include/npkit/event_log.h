@@ -89,6 +89,10 @@ typedef struct npkit_log_header {
 #define NPKIT_LOG_F_JSON_AT_EXIT 0x4u /* since version 2: the process meant to render its Chrome
                                          trace at exit (NPKIT_JSON=1), so a log without one next
                                          to it lost it to a kill (docs/faults.md) */
+#define NPKIT_LOG_F_PERFETTO_AT_EXIT 0x10u /* the process meant to render Perfetto's trace
+                                             (.pftrace) at exit (NPKIT_TRACE_FORMAT=perfetto or
+                                             both): with JSON_AT_EXIT, both traces; a reader that
+                                             does not know the flag ignores it */
 #define NPKIT_LOG_F_RING 0x8u /* written by the flight recorder (NPKIT_RING_MB): the events the
                                  in-memory ring still held at a dump; older ones were overwritten
                                  (NPKIT_EV_FLIGHT says how many).  The log is rewritten whole at

@@ -31,11 +31,12 @@ static void dir_of(const char *path, char *dir, size_t len) {
   else snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
-/* Whether dir holds a trace of (host, pid): npkit_rank<R>_<host>_<pid>.json or npkit_<host>_<pid>.json.
- * The rank may have been learnt late (from the first communicator): any rank matches. */
-static int has_trace(const char *dir, const char *host, int32_t pid) {
+/* Whether dir holds a trace of (host, pid): npkit_rank<R>_<host>_<pid><suffix> or
+ * npkit_<host>_<pid><suffix>.  The rank may have been learnt late (from the first communicator):
+ * any rank matches. */
+static int has_trace(const char *dir, const char *host, int32_t pid, const char *suffix) {
   char tail[128];
-  snprintf(tail, sizeof tail, "_%s_%" PRId32 ".json", host, pid);
+  snprintf(tail, sizeof tail, "_%s_%" PRId32 "%s", host, pid, suffix);
   size_t tl = strlen(tail);
   DIR *d = opendir(dir);
   if (d == NULL) return 1; /* nothing to be done there anyway */
@@ -87,10 +88,17 @@ void npkit_cli_render_missing(const char *cmd, const npkit_job *job) {
     const char *path = job->logs[i].path;
     const npkit_log_reader *r = job->logs[i].reader;
     const npkit_log_header *h = &r->header;
-    if (!(h->flags & NPKIT_LOG_F_JSON_AT_EXIT)) continue; /* its process never meant to write a trace */
+    /* the traces its process meant to write at exit (NPKIT_TRACE_FORMAT), and which are missing */
+    int meant[2] = {(h->flags & NPKIT_LOG_F_JSON_AT_EXIT) != 0, (h->flags & NPKIT_LOG_F_PERFETTO_AT_EXIT) != 0};
+    const npkit_trace_format formats[2] = {NPKIT_TRACE_JSON, NPKIT_TRACE_PERFETTO};
     char dir[4096];
     dir_of(path, dir, sizeof dir);
-    if (has_trace(dir, h->host, h->pid)) continue;
+    int missing = 0;
+    for (int f = 0; f < 2; f++) {
+      meant[f] = meant[f] && !has_trace(dir, h->host, h->pid, npkit_trace_format_suffix(formats[f]));
+      missing += meant[f];
+    }
+    if (missing == 0) continue;
     int same_host = 0;
     if (may_run_here(h, &same_host)) continue; /* it writes its own trace when it ends */
     char err[512];
@@ -100,22 +108,25 @@ void npkit_cli_render_missing(const char *cmd, const npkit_job *job) {
       remote++; /* another host's process: still running, or rendering right now */
       continue;
     }
-    char json[4200], partial[4300];
-    npkit_trace_json_path(json, sizeof json, dir, r->rank, h->host, h->pid);
     int closed = r->has_end;
-    /* a trace the process began and could not finish: the rendering writes over it (as its own
-     * FILE.partial) and renames the complete one into place */
-    snprintf(partial, sizeof partial, "%s.partial", json);
-    int had_partial = access(partial, F_OK) == 0;
-    npkit_render_stats stats;
-    /* a separate reading of the log, for a separate artefact (and only for a stopped process) */
-    if (npkit_render_trace(path, json, &stats, err, sizeof err) != 0) {
-      fprintf(stderr, "npkit %s: warning: cannot write the missing trace of %s: %s\n", cmd, path, err);
-      continue;
+    for (int f = 0; f < 2; f++) {
+      if (!meant[f]) continue;
+      char json[4200], partial[4300];
+      npkit_trace_path(json, sizeof json, dir, r->rank, h->host, h->pid, npkit_trace_format_suffix(formats[f]));
+      /* a trace the process began and could not finish: the rendering writes over it (as its own
+       * FILE.partial) and renames the complete one into place */
+      snprintf(partial, sizeof partial, "%s.partial", json);
+      int had_partial = access(partial, F_OK) == 0;
+      npkit_render_stats stats;
+      /* a separate reading of the log, for a separate artefact (and only for a stopped process) */
+      if (npkit_render_trace_as(path, json, formats[f], &stats, err, sizeof err) != 0) {
+        fprintf(stderr, "npkit %s: warning: cannot write the missing trace of %s: %s\n", cmd, path, err);
+        continue;
+      }
+      fprintf(stderr, "npkit %s: rendered %s from its log: the process was stopped %s%s\n", cmd, json,
+              closed ? "before it finished its trace" : "before it closed its log (events after its last flush are lost)",
+              had_partial ? " (it replaces the cut trace it left)" : "");
     }
-    fprintf(stderr, "npkit %s: rendered %s from its log: the process was stopped %s%s\n", cmd, json,
-            closed ? "before it finished its trace" : "before it closed its log (events after its last flush are lost)",
-            had_partial ? " (it replaces the cut trace it left)" : "");
   }
   if (remote > 0)
     fprintf(stderr, "npkit %s: note: %zu log%s of processes on other hosts have no trace yet (still running, or "

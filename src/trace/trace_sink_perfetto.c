@@ -72,6 +72,16 @@ typedef struct ptrack {
   pflow *flows;     /* the flows that start on its slices, sorted by `at` once all are told */
   size_t n_flows, cap_flows;
   int flows_sorted;
+  /* Lanes: a track's slices must nest (an END closes the innermost open slice), and the JSON may
+   * draw slices that overlap on one track (two kernels of a communicator, as NCCL's profiler
+   * times them).  A slice that would break the nesting goes to the track's next lane, a track of
+   * the same name beside it.  Each lane keeps its slices (the latest LANE_KEEP of them), sorted
+   * by start and by end. */
+  uint32_t lane;      /* 0: the track itself */
+  size_t next_lane;   /* index + 1 of its next lane, 0: none */
+  int64_t *by_start;  /* [2k] start, [2k + 1] end: by start, then longest first */
+  int64_t *by_end;    /* [2k] end, [2k + 1] start: by end, then latest start first */
+  size_t n_kept, cap_kept;
 } ptrack;
 
 typedef struct parg {
@@ -225,32 +235,36 @@ static uint32_t str_id(npkit_perfetto_sink *p, const char *s, size_t n) {
  * number takes one or two bytes in each of its events. */
 typedef struct track_key {
   int64_t pid, tid;
-  uint32_t counter;
+  uint32_t counter, lane;
 } track_key;
 
-static uint64_t key_hash(int64_t pid, int64_t tid, uint32_t counter) {
+static uint64_t key_hash(int64_t pid, int64_t tid, uint32_t counter, uint32_t lane) {
   return (uint64_t)pid * 0x9e3779b97f4a7c15ull ^ ((uint64_t)tid + 3) * 0xff51afd7ed558ccdull ^
-         (uint64_t)counter * 0xc4ceb9fe1a85ec53ull;
+         (uint64_t)counter * 0xc4ceb9fe1a85ec53ull ^ (uint64_t)lane * 0x94d049bb133111ebull;
 }
 
 static int track_is(const void *owner, size_t pos, const void *key) {
   const ptrack *t = &((const npkit_perfetto_sink *)owner)->tracks[pos];
   const track_key *k = key;
-  return t->pid == k->pid && t->key_tid == k->tid && t->counter == k->counter;
+  return t->pid == k->pid && t->key_tid == k->tid && t->counter == k->counter && t->lane == k->lane;
 }
 static uint64_t track_key_hash(const void *key) {
   const track_key *k = key;
-  return key_hash(k->pid, k->tid, k->counter);
+  return key_hash(k->pid, k->tid, k->counter, k->lane);
 }
 static uint64_t track_pos_hash(const void *ctx, size_t pos) {
   const ptrack *t = &((const npkit_perfetto_sink *)ctx)->tracks[pos];
-  return key_hash(t->pid, t->key_tid, t->counter);
+  return key_hash(t->pid, t->key_tid, t->counter, t->lane);
 }
 
-static ptrack *track_get(npkit_perfetto_sink *p, int64_t pid, int64_t tid, uint32_t counter) {
-  track_key k = {pid, tid, counter};
+/* The track of (pid, tid) (-1: the process's own), counter track `counter`, or lane `lane`; made
+ * when new, its process's track first: so a pointer this returns stays valid until the next track
+ * is made (the process's is made before, never after). */
+static ptrack *track_get_lane(npkit_perfetto_sink *p, int64_t pid, int64_t tid, uint32_t counter, uint32_t lane) {
+  track_key k = {pid, tid, counter, lane};
   size_t pos = npkit_slots_find(&p->track_index, p, &k, track_is, track_key_hash);
   if (pos != SIZE_MAX) return &p->tracks[pos];
+  if ((tid != -1 || counter != 0 || lane != 0) && track_get_lane(p, pid, -1, 0, 0) == NULL) return NULL;
   if (NPKIT_GROW(p->tracks, p->cap_tracks, p->n_tracks + 1, 64) != 0 ||
       npkit_slots_reserve(&p->track_index, p->n_tracks, 256, track_pos_hash, p) != 0)
     return NULL;
@@ -260,9 +274,14 @@ static ptrack *track_get(npkit_perfetto_sink *p, int64_t pid, int64_t tid, uint3
   t->pid = pid;
   t->key_tid = tid;
   t->counter = counter;
+  t->lane = lane;
   t->tid = counter != 0 ? -2 : tid;
-  npkit_slots_put(&p->track_index, key_hash(pid, tid, counter), p->n_tracks++);
+  npkit_slots_put(&p->track_index, key_hash(pid, tid, counter, lane), p->n_tracks++);
   return t;
+}
+
+static ptrack *track_get(npkit_perfetto_sink *p, int64_t pid, int64_t tid, uint32_t counter) {
+  return track_get_lane(p, pid, tid, counter, 0);
 }
 
 static void packet_begin(npkit_perfetto_sink *p, int incremental) {
@@ -306,7 +325,7 @@ static void describe(npkit_perfetto_sink *p, ptrack *t, uint32_t counter) {
     if (counter != 0 && counter <= p->n_strs) npkit_pb_string(&p->pb, TD_NAME, p->strs[counter - 1].utf8);
     npkit_pb_begin(&p->pb, TD_COUNTER);
     npkit_pb_end(&p->pb);
-  } else if (!is_thread(t->pid, t->tid)) {
+  } else if (!is_thread(t->pid, t->tid) || t->lane != 0) {
     if (t->name != NULL) npkit_pb_string(&p->pb, TD_NAME, t->name);
   } else {
     npkit_pb_begin(&p->pb, TD_THREAD);
@@ -483,11 +502,88 @@ static void flows_of(ptrack *t, int64_t ts, int64_t dur, flows *f) {
   }
 }
 
+/* What is kept of a log's tracks for its rendering: its flows, its lanes' slices. */
 static void flows_forget(npkit_perfetto_sink *p) {
   for (size_t i = 0; i < p->n_tracks; i++) {
-    free(p->tracks[i].flows);
-    p->tracks[i].flows = NULL;
-    p->tracks[i].n_flows = p->tracks[i].cap_flows = 0;
+    ptrack *t = &p->tracks[i];
+    free(t->flows);
+    free(t->by_start);
+    free(t->by_end);
+    t->flows = NULL;
+    t->by_start = t->by_end = NULL;
+    t->n_flows = t->cap_flows = t->n_kept = t->cap_kept = 0;
+  }
+}
+
+/* The first pair of a sorted array of n (key, other) pairs after (k, o) in the order: by key,
+ * then by `other` descending (desc) or ascending. */
+static size_t pair_bound(const int64_t *a, size_t n, int64_t k, int64_t o, int desc) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int64_t mk = a[2 * mid], mo = a[2 * mid + 1];
+    int after = mk > k || (mk == k && (desc ? mo < o : mo > o));
+    if (after) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+static void pair_insert(int64_t *a, size_t n, size_t at, int64_t k, int64_t o) {
+  memmove(a + 2 * at + 2, a + 2 * at, 2 * (n - at) * sizeof *a);
+  a[2 * at] = k;
+  a[2 * at + 1] = o;
+}
+
+#define LANE_KEEP (1u << 20) /* slices a lane keeps to check against: past it, the older half goes */
+
+/* Whether a slice s .. e nests with the slices of lane l: no slice of the lane starts before s and
+ * ends inside it, none starts inside it and ends after e (either would make Perfetto's END close
+ * the wrong slice).  Only the slices within s .. e are looked at, found by start and by end, so a
+ * check costs what the slice holds.  When it nests, the lane takes it. */
+static int lane_takes(ptrack *l, int64_t s, int64_t e) {
+  size_t n = l->n_kept;
+  for (size_t i = pair_bound(l->by_start, n, s, INT64_MIN, 0); i < n && l->by_start[2 * i] < e; i++)
+    if (l->by_start[2 * i] > s && l->by_start[2 * i + 1] > e) return 0; /* starts inside, ends after */
+  for (size_t i = pair_bound(l->by_end, n, s, INT64_MAX, 0); i < n && l->by_end[2 * i] < e; i++)
+    if (l->by_end[2 * i + 1] < s) return 0; /* starts before, ends inside */
+  if (n >= LANE_KEEP) { /* the slices that start at or after the middle one's start stay */
+    int64_t cut = l->by_start[2 * (n / 2)];
+    size_t a = 0, b = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (l->by_start[2 * i] >= cut) l->by_start[2 * a] = l->by_start[2 * i], l->by_start[2 * a + 1] = l->by_start[2 * i + 1], a++;
+      if (l->by_end[2 * i + 1] >= cut) l->by_end[2 * b] = l->by_end[2 * i], l->by_end[2 * b + 1] = l->by_end[2 * i + 1], b++;
+    }
+    n = l->n_kept = a; /* a == b: the same slices */
+  }
+  size_t cap = l->cap_kept;
+  if (NPKIT_GROW(l->by_start, cap, 2 * n + 2, 64) != 0 || NPKIT_GROW(l->by_end, l->cap_kept, 2 * n + 2, 64) != 0)
+    return 1; /* memory is short: taken unchecked */
+  pair_insert(l->by_start, n, pair_bound(l->by_start, n, s, e, 1), s, e);
+  pair_insert(l->by_end, n, pair_bound(l->by_end, n, e, s, 1), e, s);
+  l->n_kept = n + 1;
+  return 1;
+}
+
+#define MAX_LANES 64
+
+/* The lane of track t that slice s .. e nests in: t itself, or a lane beside it (made and
+ * described when first needed).  The last lane takes what no other does. */
+static ptrack *lane_for(npkit_perfetto_sink *p, ptrack *t, int64_t s, int64_t e) {
+  size_t base = (size_t)(t - p->tracks), i = base;
+  for (uint32_t k = 1;; k++) {
+    if (lane_takes(&p->tracks[i], s, e) || k == MAX_LANES) return &p->tracks[i];
+    if (p->tracks[i].next_lane == 0) {
+      ptrack *n = track_get_lane(p, p->tracks[base].pid, p->tracks[base].key_tid, 0, k); /* may move the array */
+      if (n == NULL) return &p->tracks[i];
+      const ptrack *b = &p->tracks[base];
+      if (b->name != NULL) set_text(&n->name, b->name);
+      n->sort_index = b->sort_index, n->has_sort = b->has_sort;
+      n->tid = b->tid;
+      p->tracks[i].next_lane = (size_t)(n - p->tracks) + 1;
+      describe(p, n, 0);
+    }
+    i = p->tracks[i].next_lane - 1;
   }
 }
 
@@ -500,6 +596,7 @@ static void write_slice(npkit_perfetto_sink *p, ptrack *t, int instant, int64_t 
   if (instant) {
     track_event(p, t, TYPE_INSTANT, ts, name, cat, p->args, p->nargs, NULL, &f);
   } else {
+    t = lane_for(p, t, ts, ts + dur);
     track_event(p, t, TYPE_SLICE_BEGIN, ts, name, cat, p->args, p->nargs, NULL, &f);
     track_event(p, t, TYPE_SLICE_END, ts + dur, 0, 0, NULL, 0, NULL, NULL);
   }
@@ -524,7 +621,14 @@ static void meta_event(npkit_perfetto_sink *p) {
     changed = set_text(&t->labels, a->text) == 0;
   else if (!strcmp(h->name, "process_sort_index") || !strcmp(h->name, "thread_sort_index"))
     t->sort_index = a->i, t->has_sort = 1, changed = 1;
-  if (changed) describe(p, t, 0);
+  if (!changed) return;
+  describe(p, t, 0);
+  for (size_t i = t->next_lane; i != 0; i = p->tracks[i - 1].next_lane) { /* its lanes: the same name and place */
+    ptrack *l = &p->tracks[i - 1];
+    if (t->name != NULL) set_text(&l->name, t->name);
+    l->sort_index = t->sort_index, l->has_sort = t->has_sort;
+    describe(p, l, 0);
+  }
 }
 
 static void counter_event(npkit_perfetto_sink *p) {
@@ -789,6 +893,8 @@ int npkit_perfetto_sink_finish(npkit_perfetto_sink *p, uint64_t *bytes, char *er
   for (size_t i = 0; i < p->n_tracks; i++) {
     free(p->tracks[i].name);
     free(p->tracks[i].labels);
+    free(p->tracks[i].by_start);
+    free(p->tracks[i].by_end);
   }
   free(p->tracks);
   npkit_slots_free(&p->track_index);

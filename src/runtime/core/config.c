@@ -284,6 +284,16 @@ static int get_clock(const char *(*getenv_fn)(const char *)) {
   return 1;
 }
 
+/* NPKIT_TRACE_FORMAT: which traces the process writes at exit. */
+static unsigned get_trace_formats(const char *(*getenv_fn)(const char *)) {
+  const char *v = getenv_fn("NPKIT_TRACE_FORMAT");
+  if (v == NULL || strcasecmp(v, "json") == 0) return NPKIT_TRACE_FORMAT_JSON;
+  if (strcasecmp(v, "perfetto") == 0) return NPKIT_TRACE_FORMAT_PERFETTO;
+  if (strcasecmp(v, "both") == 0) return NPKIT_TRACE_FORMAT_JSON | NPKIT_TRACE_FORMAT_PERFETTO;
+  npkit_warn("NPKIT_TRACE_FORMAT='%.64s' is not one of json, perfetto, both; using json", v);
+  return NPKIT_TRACE_FORMAT_JSON;
+}
+
 static int get_cupti(const char *(*getenv_fn)(const char *)) {
   const char *v = getenv_fn("NPKIT_CUPTI");
   int b;
@@ -339,6 +349,7 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   if (strcmp(cfg->pool_dir, "none") == 0) cfg->pool_dir[0] = '\0';
   cfg->flush_ms = get_u64(getenv_fn, "NPKIT_FLUSH_MS", NPKIT_DEFAULT_FLUSH_MS, 1, 3600000);
   cfg->write_json = get_bool(getenv_fn, "NPKIT_JSON", 1);
+  cfg->trace_formats = get_trace_formats(getenv_fn);
   cfg->simulated = get_bool(getenv_fn, "NPKIT_SIMULATED", 0);
   cfg->clock_tsc = get_clock(getenv_fn);
   cfg->signals = get_bool(getenv_fn, "NPKIT_SIGNALS", 1);

@@ -17,6 +17,10 @@ typedef struct npkit_window_point {
   uint64_t ns;
 } npkit_window_point;
 
+/* npkit_config.trace_formats */
+#define NPKIT_TRACE_FORMAT_JSON 0x1u
+#define NPKIT_TRACE_FORMAT_PERFETTO 0x2u
+
 typedef struct npkit_config {
   int disable;                 /* NPKIT_DISABLE */
   char trace_dir[512];         /* NPKIT_TRACE_DIR */
@@ -27,7 +31,8 @@ typedef struct npkit_config {
   char nccl_library[512];      /* NPKIT_NCCL_LIBRARY, "" if unset */
   uint64_t flush_ms;           /* NPKIT_FLUSH_MS */
   int clock_tsc;               /* NPKIT_CLOCK: auto (1) lets timestamps come from the TSC, realtime (0) */
-  int write_json;              /* NPKIT_JSON */
+  int write_json;              /* NPKIT_JSON: a trace at exit */
+  unsigned trace_formats;      /* NPKIT_TRACE_FORMAT: NPKIT_TRACE_FORMAT_JSON and/or _PERFETTO bits */
   int simulated;               /* NPKIT_SIMULATED: label the log and its traces as a simulation */
   int signals;                 /* NPKIT_SIGNALS: finish the trace on SIGTERM/SIGINT */
   int plugin;                  /* NPKIT_PLUGIN: act as NCCL's profiler plugin */

@@ -187,7 +187,9 @@ static void start(void) {
   h.nccl_header_version = NPKIT_NCCL_HEADER_VERSION;
   if (tsc) h.flags |= NPKIT_LOG_F_TSC_CLOCK;
   if (npkit_cfg.simulated) h.flags |= NPKIT_LOG_F_SIMULATED;
-  if (npkit_cfg.write_json) h.flags |= NPKIT_LOG_F_JSON_AT_EXIT;
+  if (npkit_cfg.write_json && (npkit_cfg.trace_formats & NPKIT_TRACE_FORMAT_JSON)) h.flags |= NPKIT_LOG_F_JSON_AT_EXIT;
+  if (npkit_cfg.write_json && (npkit_cfg.trace_formats & NPKIT_TRACE_FORMAT_PERFETTO))
+    h.flags |= NPKIT_LOG_F_PERFETTO_AT_EXIT;
   snprintf(h.host, sizeof h.host, "%s", ident.host);
   snprintf(h.launcher, sizeof h.launcher, "%s", ident.source);
   snprintf(h.library_version, sizeof h.library_version, "%s", NPKIT_VERSION_STRING);
@@ -286,6 +288,31 @@ void npkit_identity_from_comm(int rank, int nranks, int device) {
 
 /* The finish proper: the log first (GPU activity, NPKit dumps, the last events, the END block),
  * so that it is closed cleanly as early as possible, then the Chrome trace rendered from it. */
+/* The traces NPKIT_TRACE_FORMAT asks for, beside the log; `shown` gets what the exit line names:
+ * the traces written, or the log when none could be. */
+static void write_traces(const char *log_path, char *shown, size_t len) {
+  static const struct {
+    unsigned bit;
+    npkit_trace_format format;
+  } formats[] = {{NPKIT_TRACE_FORMAT_JSON, NPKIT_TRACE_JSON}, {NPKIT_TRACE_FORMAT_PERFETTO, NPKIT_TRACE_PERFETTO}};
+  shown[0] = '\0';
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+    if (!(npkit_cfg.trace_formats & formats[i].bit)) continue;
+    char path[1200], err[512];
+    npkit_render_stats stats;
+    npkit_trace_path(path, sizeof path, npkit_cfg.trace_dir, ident.rank, ident.host, ident.pid,
+                     npkit_trace_format_suffix(formats[i].format));
+    if (npkit_render_trace_as(log_path, path, formats[i].format, &stats, err, sizeof err) != 0) {
+      npkit_warn("cannot write the trace: %s (the binary log %s is kept; `npkit json%s` renders it)", err, log_path,
+                 formats[i].format == NPKIT_TRACE_PERFETTO ? " --format perfetto" : "");
+      continue;
+    }
+    size_t used = strlen(shown);
+    snprintf(shown + used, len - used, "%s%s", used > 0 ? " and " : "", path);
+  }
+  if (shown[0] == '\0') snprintf(shown, len, "%s", log_path);
+}
+
 static void finish_trace(void) {
   if (log_writer == NULL || getpid() != owner_pid) return;
   npkit_watchdog_stop();
@@ -320,20 +347,9 @@ static void finish_trace(void) {
   uint64_t closed_ns = npkit_mono_ns();
 
   if (!healthy) return;
-  char json_path[1200] = "";
-  if (npkit_cfg.write_json) {
-    npkit_trace_json_path(json_path, sizeof json_path, npkit_cfg.trace_dir, ident.rank, ident.host, ident.pid);
-    npkit_render_stats stats;
-    char err[512];
-    memset(&stats, 0, sizeof stats);
-    if (npkit_render_trace(log_path, json_path, &stats, err, sizeof err) != 0) {
-      npkit_warn("cannot write the trace: %s (the binary log %s is kept; `npkit json` renders it)",
-                 err, log_path);
-      snprintf(json_path, sizeof json_path, "%s", log_path);
-    }
-  } else {
-    snprintf(json_path, sizeof json_path, "%s", log_path);
-  }
+  char json_path[2500] = "";
+  if (npkit_cfg.write_json) write_traces(log_path, json_path, sizeof json_path);
+  else snprintf(json_path, sizeof json_path, "%s", log_path);
   uint64_t at = atomic_load(&signal_at_ns);
   if (at != 0)
     npkit_debug("finished on %s: the log was closed after %.1f ms, the trace written after %.1f ms",
