@@ -8,8 +8,7 @@
 
 /* As the JSON writer's: write(2) costs nothing next to encoding. */
 #define PB_BUF_SIZE (1u << 20)
-/* The four bytes of a nested message's length: at most 2^28 - 1. */
-#define LEN_BYTES 4
+/* A nested message: at most 2^28 - 1 bytes (a length of at most four bytes). */
 #define LEN_MAX ((1u << 28) - 1)
 
 int npkit_pb_init(npkit_pb *w, int fd) {
@@ -52,9 +51,10 @@ int npkit_pb_finish(npkit_pb *w, char *err, size_t errlen) {
   return rc;
 }
 
-/* Room for n more bytes: the buffer is flushed between top-level messages only (a reader of a cut
- * file loses only the last, partial one), and grows while a message is open. */
-static unsigned char *room(npkit_pb *w, size_t n) {
+/* Room for n more bytes when the inline path (npkit_pb_room) has none, or the writer failed: the
+ * buffer is flushed between top-level messages only (a reader of a cut file loses only the last,
+ * partial one), and grows while a message is open. */
+unsigned char *npkit_pb_room_slow(npkit_pb *w, size_t n) {
   if (w->err != 0 && w->depth == 0) w->len = 0; /* the output is lost: keep memory flat */
   if (w->cap - w->len >= n) return w->buf + w->len;
   if (w->depth == 0 && w->len > 0) {
@@ -76,30 +76,13 @@ static unsigned char *room(npkit_pb *w, size_t n) {
   return w->buf + w->len;
 }
 
-unsigned char *npkit_pb_put_varint(unsigned char *p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = (unsigned char)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (unsigned char)v;
-  return p;
-}
+unsigned char *npkit_pb_put_varint(unsigned char *p, uint64_t v) { return npkit_pb_varint(p, v); }
+
+static unsigned char *room(npkit_pb *w, size_t n) { return npkit_pb_room(w, n); }
 
 static unsigned char *put_tag(unsigned char *p, uint32_t field, unsigned wire) {
-  return npkit_pb_put_varint(p, ((uint64_t)field << 3) | wire);
+  return npkit_pb_varint(p, ((uint64_t)field << 3) | wire);
 }
-
-void npkit_pb_uint(npkit_pb *w, uint32_t field, uint64_t v) {
-  unsigned char *p = room(w, 20);
-  if (p == NULL) return;
-  p = npkit_pb_put_varint(put_tag(p, field, NPKIT_PB_VARINT), v);
-  w->len = (size_t)(p - w->buf);
-}
-
-/* int32 and int64 are the two's complement as a uint64: a negative value takes ten bytes. */
-void npkit_pb_int(npkit_pb *w, uint32_t field, int64_t v) { npkit_pb_uint(w, field, (uint64_t)v); }
-
-void npkit_pb_bool(npkit_pb *w, uint32_t field, int v) { npkit_pb_uint(w, field, v ? 1 : 0); }
 
 void npkit_pb_fixed64(npkit_pb *w, uint32_t field, uint64_t v) {
   unsigned char *p = room(w, 18);
@@ -125,8 +108,8 @@ void npkit_pb_bytes(npkit_pb *w, uint32_t field, const void *data, size_t n) {
 
 void npkit_pb_string(npkit_pb *w, uint32_t field, const char *s) { npkit_pb_bytes(w, field, s, strlen(s)); }
 
-void npkit_pb_begin(npkit_pb *w, uint32_t field) {
-  unsigned char *p = room(w, 10 + LEN_BYTES);
+void npkit_pb_begin_slow(npkit_pb *w, uint32_t field) {
+  unsigned char *p = room(w, 11);
   if (w->depth >= NPKIT_PB_MAX_DEPTH) w->err = EOVERFLOW;
   if (p == NULL || w->depth >= NPKIT_PB_MAX_DEPTH) {
     w->depth++; /* kept in step with npkit_pb_end */
@@ -134,7 +117,7 @@ void npkit_pb_begin(npkit_pb *w, uint32_t field) {
   }
   p = put_tag(p, field, NPKIT_PB_LEN);
   w->open[w->depth++] = (size_t)(p - w->buf);
-  w->len = (size_t)(p - w->buf) + LEN_BYTES;
+  w->len = (size_t)(p - w->buf) + 1;
 }
 
 void npkit_pb_end(npkit_pb *w) {
@@ -144,18 +127,23 @@ void npkit_pb_end(npkit_pb *w) {
   }
   unsigned d = --w->depth;
   if (d >= NPKIT_PB_MAX_DEPTH || w->err == ENOMEM) return;
-  size_t at = w->open[d], n = w->len - at - LEN_BYTES;
+  size_t at = w->open[d], n = w->len - at - 1;
   if (n > LEN_MAX) {
     w->err = EOVERFLOW;
     return;
   }
-  /* the shortest varint of n, and the body moved back against it: the messages inside are closed
-   * and the open ones begin before `at`, so nothing that points into the buffer moves */
-  unsigned char v[LEN_BYTES];
-  size_t k = (size_t)(npkit_pb_put_varint(v, n) - v);
-  memcpy(w->buf + at, v, k);
-  if (k < LEN_BYTES) memmove(w->buf + at + k, w->buf + at + LEN_BYTES, n);
-  w->len -= LEN_BYTES - k;
+  if (n < 0x80) {
+    w->buf[at] = (unsigned char)n; /* the byte kept for it */
+  } else {
+    /* a longer length: the body moves forward; the messages inside it are closed and the open
+     * ones begin before `at`, so nothing that points into the buffer moves */
+    unsigned char v[5];
+    size_t k = (size_t)(npkit_pb_varint(v, n) - v);
+    if (room(w, k - 1) == NULL) return;
+    memmove(w->buf + at + k, w->buf + at + 1, n);
+    memcpy(w->buf + at, v, k);
+    w->len += k - 1;
+  }
   /* between top-level messages: write out a buffer half full, so that memory stays flat */
   if (d == 0 && w->len >= w->cap / 2) flush(w);
 }

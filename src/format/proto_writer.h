@@ -5,11 +5,11 @@
  * packet).  Memory is one buffer that holds at least the packet being written: it is flushed to
  * the file between top-level messages, never in the middle of one.
  *
- * A nested message's length is not known when it begins: four bytes are kept for it, and at its
- * end the length is written as the shortest varint and the body moved back against it (by at most
- * three bytes; the messages inside it are closed, so no position kept in the buffer moves).  A
- * trace of small packets with small nested messages thus costs what generated code would write.
- * A nested message is at most 2^28 - 1 bytes; a longer one marks the writer failed.
+ * A nested message's length is not known when it begins: one byte is kept for it, enough for a
+ * message under 128 bytes (an argument, a small event); at its end a longer one's body moves
+ * forward to make room for its varint (the messages inside it are closed, so no position kept in
+ * the buffer moves).  The output is what generated code would write.  A nested message is at most
+ * 2^28 - 1 bytes; a longer one marks the writer failed.  The common writes are inline.
  */
 #ifndef NPKIT_PROTO_WRITER_H
 #define NPKIT_PROTO_WRITER_H
@@ -40,18 +40,50 @@ int npkit_pb_finish(npkit_pb *w, char *err, size_t errlen);
 /* Bytes written so far, those still in the buffer included. */
 static inline uint64_t npkit_pb_size(const npkit_pb *w) { return w->bytes + w->len; }
 
-void npkit_pb_uint(npkit_pb *w, uint32_t field, uint64_t v);  /* uint32, uint64, enum */
-void npkit_pb_int(npkit_pb *w, uint32_t field, int64_t v);    /* int32, int64: a negative one takes 10 bytes */
-void npkit_pb_bool(npkit_pb *w, uint32_t field, int v);
+/* The varint of v into p (at least 10 bytes of room); returns the end. */
+static inline unsigned char *npkit_pb_varint(unsigned char *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (unsigned char)v;
+  return p;
+}
+unsigned char *npkit_pb_put_varint(unsigned char *p, uint64_t v);
+
+unsigned char *npkit_pb_room_slow(npkit_pb *w, size_t n);
+/* Where n more bytes go, NULL when the writer failed for good (no memory). */
+static inline unsigned char *npkit_pb_room(npkit_pb *w, size_t n) {
+  if (w->err == 0 && w->cap - w->len >= n) return w->buf + w->len;
+  return npkit_pb_room_slow(w, n);
+}
+
+/* uint32, uint64, enum */
+static inline void npkit_pb_uint(npkit_pb *w, uint32_t field, uint64_t v) {
+  unsigned char *p = npkit_pb_room(w, 20);
+  if (p == NULL) return;
+  p = npkit_pb_varint(npkit_pb_varint(p, (uint64_t)field << 3 /* NPKIT_PB_VARINT */), v);
+  w->len = (size_t)(p - w->buf);
+}
+/* int32 and int64 are the two's complement as a uint64: a negative value takes ten bytes. */
+static inline void npkit_pb_int(npkit_pb *w, uint32_t field, int64_t v) { npkit_pb_uint(w, field, (uint64_t)v); }
+static inline void npkit_pb_bool(npkit_pb *w, uint32_t field, int v) { npkit_pb_uint(w, field, v ? 1 : 0); }
 void npkit_pb_fixed64(npkit_pb *w, uint32_t field, uint64_t v);
 void npkit_pb_double(npkit_pb *w, uint32_t field, double v);
 void npkit_pb_bytes(npkit_pb *w, uint32_t field, const void *p, size_t n); /* bytes, string */
 void npkit_pb_string(npkit_pb *w, uint32_t field, const char *s);
-/* A nested message: its fields follow, then npkit_pb_end. */
-void npkit_pb_begin(npkit_pb *w, uint32_t field);
-void npkit_pb_end(npkit_pb *w);
 
-/* The varint of v into p (at least 10 bytes of room); returns the end. */
-unsigned char *npkit_pb_put_varint(unsigned char *p, uint64_t v);
+/* A nested message: its fields follow, then npkit_pb_end. */
+void npkit_pb_begin_slow(npkit_pb *w, uint32_t field);
+static inline void npkit_pb_begin(npkit_pb *w, uint32_t field) {
+  if (w->err != 0 || w->depth >= NPKIT_PB_MAX_DEPTH || w->cap - w->len < 11) {
+    npkit_pb_begin_slow(w, field);
+    return;
+  }
+  unsigned char *p = npkit_pb_varint(w->buf + w->len, ((uint64_t)field << 3) | NPKIT_PB_LEN);
+  w->open[w->depth++] = (size_t)(p - w->buf);
+  w->len = (size_t)(p - w->buf) + 1;
+}
+void npkit_pb_end(npkit_pb *w);
 
 #endif /* NPKIT_PROTO_WRITER_H */

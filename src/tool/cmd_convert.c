@@ -16,11 +16,15 @@
 #define MAX_RANK_LIST (1u << 20)
 
 static void help(void) {
-  printf("Usage: npkit convert DUMP_DIR [-o FILE] [--header NPKIT_EVENT_H] [--ranks LIST] [-q]\n"
+  printf("Usage: npkit convert DUMP_DIR [-o FILE] [--format json|perfetto] [--header NPKIT_EVENT_H]\n"
+         "                     [--ranks LIST] [-q]\n"
          "Converts the dump files that an NPKit-patched NCCL writes into NPKIT_DUMP_DIR\n"
-         "(gpu_events_rank_*_buf_*, cpu_events_rank_*_channel_*, clock files) into one Chrome trace.\n\n"
-         "  -o, --output FILE        where to write it (default: DUMP_DIR/npkit_event_trace.json;\n"
-         "                           '-' for standard output)\n"
+         "(gpu_events_rank_*_buf_*, cpu_events_rank_*_channel_*, clock files) into one Chrome trace,\n"
+         "or one Perfetto protobuf trace.\n\n"
+         "  -o, --output FILE        where to write it (default: DUMP_DIR/npkit_event_trace.json, or\n"
+         "                           .pftrace; '-' for standard output)\n"
+         "      --format F           json (the default) or perfetto (also chosen by a name ending in\n"
+         "                           .pftrace or .perfetto-trace); otherData is the JSON's alone\n"
          "      --header FILE        event ids from this npkit_event.h instead of the built-in table of\n"
          "                           NPKit's NCCL 2.17.1 patch (for forks that renumber events)\n"
          "      --extend-header FILE add or override ids of the table with those of FILE\n"
@@ -102,7 +106,7 @@ static double now_s(void) {
 }
 
 int npkit_cmd_convert(int argc, char **argv) {
-  const char *output = NULL, *header = NULL, *extend = NULL, *ranks_text = NULL;
+  const char *output = NULL, *header = NULL, *extend = NULL, *ranks_text = NULL, *format_name = NULL;
   char *dir = NULL;
   int quiet = 0;
   size_t n_dirs;
@@ -112,11 +116,15 @@ int npkit_cmd_convert(int argc, char **argv) {
       {"--header", "--header", .value = &header, .nonempty = "header name"},
       {"--extend-header", "--extend-header", .value = &extend, .nonempty = "header name"},
       {"--ranks", "--ranks", .value = &ranks_text},
+      {"--format", "--format", .value = &format_name},
   };
   const npkit_cli_spec spec = {CMD, help, options, sizeof(options) / sizeof(options[0]), "dump directory"};
   int parsed = npkit_cli_parse(&spec, argc, argv, &dir, &n_dirs);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (n_dirs == 0) return npkit_cli_usage_error(CMD, "missing DUMP_DIR");
+  npkit_trace_format format;
+  int frc = npkit_cli_trace_format(CMD, format_name, output, &format);
+  if (frc != NPKIT_CLI_GO_ON) return frc;
 
   uint32_t *ranks = NULL;
   size_t n_ranks = 0;
@@ -148,18 +156,18 @@ int npkit_cmd_convert(int argc, char **argv) {
     snprintf(source + n, sizeof(source) - n, ", extended by header %s", extend);
   }
   if (output == NULL) {
+    const char *suffix = npkit_trace_format_suffix(format);
     size_t n = strlen(dir);
-    def = malloc(n + sizeof("/npkit_event_trace.json"));
+    def = malloc(n + sizeof("/npkit_event_trace") + strlen(suffix));
     if (def == NULL) {
       fprintf(stderr, "npkit %s: out of memory\n", CMD);
       goto out;
     }
-    memcpy(def, dir, n);
-    memcpy(def + n, "/npkit_event_trace.json", sizeof("/npkit_event_trace.json"));
+    snprintf(def, n + sizeof("/npkit_event_trace") + strlen(suffix), "%s/npkit_event_trace%s", dir, suffix);
     output = def;
   }
 
-  npkit_dump_trace_opts opts = {table, source, ranks, n_ranks, 0, print_diag, NULL};
+  npkit_dump_trace_opts opts = {table, source, ranks, n_ranks, 0, print_diag, NULL, format};
   npkit_dump_trace_result res;
   double t0 = now_s();
   int rc = npkit_dump_trace_file(dir, output, &opts, &res, err, sizeof(err));

@@ -12,7 +12,7 @@
 #include "grow.h"
 #include "npkit_dump_diag.h"
 #include "out_file.h"
-#include "trace_sink_json.h"
+#include "trace_writer.h"
 
 #ifndef NPKIT_VERSION_STRING
 #define NPKIT_VERSION_STRING "unknown"
@@ -24,7 +24,7 @@ enum { CLASS_X_GPU, CLASS_X_CPU, CLASS_UNPAIRED, CLASS_POINT_GPU, CLASS_POINT_CP
 enum { K_SIZE, K_RSVD, K_SLOT, K_ENTRY_SIZE, K_ENTRY_RSVD, K_BW, K_SEQ, K_UNPAIRED, K_UNALIGNED, N_KEYS };
 
 typedef struct tw {
-  npkit_json_sink js;
+  npkit_trace_writer w;
   npkit_sink *s;
   const npkit_dump_trace_opts *o;
   int64_t base_ns;
@@ -130,6 +130,7 @@ static int on_begin(void *user, const npkit_dump_info *info) {
   tw *t = user;
   t->aligned = info->has_aligned;
   t->base_ns = info->has_aligned ? info->base_ns : 0;
+  npkit_trace_writer_set_base(&t->w, (uint64_t)t->base_ns); /* Perfetto's times are absolute */
   return 0;
 }
 
@@ -270,13 +271,14 @@ int npkit_dump_write_trace(const npkit_dump *d, const npkit_dump_trace_opts *opt
   }
   t->o = opts != NULL ? opts : &no_opts;
   memset(result, 0, sizeof(*result));
-  if (npkit_json_sink_open_fd(&t->js, fd) != 0 || (t->s = &t->js.base, intern_words(t) != 0)) {
-    npkit_json_sink_finish(&t->js, NULL, NULL, 0);
+  if (npkit_trace_writer_open(&t->w, t->o->format, fd, 0) != 0 ||
+      (t->s = npkit_trace_writer_sink(&t->w), intern_words(t) != 0)) {
+    npkit_trace_writer_finish(&t->w, NULL, NULL, 0);
     free(t);
     if (err != NULL && errlen > 0) snprintf(err, errlen, "out of memory");
     return NPKIT_DUMP_ENOMEM;
   }
-  npkit_json_sink_ph_first(&t->js);
+  if (t->o->format == NPKIT_TRACE_JSON) npkit_json_sink_ph_first(&t->w.json);
   npkit_sink_open(t->s);
   npkit_sink_events_begin(t->s);
 
@@ -292,7 +294,7 @@ int npkit_dump_write_trace(const npkit_dump *d, const npkit_dump_trace_opts *opt
   npkit_sink_meta_end(t->s);
   npkit_sink_close(t->s);
   char werr[256];
-  int wrc = npkit_json_sink_finish(&t->js, &result->json_bytes, werr, sizeof(werr));
+  int wrc = npkit_trace_writer_finish(&t->w, &result->json_bytes, werr, sizeof(werr));
   if (rc == 0 && wrc != 0) {
     if (err != NULL && errlen > 0) snprintf(err, errlen, "%s", werr);
     rc = NPKIT_DUMP_EIO;

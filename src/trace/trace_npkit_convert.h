@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "npkit_dump.h"
+#include "trace_writer.h"
 
 /* Track tids start above every possible pid (rank + 1 <= 2^24), so that a tid never equals a pid. */
 #define NPKIT_DUMP_TID_BASE 20000000u
@@ -30,11 +31,12 @@ typedef struct npkit_dump_trace_opts {
   /* Every diagnostic is also passed here as it happens (e.g. to print it). */
   void (*diag)(void *user, npkit_dump_severity severity, const char *message);
   void *user;
+  npkit_trace_format format; /* json (0, the default) or perfetto */
 } npkit_dump_trace_opts;
 
 typedef struct npkit_dump_trace_result {
   npkit_dump_counters counters;
-  uint64_t json_bytes;
+  uint64_t json_bytes; /* bytes written, in either format */
   uint64_t tracks;
   uint64_t ranks; /* ranks with at least one event in the trace */
   int64_t base_ns;

@@ -75,13 +75,15 @@ typedef struct ptrack {
   /* Lanes: a track's slices must nest (an END closes the innermost open slice), and the JSON may
    * draw slices that overlap on one track (two kernels of a communicator, as NCCL's profiler
    * times them).  A slice that would break the nesting goes to the track's next lane, a track of
-   * the same name beside it.  Each lane keeps its slices (the latest LANE_KEEP of them), sorted
-   * by start and by end. */
+   * the same name beside it.  Each lane keeps its recent slices (lane_prune), sorted by start
+   * and by end. */
   uint32_t lane;      /* 0: the track itself */
   size_t next_lane;   /* index + 1 of its next lane, 0: none */
   int64_t *by_start;  /* [2k] start, [2k + 1] end: by start, then longest first */
   int64_t *by_end;    /* [2k] end, [2k + 1] start: by end, then latest start first */
-  size_t n_kept, cap_kept;
+  size_t n_kept, cap_kept, prune_at;
+  int64_t max_start;
+  int64_t max_lag;    /* the most a slice started before max_start when it came */
 } ptrack;
 
 typedef struct parg {
@@ -352,10 +354,12 @@ static int set_text(char **field, const char *v) {
 
 static void args_clear(npkit_perfetto_sink *p) {
   for (size_t i = 0; i < p->nargs; i++) {
-    free(p->args[i].text);
-    free(p->args[i].list);
-    for (size_t k = 0; p->args[i].strs != NULL && k < p->args[i].n; k++) free(p->args[i].strs[k]);
-    free(p->args[i].strs);
+    parg *a = &p->args[i];
+    if (a->text == NULL && a->list == NULL && a->strs == NULL) continue; /* the common case: owns nothing */
+    free(a->text);
+    free(a->list);
+    for (size_t k = 0; a->strs != NULL && k < a->n; k++) free(a->strs[k]);
+    free(a->strs);
   }
   memset(p->args, 0, p->nargs * sizeof p->args[0]);
   p->nargs = 0;
@@ -535,7 +539,36 @@ static void pair_insert(int64_t *a, size_t n, size_t at, int64_t k, int64_t o) {
   a[2 * at + 1] = o;
 }
 
-#define LANE_KEEP (1u << 20) /* slices a lane keeps to check against: past it, the older half goes */
+/* What a lane keeps to check a slice against: the slices that end less than twice the largest lag
+ * it has seen (at least LANE_WINDOW_NS) before the latest start it took, and at most LANE_KEEP of
+ * them.  Slices come in time order but for a lag (a group's slice after its calls, a copy's record
+ * after the kernels that followed it): one that comes later than that is checked against what is
+ * left.  Memory: 32 bytes a slice kept. */
+#define LANE_WINDOW_NS 1000000ll
+#define LANE_KEEP 16384u
+
+static void lane_prune(ptrack *l) {
+  int64_t window = l->max_lag < LANE_WINDOW_NS / 2 ? LANE_WINDOW_NS : 2 * l->max_lag;
+  size_t n = l->n_kept, drop = pair_bound(l->by_end, n, l->max_start - window, INT64_MAX, 0);
+  if (n - drop > LANE_KEEP / 2) drop = n - LANE_KEEP / 2; /* still too many: those that end first go */
+  while (drop > 0 && drop < n && l->by_end[2 * drop] == l->by_end[2 * drop - 2] &&
+         l->by_end[2 * drop + 1] == l->by_end[2 * drop - 1])
+    drop++; /* the same slice twice goes, or stays, in both orders alike */
+  if (drop == 0) return;
+  if (drop == n) {
+    l->n_kept = 0;
+    return;
+  }
+  memmove(l->by_end, l->by_end + 2 * drop, 2 * (n - drop) * sizeof *l->by_end);
+  int64_t first_end = l->by_end[0], first_start = l->by_end[1]; /* the first kept in (end, start desc) order */
+  size_t a = 0;
+  for (size_t i = 0; i < n; i++) { /* the same slices in the order by start */
+    int64_t ss = l->by_start[2 * i], se = l->by_start[2 * i + 1];
+    if (se > first_end || (se == first_end && ss <= first_start))
+      l->by_start[2 * a] = ss, l->by_start[2 * a + 1] = se, a++;
+  }
+  l->n_kept = a; /* == n - drop */
+}
 
 /* Whether a slice s .. e nests with the slices of lane l: no slice of the lane starts before s and
  * ends inside it, none starts inside it and ends after e (either would make Perfetto's END close
@@ -543,25 +576,28 @@ static void pair_insert(int64_t *a, size_t n, size_t at, int64_t k, int64_t o) {
  * check costs what the slice holds.  When it nests, the lane takes it. */
 static int lane_takes(ptrack *l, int64_t s, int64_t e) {
   size_t n = l->n_kept;
-  for (size_t i = pair_bound(l->by_start, n, s, INT64_MIN, 0); i < n && l->by_start[2 * i] < e; i++)
-    if (l->by_start[2 * i] > s && l->by_start[2 * i + 1] > e) return 0; /* starts inside, ends after */
-  for (size_t i = pair_bound(l->by_end, n, s, INT64_MAX, 0); i < n && l->by_end[2 * i] < e; i++)
-    if (l->by_end[2 * i + 1] < s) return 0; /* starts before, ends inside */
-  if (n >= LANE_KEEP) { /* the slices that start at or after the middle one's start stay */
-    int64_t cut = l->by_start[2 * (n / 2)];
-    size_t a = 0, b = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (l->by_start[2 * i] >= cut) l->by_start[2 * a] = l->by_start[2 * i], l->by_start[2 * a + 1] = l->by_start[2 * i + 1], a++;
-      if (l->by_end[2 * i + 1] >= cut) l->by_end[2 * b] = l->by_end[2 * i], l->by_end[2 * b + 1] = l->by_end[2 * i + 1], b++;
-    }
-    n = l->n_kept = a; /* a == b: the same slices */
+  /* in time order, the common case: no slice starts after s, and the latest end is the one to see */
+  int after_all = n == 0 || s > l->by_start[2 * n - 2];
+  if (!after_all)
+    for (size_t i = pair_bound(l->by_start, n, s, INT64_MIN, 0); i < n && l->by_start[2 * i] < e; i++)
+      if (l->by_start[2 * i] > s && l->by_start[2 * i + 1] > e) return 0; /* starts inside, ends after */
+  if (n > 0 && l->by_end[2 * n - 2] > s)
+    for (size_t i = pair_bound(l->by_end, n, s, INT64_MAX, 0); i < n && l->by_end[2 * i] < e; i++)
+      if (l->by_end[2 * i + 1] < s) return 0; /* starts before, ends inside */
+  if (n >= l->prune_at) {
+    lane_prune(l);
+    n = l->n_kept;
+    l->prune_at = 2 * n > 1024 ? 2 * n : 1024; /* amortized: pruning costs O(1) a slice */
   }
   size_t cap = l->cap_kept;
   if (NPKIT_GROW(l->by_start, cap, 2 * n + 2, 64) != 0 || NPKIT_GROW(l->by_end, l->cap_kept, 2 * n + 2, 64) != 0)
     return 1; /* memory is short: taken unchecked */
-  pair_insert(l->by_start, n, pair_bound(l->by_start, n, s, e, 1), s, e);
-  pair_insert(l->by_end, n, pair_bound(l->by_end, n, e, s, 1), e, s);
+  int end_last = n == 0 || e > l->by_end[2 * n - 2] || (e == l->by_end[2 * n - 2] && s <= l->by_end[2 * n - 1]);
+  pair_insert(l->by_start, n, after_all ? n : pair_bound(l->by_start, n, s, e, 1), s, e);
+  pair_insert(l->by_end, n, end_last ? n : pair_bound(l->by_end, n, e, s, 1), e, s);
   l->n_kept = n + 1;
+  if (s > l->max_start || n == 0) l->max_start = s;
+  else if (l->max_start - s > l->max_lag) l->max_lag = l->max_start - s;
   return 1;
 }
 

@@ -11,6 +11,7 @@ them for `protoc --decode`.
 """
 
 import collections
+import decimal
 import os
 import shutil
 import subprocess
@@ -324,10 +325,12 @@ def _json_tracks(trace):
 
 
 def _ns(us):
-    return int(round(us * 1000))
+    return int(round(float(us) * 1000)) if not isinstance(us, decimal.Decimal) else int(us * 1000)
 
 
 def _same_value(j, p):
+    if isinstance(j, decimal.Decimal):  # a reader that keeps the JSON's decimals
+        j = int(j) if j == j.to_integral_value() and "." not in str(j) else float(j)
     if isinstance(j, bool) or isinstance(p, bool):
         return j == p
     if isinstance(j, float) or isinstance(p, float):

@@ -21,7 +21,9 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'integration'))
 import npkit_gen as gen  # noqa: E402
+import perfetto_read  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONVERT = (shlex.split(os.environ['NPKIT_CONVERT']) if os.environ.get('NPKIT_CONVERT')
@@ -589,6 +591,42 @@ def test_fixture():
     for name in sorted(os.listdir(regen)):
         with open(os.path.join(regen, name), 'rb') as a, open(os.path.join(src, name), 'rb') as b:
             check(a.read() == b.read(), 'fixture file %s differs from fixture_dump()' % name)
+
+
+def test_perfetto():
+    """--format perfetto (and a .pftrace name): the same slices, instants and arguments as the JSON,
+    read by this suite's own decoder and by protoc; lanes where kinds overlap."""
+    for name, d, least in (('known', gen.scenario(), 20), ('fork', None, 4)):
+        path = tmpdir('perfetto_' + name)
+        args = []
+        if d is None:
+            d = fork_dump()
+            hdr = os.path.join(path, 'npkit_event.h')
+            d.write(path)
+            with open(hdr, 'w') as f:
+                f.write(FORK_HEADER)
+            args = ['--header', hdr]
+        else:
+            d.write(path)
+        js, pf = os.path.join(path, 't.json'), os.path.join(path, 't.pftrace')
+        run([path, '-o', js, '-q'] + args, expect_rc=0)
+        run([path, '-o', pf, '-q'] + args, expect_rc=0)
+        with open(pf, 'rb') as f:
+            t = perfetto_read.PerfettoTrace(f.read())
+        check(t.problems == [], '%s: %s' % (name, t.problems))
+        trace = load(js)
+        base = int(trace['otherData']['base_ns']) if trace['otherData'].get('aligned') else 0
+        diffs = perfetto_read.compare_with_json(t, trace, base)
+        check(diffs == [], '%s: %s' % (name, '\n'.join(diffs)))
+        check(perfetto_read.compare_with_json.slices_compared >= least, '%s: %d slices compared' %
+              (name, perfetto_read.compare_with_json.slices_compared))
+        p = perfetto_read.protoc_problems(pf)
+        check(p is None or p == [], '%s: %s' % (name, p))
+    # the default name follows the format
+    run([path, '-q', '--format', 'perfetto'] + args, expect_rc=0)
+    check(os.path.exists(os.path.join(path, 'npkit_event_trace.pftrace')), 'no default .pftrace')
+    p = run([path, '--format', 'json', '-o', os.path.join(path, 'x.perfetto-trace')], expect_rc=2)
+    check("is Perfetto's" in p.stderr, p.stderr)
 
 
 TESTS = {name[5:]: f for name, f in sorted(globals().items()) if name.startswith('test_')}
