@@ -179,6 +179,23 @@ class Perfetto(lib.TempDirTestCase):
         jn = {e["pid"]: e["args"]["name"] for e in j["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
         self.assertEqual({p["pid"]: p.get("name") for p in procs}, jn)
 
+    def test_odd_names(self):
+        # quotes, newlines, bytes that are not UTF-8 and empty strings in a log's names and notes
+        # (the fuzz seed tests/fuzz/seeds/odd_names.spec): valid UTF-8, the same text as the JSON's
+        seed = os.path.join(lib.need_env("NPKIT_BUILD_DIR"), "tests", "fuzz", "seeds", "odd_names.npkit")
+        lib.need_file(seed, "the fuzz seed odd_names.npkit")
+        outs = {}
+        for fmt in ("json", "perfetto"):
+            outs[fmt] = self.path("odd." + fmt)
+            res = lib.run_tool(["json", seed, "--format", fmt, "-o", outs[fmt]])
+            self.assertEqual(res.rc, 0, res.describe())
+        t = decode(self, outs["perfetto"])
+        self.assertSame(t, load_json(outs["json"]), min_slices=4)
+        notes = sorted(e["args"]["message"] for e in t.events if e["name"] == "npkit warning" or e["name"] == "npkit error")
+        self.assertEqual(notes, ["", 'a"b\nc\ufffdd'])
+        procs = [tr["name"] for tr in t.tracks.values() if tr["kind"] == "process"]
+        self.assertEqual(procs, ['rank 0 \u00b7 no"de\n1:4343 \u00b7 GPU 0'])
+
     def test_format_and_name_must_agree(self):
         gen = lib.need_file(lib.need_env("NPKIT_GPU_LOG"), "gpu_log")
         log = self.path("gpu.npkit")

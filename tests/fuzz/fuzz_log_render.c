@@ -2,15 +2,19 @@
  * JSON, HTML, call sites and marks) and the merge must never crash, leak, hang or meet undefined
  * behaviour; a log that opens must yield exactly the events its scan counted, its skipped
  * stretches must add up, and the rendered trace, the report's JSON and the merged trace must be
- * valid JSON. */
+ * valid JSON; the Perfetto trace of the log and of the merge valid protobuf of Perfetto's schema
+ * with UTF-8 strings, whatever names (quotes, newlines, bytes that are not UTF-8, nothing) the log
+ * holds. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "json_check.h"
 #include "json_writer.h"
+#include "proto_check.h"
 #include "log_reader.h"
 #include "merge_trace.h"
 #include "report_extras.h"
@@ -18,6 +22,7 @@
 #include "report_render.h"
 #include "trace_render.h"
 #include "trace_sink_json.h"
+#include "trace_sink_perfetto.h"
 #include "trace_stacks.h"
 
 static int mem_fd(const void *data, size_t size) {
@@ -31,6 +36,15 @@ static int mem_fd(const void *data, size_t size) {
     size -= (size_t)k;
   }
   return fd;
+}
+
+/* The whole content of fd, which must be a valid Perfetto trace. */
+static void check_perfetto_fd(int fd) {
+  off_t len = lseek(fd, 0, SEEK_END);
+  unsigned char *bytes = malloc((size_t)len + 1);
+  if (bytes == NULL || pread(fd, bytes, (size_t)len, 0) != len) abort();
+  if (npkit_perfetto_check(bytes, (size_t)len) != 0) abort();
+  free(bytes);
 }
 
 /* The whole content of fd, which must be valid JSON. */
@@ -70,6 +84,27 @@ static void report_and_merge(int in) {
   if (out < 0) abort();
   if (npkit_merge_write(paths, 1, &mo, out, &st, err, sizeof(err)) == 0) check_json_fd(out);
   npkit_merge_stats_free(&st);
+  close(out);
+  mo.format = NPKIT_TRACE_PERFETTO;
+  memset(&st, 0, sizeof st);
+  out = memfd_create("npkit-fuzz-merge-pf", MFD_CLOEXEC);
+  if (out < 0) abort();
+  if (npkit_merge_write(paths, 1, &mo, out, &st, err, sizeof(err)) == 0) check_perfetto_fd(out);
+  npkit_merge_stats_free(&st);
+  close(out);
+}
+
+/* The log as Perfetto's trace, as npkit_render_trace_as frames it. */
+static void perfetto_trace(npkit_log_reader *r) {
+  char err[512];
+  int out = memfd_create("npkit-fuzz-pf", MFD_CLOEXEC);
+  npkit_perfetto_sink *p = out >= 0 ? npkit_perfetto_sink_open(out, r->header.clock_base_ns) : NULL;
+  if (p == NULL) abort();
+  npkit_sink *s = npkit_perfetto_sink_base(p);
+  npkit_render_stats st;
+  if (npkit_render_log(r, s, NULL, &st, err, sizeof(err)) != 0) abort();
+  if (npkit_perfetto_sink_finish(p, NULL, err, sizeof(err)) != 0) abort();
+  check_perfetto_fd(out);
   close(out);
 }
 
@@ -125,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   check_json_fd(out);
   close(out);
+  perfetto_trace(r);
   npkit_reader_close(r);
   report_and_merge(in);
   close(in);
