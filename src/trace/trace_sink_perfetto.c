@@ -37,6 +37,16 @@ enum {
  * from call to call); longer ones are written in place. */
 #define INTERN_VALUE_MAX 4096
 
+/* a + b and a - b held to the int64 range: a log's times may be anything */
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+static int64_t sat_sub(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 /* The slot of an InternedData kind in pstr.iid and next_iid. */
 static int slot_of(int kind) { return kind == ID_STRING_VALUES ? 3 : kind - 1; }
 #define MAX_ARGS 64
@@ -452,7 +462,7 @@ static void track_event(npkit_perfetto_sink *p, const ptrack *t, int type, int64
   }
   /* a packet that defines or uses interned data says that it needs the sequence's */
   packet_begin(p, name != 0 || cat != 0 || nargs > 0);
-  npkit_pb_uint(&p->pb, PKT_TIMESTAMP, ts > 0 ? p->base_ns + (uint64_t)ts : p->base_ns - (uint64_t)-ts);
+  npkit_pb_uint(&p->pb, PKT_TIMESTAMP, p->base_ns + (uint64_t)ts); /* modulo 2^64: a negative ts is before the base */
   intern_needed(p, name, cat, args, nargs);
   npkit_pb_begin(&p->pb, PKT_TRACK_EVENT);
   npkit_pb_uint(&p->pb, TE_TYPE, (uint64_t)type);
@@ -497,8 +507,8 @@ static void flows_of(ptrack *t, int64_t ts, int64_t dur, flows *f) {
     if (t->flows[mid].at < ts) lo = mid + 1;
     else hi = mid;
   }
-  int64_t middle = ts + dur / 2;
-  for (size_t i = lo; i < t->n_flows && t->flows[i].at <= ts + dur && f->n < MAX_FLOWS; i++) {
+  int64_t middle = sat_add(ts, dur / 2), end = sat_add(ts, dur);
+  for (size_t i = lo; i < t->n_flows && t->flows[i].at <= end && f->n < MAX_FLOWS; i++) {
     pflow *x = &t->flows[i];
     if (x->used || (x->exact && x->at != middle)) continue;
     x->used = 1;
@@ -548,8 +558,8 @@ static void pair_insert(int64_t *a, size_t n, size_t at, int64_t k, int64_t o) {
 #define LANE_KEEP 16384u
 
 static void lane_prune(ptrack *l) {
-  int64_t window = l->max_lag < LANE_WINDOW_NS / 2 ? LANE_WINDOW_NS : 2 * l->max_lag;
-  size_t n = l->n_kept, drop = pair_bound(l->by_end, n, l->max_start - window, INT64_MAX, 0);
+  int64_t window = l->max_lag < LANE_WINDOW_NS / 2 ? LANE_WINDOW_NS : sat_add(l->max_lag, l->max_lag);
+  size_t n = l->n_kept, drop = pair_bound(l->by_end, n, sat_sub(l->max_start, window), INT64_MAX, 0);
   if (n - drop > LANE_KEEP / 2) drop = n - LANE_KEEP / 2; /* still too many: those that end first go */
   while (drop > 0 && drop < n && l->by_end[2 * drop] == l->by_end[2 * drop - 2] &&
          l->by_end[2 * drop + 1] == l->by_end[2 * drop - 1])
@@ -597,7 +607,7 @@ static int lane_takes(ptrack *l, int64_t s, int64_t e) {
   pair_insert(l->by_end, n, end_last ? n : pair_bound(l->by_end, n, e, s, 1), e, s);
   l->n_kept = n + 1;
   if (s > l->max_start || n == 0) l->max_start = s;
-  else if (l->max_start - s > l->max_lag) l->max_lag = l->max_start - s;
+  else if (sat_sub(l->max_start, s) > l->max_lag) l->max_lag = sat_sub(l->max_start, s);
   return 1;
 }
 
@@ -632,9 +642,9 @@ static void write_slice(npkit_perfetto_sink *p, ptrack *t, int instant, int64_t 
   if (instant) {
     track_event(p, t, TYPE_INSTANT, ts, name, cat, p->args, p->nargs, NULL, &f);
   } else {
-    t = lane_for(p, t, ts, ts + dur);
+    t = lane_for(p, t, ts, sat_add(ts, dur));
     track_event(p, t, TYPE_SLICE_BEGIN, ts, name, cat, p->args, p->nargs, NULL, &f);
-    track_event(p, t, TYPE_SLICE_END, ts + dur, 0, 0, NULL, 0, NULL, NULL);
+    track_event(p, t, TYPE_SLICE_END, sat_add(ts, dur), 0, 0, NULL, 0, NULL, NULL);
   }
 }
 
