@@ -108,16 +108,17 @@ void npkit_pb_bytes(npkit_pb *w, uint32_t field, const void *data, size_t n) {
 
 void npkit_pb_string(npkit_pb *w, uint32_t field, const char *s) { npkit_pb_bytes(w, field, s, strlen(s)); }
 
-void npkit_pb_begin_slow(npkit_pb *w, uint32_t field) {
-  unsigned char *p = room(w, 11);
+void npkit_pb_begin_slow(npkit_pb *w, uint32_t field, unsigned kept) {
+  unsigned char *p = room(w, 12);
   if (w->depth >= NPKIT_PB_MAX_DEPTH) w->err = EOVERFLOW;
   if (p == NULL || w->depth >= NPKIT_PB_MAX_DEPTH) {
     w->depth++; /* kept in step with npkit_pb_end */
     return;
   }
   p = put_tag(p, field, NPKIT_PB_LEN);
+  w->kept[w->depth] = (unsigned char)kept;
   w->open[w->depth++] = (size_t)(p - w->buf);
-  w->len = (size_t)(p - w->buf) + 1;
+  w->len = (size_t)(p - w->buf) + kept;
 }
 
 void npkit_pb_end(npkit_pb *w) {
@@ -127,23 +128,22 @@ void npkit_pb_end(npkit_pb *w) {
   }
   unsigned d = --w->depth;
   if (d >= NPKIT_PB_MAX_DEPTH || w->err == ENOMEM) return;
-  size_t at = w->open[d], n = w->len - at - 1;
+  size_t kept = w->kept[d], at = w->open[d], n = w->len - at - kept;
   if (n > LEN_MAX) {
     w->err = EOVERFLOW;
     return;
   }
-  if (n < 0x80) {
-    w->buf[at] = (unsigned char)n; /* the byte kept for it */
-  } else {
-    /* a longer length: the body moves forward; the messages inside it are closed and the open
-     * ones begin before `at`, so nothing that points into the buffer moves */
-    unsigned char v[5];
-    size_t k = (size_t)(npkit_pb_varint(v, n) - v);
-    if (room(w, k - 1) == NULL) return;
-    memmove(w->buf + at + k, w->buf + at + 1, n);
-    memcpy(w->buf + at, v, k);
-    w->len += k - 1;
+  unsigned char v[5];
+  size_t k = (size_t)(npkit_pb_varint(v, n) - v);
+  if (k != kept) {
+    /* the body moves to fit the varint (forward for a longer one, back for a shorter one); the
+     * messages inside it are closed and the open ones begin before `at`, so nothing that points
+     * into the buffer moves */
+    if (k > kept && room(w, k - kept) == NULL) return;
+    memmove(w->buf + at + k, w->buf + at + kept, n);
+    w->len = w->len + k - kept;
   }
+  memcpy(w->buf + at, v, k);
   /* between top-level messages: write out a buffer half full, so that memory stays flat */
   if (d == 0 && w->len >= w->cap / 2) flush(w);
 }

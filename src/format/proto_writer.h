@@ -30,6 +30,7 @@ typedef struct npkit_pb {
   uint64_t bytes; /* handed to write(2) so far */
   unsigned depth;
   size_t open[NPKIT_PB_MAX_DEPTH]; /* where each open message's length goes */
+  unsigned char kept[NPKIT_PB_MAX_DEPTH]; /* the bytes kept for it: 1, or 2 (npkit_pb_begin_long) */
 } npkit_pb;
 
 /* Starts writing to fd (not closed by the writer).  0, or -1 when memory is short (then only
@@ -74,16 +75,21 @@ void npkit_pb_bytes(npkit_pb *w, uint32_t field, const void *p, size_t n); /* by
 void npkit_pb_string(npkit_pb *w, uint32_t field, const char *s);
 
 /* A nested message: its fields follow, then npkit_pb_end. */
-void npkit_pb_begin_slow(npkit_pb *w, uint32_t field);
-static inline void npkit_pb_begin(npkit_pb *w, uint32_t field) {
-  if (w->err != 0 || w->depth >= NPKIT_PB_MAX_DEPTH || w->cap - w->len < 11) {
-    npkit_pb_begin_slow(w, field);
+void npkit_pb_begin_slow(npkit_pb *w, uint32_t field, unsigned kept);
+static inline void npkit_pb_begin_kept(npkit_pb *w, uint32_t field, unsigned kept) {
+  if (w->err != 0 || w->depth >= NPKIT_PB_MAX_DEPTH || w->cap - w->len < 12) {
+    npkit_pb_begin_slow(w, field, kept);
     return;
   }
   unsigned char *p = npkit_pb_varint(w->buf + w->len, ((uint64_t)field << 3) | NPKIT_PB_LEN);
+  w->kept[w->depth] = (unsigned char)kept;
   w->open[w->depth++] = (size_t)(p - w->buf);
-  w->len = (size_t)(p - w->buf) + 1;
+  w->len = (size_t)(p - w->buf) + kept;
 }
+static inline void npkit_pb_begin(npkit_pb *w, uint32_t field) { npkit_pb_begin_kept(w, field, 1); }
+/* A message that is likely 128 bytes or more (a packet, an event with its arguments): two bytes
+ * are kept for its length, so that it does not move at its end. */
+static inline void npkit_pb_begin_long(npkit_pb *w, uint32_t field) { npkit_pb_begin_kept(w, field, 2); }
 void npkit_pb_end(npkit_pb *w);
 
 #endif /* NPKIT_PROTO_WRITER_H */

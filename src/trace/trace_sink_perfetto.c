@@ -128,6 +128,8 @@ struct npkit_perfetto_sink {
   parg args[MAX_ARGS];
   size_t nargs;
   npkit_tree discard; /* the metadata tree: not written yet */
+  uint8_t long_packet[MAX_ARGS + 1]; /* by number of arguments: whether the last event's packet was
+                                        128 bytes or more (two bytes kept for its length) */
   npkit_sink_arg **sets; /* intern_args: each set's arguments (copies) */
   size_t *set_n;
   size_t n_sets, cap_sets, cap_set_n;
@@ -296,8 +298,10 @@ static ptrack *track_get(npkit_perfetto_sink *p, int64_t pid, int64_t tid, uint3
   return track_get_lane(p, pid, tid, counter, 0);
 }
 
-static void packet_begin(npkit_perfetto_sink *p, int incremental) {
-  npkit_pb_begin(&p->pb, TRACE_PACKET);
+/* A packet; `long`: one likely of 128 bytes or more (an event with arguments). */
+static void packet_begin(npkit_perfetto_sink *p, int incremental, int long_one) {
+  if (long_one) npkit_pb_begin_long(&p->pb, TRACE_PACKET);
+  else npkit_pb_begin(&p->pb, TRACE_PACKET);
   npkit_pb_uint(&p->pb, PKT_SEQUENCE_ID, SEQUENCE);
   if (incremental) {
     npkit_pb_uint(&p->pb, PKT_SEQUENCE_FLAGS, p->first_packet ? SEQ_CLEARED | SEQ_NEEDS : SEQ_NEEDS);
@@ -320,7 +324,7 @@ static int64_t rank_of(int64_t v) { return v < INT32_MIN ? INT32_MIN : v > INT32
 static void describe(npkit_perfetto_sink *p, ptrack *t, uint32_t counter) {
   ptrack *proc = t->tid != -1 ? track_get(p, t->pid, -1, 0) : NULL;
   if (proc != NULL && !proc->described) describe(p, proc, 0);
-  packet_begin(p, 0);
+  packet_begin(p, 0, 0);
   npkit_pb_begin(&p->pb, PKT_TRACK_DESCRIPTOR);
   npkit_pb_uint(&p->pb, TD_UUID, t->uuid);
   if (proc != NULL) npkit_pb_uint(&p->pb, TD_PARENT, proc->uuid);
@@ -362,6 +366,7 @@ static int set_text(char **field, const char *v) {
 
 /* ---- events ---- */
 
+/* Each argument is zeroed when it is taken (arg_new, take_arg); clearing frees what they own. */
 static void args_clear(npkit_perfetto_sink *p) {
   for (size_t i = 0; i < p->nargs; i++) {
     parg *a = &p->args[i];
@@ -371,7 +376,6 @@ static void args_clear(npkit_perfetto_sink *p) {
     for (size_t k = 0; a->strs != NULL && k < a->n; k++) free(a->strs[k]);
     free(a->strs);
   }
-  memset(p->args, 0, p->nargs * sizeof p->args[0]);
   p->nargs = 0;
 }
 
@@ -379,6 +383,7 @@ static parg *arg_new(npkit_perfetto_sink *p, const char *key, int type) {
   uint32_t k = str_id(p, key, strlen(key));
   if (k == 0 || p->nargs >= MAX_ARGS) return NULL;
   parg *a = &p->args[p->nargs++];
+  memset(a, 0, sizeof *a);
   a->key = k;
   a->type = type;
   return a;
@@ -461,10 +466,14 @@ static void track_event(npkit_perfetto_sink *p, const ptrack *t, int type, int64
     if (len <= INTERN_VALUE_MAX) a->value = str_id(p, v, len);
   }
   /* a packet that defines or uses interned data says that it needs the sequence's */
-  packet_begin(p, name != 0 || cat != 0 || nargs > 0);
+  /* whether its packet will be long: as the last one with as many arguments was */
+  int long_one = p->long_packet[nargs < MAX_ARGS ? nargs : MAX_ARGS];
+  uint64_t before = npkit_pb_size(&p->pb);
+  packet_begin(p, name != 0 || cat != 0 || nargs > 0, long_one);
   npkit_pb_uint(&p->pb, PKT_TIMESTAMP, p->base_ns + (uint64_t)ts); /* modulo 2^64: a negative ts is before the base */
   intern_needed(p, name, cat, args, nargs);
-  npkit_pb_begin(&p->pb, PKT_TRACK_EVENT);
+  if (long_one) npkit_pb_begin_long(&p->pb, PKT_TRACK_EVENT);
+  else npkit_pb_begin(&p->pb, PKT_TRACK_EVENT);
   npkit_pb_uint(&p->pb, TE_TYPE, (uint64_t)type);
   npkit_pb_uint(&p->pb, TE_TRACK_UUID, t->uuid);
   if (name != 0) npkit_pb_uint(&p->pb, TE_NAME_IID, p->strs[name - 1].iid[slot_of(ID_EVENT_NAMES)]);
@@ -475,6 +484,7 @@ static void track_event(npkit_perfetto_sink *p, const ptrack *t, int type, int64
   if (f != NULL && f->in != 0) npkit_pb_fixed64(&p->pb, TE_TERMINATING_FLOW_IDS, f->in);
   npkit_pb_end(&p->pb);
   npkit_pb_end(&p->pb);
+  p->long_packet[nargs < MAX_ARGS ? nargs : MAX_ARGS] = npkit_pb_size(&p->pb) - before >= 140;
 }
 
 /* ---- flows told ahead ---- */
@@ -812,6 +822,7 @@ static void take_arg(npkit_perfetto_sink *p, const npkit_sink_arg *a) {
   }
   if (a->key == 0 || a->key > p->n_strs || p->nargs >= MAX_ARGS) return;
   parg *x = &p->args[p->nargs++];
+  memset(x, 0, sizeof *x);
   x->key = a->key;
   x->type = a->type;
   switch (a->type) {
