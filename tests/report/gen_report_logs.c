@@ -26,6 +26,14 @@
  *   --marks  (without --gpu: a "forward" mark range from 10 us to 1 us before each arrival; needs
  *            a --gap above 10 us)
  *   --events N  (keeps issuing instances until every log holds at least N events; for benchmarks)
+ *   --spread-offsets NS (hosts without --offset get one drawn in -NS..NS)
+ *   --unpacked (EVENTS blocks as version 4 wrote them; packed, as the library writes, by default)
+ *   --jobs N (threads writing ranks; default: the cores)
+ *
+ * Up to 16,384 ranks on 2,048 hosts.  Every random value is drawn for its (seed, instance, rank)
+ * alone, and the instances' start times and last arrivals are computed first, so that each rank
+ * is written on its own (by --jobs threads, a few files open at a time) and the logs are the same
+ * bytes whatever the order.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,11 +43,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
 #include "log_builder.h"
 #include "nccl_names.h"
 
-#define MAX_RANKS 256
-#define MAX_HOSTS 16
+#define MAX_RANKS 16384
+#define MAX_HOSTS 2048
 #define MAX_SIZES 64
 #define BLOCK 4096
 #define WORLD_ID 0x1f2e3d4c5b6a7988ull
@@ -71,8 +83,11 @@ typedef struct opts {
   int drop_rank;
   double drop_pct;
   uint64_t seed, min_events;
+  double spread; /* --spread-offsets: hosts without --offset get one in -NS..NS */
+  int unpacked, jobs;
 } opts;
 
+/* One rank's log while it is written (by one thread). */
 typedef struct rank_out {
   npkit_lb *b;
   npkit_event *ev;
@@ -80,16 +95,35 @@ typedef struct rank_out {
   uint64_t written, api, gpu, seq_sub, corr;
 } rank_out;
 
+/* What every rank needs to know of instance k: computed first, for all ranks, so that each rank
+ * is then written on its own. */
+typedef struct instance_plan {
+  double t;    /* its start (true time) */
+  double last; /* the last arrival (without --gpu) */
+  double t2;   /* the sub-communicator's instance after it (--subcomm) */
+} instance_plan;
+
 static opts o = {.ranks = 8, .hosts = 1, .iters = 20, .n_sizes = 1, .sizes = {1048576}, .lat = 5000, .bw = 100,
                  .late_rank = -1, .gap = 20000, .compute = 400000, .overlap = 100000, .drop_rank = -1, .seed = 1};
-static rank_out out[MAX_RANKS];
-static uint64_t rng;
+static int has_offset[MAX_HOSTS];
+static instance_plan *plan;
+static uint64_t n_instances;
+static double t_end;
 
-static double uniform(double max) { /* xorshift64*, deterministic per seed */
-  rng ^= rng >> 12;
-  rng ^= rng << 25;
-  rng ^= rng >> 27;
-  uint64_t x = rng * 0x2545F4914F6CDD1Dull;
+/* The random draws: one value per (seed, instance, rank, what), whatever the order in which the
+ * ranks are written (splitmix64's finaliser over the four). */
+enum { R_ARRIVE = 1, R_EXIT, R_SUB_ARRIVE, R_SUB_EXIT, R_HOST_OFFSET };
+
+static uint64_t mix(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static double uniform_at(uint64_t k, int r, int what, double max) {
+  uint64_t x = mix(o.seed * 0x9E3779B97F4A7C15ull + 1);
+  x = mix(x ^ (k + 0x632be59bd9b4e019ull));
+  x = mix(x ^ ((uint64_t)(uint32_t)r * 0x85ebca6bull + (uint64_t)what));
   return max * (double)(x >> 11) / 9007199254740992.0;
 }
 
@@ -103,7 +137,7 @@ static int host_of(int r) {
   return (int)((long)r * o.hosts / o.ranks);
 }
 
-static int flush(rank_out *ro) {
+static int flush_events(rank_out *ro) {
   if (ro->n == 0) return 0;
   int rc = npkit_lb_events(ro->b, ro->ev, ro->n);
   ro->written += ro->n;
@@ -113,7 +147,7 @@ static int flush(rank_out *ro) {
 
 static int push(rank_out *ro, const npkit_event *e) {
   ro->ev[ro->n++] = *e;
-  return ro->n == BLOCK ? flush(ro) : 0;
+  return ro->n == BLOCK ? flush_events(ro) : 0;
 }
 
 /* Collective time of S bytes: algbw = S / t, with the bottleneck above bw_above. */
@@ -156,84 +190,106 @@ static npkit_event kernel(uint64_t start, uint64_t end, uint32_t stream, uint32_
   return e;
 }
 
-/* One instance of the world communicator (and of the sub-communicator when asked for). */
-static int instance(uint64_t k, double *t) {
+static double arrival(uint64_t k, int r, double t) {
+  return t + (r == o.late_rank ? o.late_ns : 0) + uniform_at(k, r, R_ARRIVE, o.jitter);
+}
+
+/* The instances' times, for all ranks: their starts follow from the last arrivals. */
+static int make_plan(void) {
+  uint64_t want = (uint64_t)o.iters * (uint64_t)o.n_sizes;
+  if (o.min_events) { /* rank 0 (host 0: no sub-communicator) has a fixed number of events an instance */
+    uint64_t per = o.gpu ? 3 + (o.algo[0] ? 1 : 0) : 1 + (o.marks ? 2 : 0), first = o.algo[0] ? 1 : 0;
+    want = o.min_events > first ? (o.min_events - first + per - 1) / per : 0;
+  }
+  plan = calloc(want ? want : 1, sizeof *plan);
+  if (plan == NULL) return -1;
+  double t = 1000000;
+  for (uint64_t k = 0; k < want; k++) {
+    uint64_t s = o.sizes[k % (uint64_t)o.n_sizes];
+    double last = 0, d = coll_time(s);
+    plan[k].t = t;
+    if (!o.gpu)
+      for (int r = 0; r < o.ranks; r++) {
+        double a = arrival(k, r, t);
+        if (a > last) last = a;
+      }
+    plan[k].last = last;
+    double step_end = o.gpu ? t + o.compute - o.overlap + d : last + d;
+    t = o.gpu && o.period > 0 ? t + o.period : step_end + o.gap;
+    if (o.subcomm && o.hosts > 1) {
+      plan[k].t2 = t;
+      t = t + o.jitter + coll_time(4096) + o.gap;
+    }
+  }
+  n_instances = want;
+  t_end = t;
+  return 0;
+}
+
+/* Instance k on rank r: its events. */
+static int instance(rank_out *ro, int r, uint64_t k) {
+  const instance_plan *pl = &plan[k];
   uint64_t s = o.sizes[k % (uint64_t)o.n_sizes];
-  double arrive[MAX_RANKS], last = 0, d = coll_time(s);
-  for (int r = 0; r < o.ranks; r++) {
-    arrive[r] = *t + (r == o.late_rank ? o.late_ns : 0) + uniform(o.jitter);
-    if (arrive[r] > last) last = arrive[r];
-  }
-  for (int r = 0; r < o.ranks; r++) {
-    rank_out *ro = &out[r];
-    int64_t off = o.offset[host_of(r)];
-    if (!o.gpu) {
-      double end = last + d + uniform(o.exit_jitter);
-      if (o.marks) {
-        npkit_event mb, me;
-        memset(&mb, 0, sizeof(mb));
-        mb.kind = NPKIT_EV_MARK_BEGIN;
-        mb.thread = 1;
-        mb.u.mark.name = NAME_MARK;
-        me = mb;
-        me.kind = NPKIT_EV_MARK_END;
-        mb.start_ns = mb.end_ns = at(arrive[r] - MARK_LEAD, off);
-        me.start_ns = me.end_ns = at(arrive[r] - MARK_TAIL, off);
-        if (push(ro, &mb) != 0 || push(ro, &me) != 0) return -1;
-      }
-      npkit_event e = api(NPKIT_FN_AllReduce, at(arrive[r], off), at(end, off), 1, k, s);
-      if (o.stacks) e.u.api.stack_id = k % (uint64_t)o.stacks + 1;
-      if (push(ro, &e) != 0) return -1;
-      ro->api++;
-    } else {
-      /* the step: compute, then the collective's kernel starting `overlap` before compute ends; a
-       * late rank launches it --late later, and every rank's kernel runs until the last one came */
-      double c0 = *t, k0 = c0 + o.compute - o.overlap, kr = k0 + (r == o.late_rank ? o.late_ns : 0);
-      double k1 = k0 + (o.late_rank >= 0 ? o.late_ns : 0) + d + uniform(o.exit_jitter);
-      uint64_t corr = ++ro->corr;
-      npkit_event e = api(NPKIT_FN_AllReduce, at(kr - 5000, off), at(kr - 2000, off), 1, k, s);
-      e.u.api.corr_id = corr;
-      if (o.stacks) e.u.api.stack_id = k % (uint64_t)o.stacks + 1;
-      npkit_event kc = kernel(at(c0, off), at(c0 + o.compute, off), 7, NAME_COMPUTE, NPKIT_FN_NONE, 0, 0, 0);
-      npkit_event kn = kernel(at(kr, off), at(k1, off), 13, NAME_NCCL, NPKIT_FN_AllReduce, k, corr, s);
-      if (push(ro, &e) != 0 || push(ro, &kc) != 0 || push(ro, &kn) != 0) return -1;
-      ro->api++;
-      ro->gpu += 2;
-      if (o.algo[0]) {
-        npkit_event pt;
-        memset(&pt, 0, sizeof(pt));
-        pt.kind = NPKIT_EV_PLUGIN_TASK;
-        pt.func = NPKIT_FN_AllReduce;
-        pt.start_ns = pt.end_ns = at(k0 - 3000, off);
-        pt.u.plugin_task.task = k + 1;
-        pt.u.plugin_task.nccl_seq = k;
-        pt.u.plugin_task.count = s / 4;
-        pt.u.plugin_task.ctx = 1;
-        pt.u.plugin_task.rank = r;
-        pt.u.plugin_task.root = -1;
-        pt.u.plugin_task.datatype = 7;
-        pt.u.plugin_task.nchannels = 2;
-        snprintf(pt.u.plugin_task.algo, sizeof(pt.u.plugin_task.algo), "%s", o.algo);
-        memcpy(pt.u.plugin_task.proto, o.proto, sizeof(pt.u.plugin_task.proto));
-        snprintf(pt.u.plugin_task.func, sizeof(pt.u.plugin_task.func), "AllReduce");
-        if (push(ro, &pt) != 0) return -1;
-      }
+  double d = coll_time(s), arrive = arrival(k, r, pl->t), last = pl->last;
+  int64_t off = o.offset[host_of(r)];
+  if (!o.gpu) {
+    double end = last + d + uniform_at(k, r, R_EXIT, o.exit_jitter);
+    if (o.marks) {
+      npkit_event mb, me;
+      memset(&mb, 0, sizeof(mb));
+      mb.kind = NPKIT_EV_MARK_BEGIN;
+      mb.thread = 1;
+      mb.u.mark.name = NAME_MARK;
+      me = mb;
+      me.kind = NPKIT_EV_MARK_END;
+      mb.start_ns = mb.end_ns = at(arrive - MARK_LEAD, off);
+      me.start_ns = me.end_ns = at(arrive - MARK_TAIL, off);
+      if (push(ro, &mb) != 0 || push(ro, &me) != 0) return -1;
+    }
+    npkit_event e = api(NPKIT_FN_AllReduce, at(arrive, off), at(end, off), 1, k, s);
+    if (o.stacks) e.u.api.stack_id = k % (uint64_t)o.stacks + 1;
+    if (push(ro, &e) != 0) return -1;
+    ro->api++;
+  } else {
+    /* the step: compute, then the collective's kernel starting `overlap` before compute ends; a
+     * late rank launches it --late later, and every rank's kernel runs until the last one came */
+    double c0 = pl->t, k0 = c0 + o.compute - o.overlap, kr = k0 + (r == o.late_rank ? o.late_ns : 0);
+    double k1 = k0 + (o.late_rank >= 0 ? o.late_ns : 0) + d + uniform_at(k, r, R_EXIT, o.exit_jitter);
+    uint64_t corr = ++ro->corr;
+    npkit_event e = api(NPKIT_FN_AllReduce, at(kr - 5000, off), at(kr - 2000, off), 1, k, s);
+    e.u.api.corr_id = corr;
+    if (o.stacks) e.u.api.stack_id = k % (uint64_t)o.stacks + 1;
+    npkit_event kc = kernel(at(c0, off), at(c0 + o.compute, off), 7, NAME_COMPUTE, NPKIT_FN_NONE, 0, 0, 0);
+    npkit_event kn = kernel(at(kr, off), at(k1, off), 13, NAME_NCCL, NPKIT_FN_AllReduce, k, corr, s);
+    if (push(ro, &e) != 0 || push(ro, &kc) != 0 || push(ro, &kn) != 0) return -1;
+    ro->api++;
+    ro->gpu += 2;
+    if (o.algo[0]) {
+      npkit_event pt;
+      memset(&pt, 0, sizeof(pt));
+      pt.kind = NPKIT_EV_PLUGIN_TASK;
+      pt.func = NPKIT_FN_AllReduce;
+      pt.start_ns = pt.end_ns = at(k0 - 3000, off);
+      pt.u.plugin_task.task = k + 1;
+      pt.u.plugin_task.nccl_seq = k;
+      pt.u.plugin_task.count = s / 4;
+      pt.u.plugin_task.ctx = 1;
+      pt.u.plugin_task.rank = r;
+      pt.u.plugin_task.root = -1;
+      pt.u.plugin_task.datatype = 7;
+      pt.u.plugin_task.nchannels = 2;
+      snprintf(pt.u.plugin_task.algo, sizeof(pt.u.plugin_task.algo), "%s", o.algo);
+      memcpy(pt.u.plugin_task.proto, o.proto, sizeof(pt.u.plugin_task.proto));
+      snprintf(pt.u.plugin_task.func, sizeof(pt.u.plugin_task.func), "AllReduce");
+      if (push(ro, &pt) != 0) return -1;
     }
   }
-  double start = *t, step_end = o.gpu ? start + o.compute - o.overlap + d : last + d;
-  *t = o.gpu && o.period > 0 ? start + o.period : step_end + o.gap;
-  if (o.subcomm && o.hosts > 1) { /* ranks of hosts 1.. only: a second path between hosts */
-    double t2 = *t, sd = coll_time(4096);
-    for (int r = 0; r < o.ranks; r++) {
-      if (host_of(r) == 0) continue;
-      rank_out *ro = &out[r];
-      int64_t off = o.offset[host_of(r)];
-      double a = t2 + uniform(o.jitter), end = t2 + o.jitter + sd + uniform(o.exit_jitter);
-      npkit_event e = api(NPKIT_FN_AllReduce, at(a, off), at(end, off), 2, ro->seq_sub++, 4096);
-      if (push(ro, &e) != 0) return -1;
-      ro->api++;
-    }
-    *t = t2 + o.jitter + sd + o.gap;
+  if (o.subcomm && o.hosts > 1 && host_of(r) != 0) { /* ranks of hosts 1.. only: a second path between hosts */
+    double t2 = pl->t2, sd = coll_time(4096);
+    double a = t2 + uniform_at(k, r, R_SUB_ARRIVE, o.jitter), end = t2 + o.jitter + sd + uniform_at(k, r, R_SUB_EXIT, o.exit_jitter);
+    npkit_event e = api(NPKIT_FN_AllReduce, at(a, off), at(end, off), 2, ro->seq_sub++, 4096);
+    if (push(ro, &e) != 0) return -1;
+    ro->api++;
   }
   return 0;
 }
@@ -257,6 +313,7 @@ static int parse(int argc, char **argv) {
     if (!strcmp(a, "--gpu")) { o.gpu = 1; continue; }
     if (!strcmp(a, "--subcomm")) { o.subcomm = 1; continue; }
     if (!strcmp(a, "--marks")) { o.marks = 1; continue; }
+    if (!strcmp(a, "--unpacked")) { o.unpacked = 1; continue; }
     if (v == NULL) {
       fprintf(stderr, "gen_report_logs: %s needs a value\n", a);
       return -1;
@@ -276,9 +333,12 @@ static int parse(int argc, char **argv) {
     else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--stacks")) o.stacks = atoi(v);
     else if (!strcmp(a, "--events")) o.min_events = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--spread-offsets")) o.spread = atof(v);
+    else if (!strcmp(a, "--jobs")) o.jobs = atoi(v);
     else if (!strcmp(a, "--offset")) {
       if (parse_pair(v, a, &x, &y) || x < 0 || x >= MAX_HOSTS) return -1;
       o.offset[(int)x] = (int64_t)y;
+      has_offset[(int)x] = 1;
     } else if (!strcmp(a, "--late")) {
       if (parse_pair(v, a, &x, &y)) return -1;
       o.late_rank = (int)x;
@@ -316,7 +376,7 @@ static int parse(int argc, char **argv) {
   return 0;
 }
 
-static int open_rank(const char *dir, int r) {
+static int open_rank(rank_out *ro, const char *dir, int r) {
   char path[4096], host[16];
   snprintf(path, sizeof(path), "%s/npkit_host%d_%d.npkit", dir, host_of(r), 1000 + r);
   snprintf(host, sizeof(host), "host%d", host_of(r));
@@ -328,7 +388,7 @@ static int open_rank(const char *dir, int r) {
   lo.world_size = o.ranks;
   lo.local_rank = r - (int)((long)host_of(r) * o.ranks / o.hosts);
   lo.host = host;
-  rank_out *ro = &out[r];
+  lo.packed = !o.unpacked;
   ro->b = npkit_lb_create(path, &lo);
   ro->ev = malloc(BLOCK * sizeof(*ro->ev));
   if (ro->b == NULL || ro->ev == NULL) {
@@ -386,9 +446,8 @@ static int open_rank(const char *dir, int r) {
   return 0;
 }
 
-static int close_rank(int r, double end) {
-  rank_out *ro = &out[r];
-  if (flush(ro) != 0) return -1;
+static int close_rank(rank_out *ro, int r, double end) {
+  if (flush_events(ro) != 0) return -1;
   /* lost events: PERCENT of what the rank tried to record */
   uint64_t dropped = r == o.drop_rank ? (uint64_t)((double)ro->api * o.drop_pct / (100.0 - o.drop_pct) + 0.5) : 0;
   npkit_counter_rec cnt[2] = {{1, NPKIT_SRC_API, ro->api, dropped}, {0, NPKIT_SRC_CUPTI, ro->gpu, 0}};
@@ -410,6 +469,31 @@ static int close_rank(int r, double end) {
   return rc ? -1 : 0;
 }
 
+/* The ranks, written by --jobs threads, each taking the next rank not yet taken: a few files
+ * open at a time, the same bytes in any order. */
+typedef struct pool {
+  const char *dir;
+  atomic_int next;
+  atomic_int failed;
+} pool;
+
+static int write_rank(const char *dir, int r) {
+  rank_out ro;
+  memset(&ro, 0, sizeof ro);
+  int rc = open_rank(&ro, dir, r);
+  for (uint64_t k = 0; rc == 0 && k < n_instances; k++) rc = instance(&ro, r, k);
+  if (ro.b != NULL && close_rank(&ro, r, t_end) != 0) rc = -1;
+  else if (ro.b == NULL) free(ro.ev);
+  return rc;
+}
+
+static void *worker(void *arg) {
+  pool *p = arg;
+  for (int r; !atomic_load(&p->failed) && (r = atomic_fetch_add(&p->next, 1)) < o.ranks;)
+    if (write_rank(p->dir, r) != 0) atomic_store(&p->failed, 1);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2 || argv[1][0] == '-') {
     fprintf(stderr, "usage: gen_report_logs OUT_DIR [options] (see the comment at the top of the source)\n");
@@ -420,18 +504,26 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gen_report_logs: %s: %s\n", argv[1], strerror(errno));
     return 1;
   }
-  rng = o.seed * 0x9E3779B97F4A7C15ull + 1;
-  for (int r = 0; r < o.ranks; r++)
-    if (open_rank(argv[1], r) != 0) return 1;
-  double t = 1000000;
-  uint64_t k = 0;
-  uint64_t want = (uint64_t)o.iters * (uint64_t)o.n_sizes;
-  for (;; k++) {
-    if (o.min_events ? out[0].written + out[0].n >= o.min_events : k >= want) break;
-    if (instance(k, &t) != 0) return 1;
+  for (int h = 0; h < o.hosts; h++) /* the hosts not given an offset: one in -spread..spread */
+    if (!has_offset[h] && o.spread > 0) o.offset[h] = llround(uniform_at(0, h, R_HOST_OFFSET, 2 * o.spread) - o.spread);
+  if (make_plan() != 0) {
+    fprintf(stderr, "gen_report_logs: out of memory\n");
+    return 1;
   }
-  for (int r = 0; r < o.ranks; r++)
-    if (close_rank(r, t) != 0) return 1;
-  printf("%" PRIu64 " instances\n", k);
+  int jobs = o.jobs > 0 ? o.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (jobs < 1) jobs = 1;
+  if (jobs > o.ranks) jobs = o.ranks;
+  pool p = {argv[1], 0, 0};
+  pthread_t *th = calloc((size_t)jobs, sizeof *th);
+  int started = 0;
+  for (int i = 1; th != NULL && i < jobs; i++)
+    if (pthread_create(&th[i], NULL, worker, &p) == 0) started = i;
+    else break;
+  worker(&p);
+  for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
+  free(th);
+  free(plan);
+  if (atomic_load(&p.failed)) return 1;
+  printf("%" PRIu64 " instances\n", n_instances);
   return 0;
 }
