@@ -829,6 +829,20 @@ void npkit_reader_close(npkit_log_reader *r) {
   free(r);
 }
 
+void npkit_reader_release(npkit_log_reader *r) {
+  npkit_reader_cursor *c = &r->cursor;
+  free(c->buf);
+  free(c->lanes);
+  free(c->rec);
+  c->buf = NULL;
+  c->lanes = c->rec = NULL;
+  c->n = c->pos = 0;
+  c->block_left = 0;
+  c->packed = 0;
+  c->buf_records = CURSOR_BYTES / r->record_size > 0 ? CURSOR_BYTES / r->record_size : 1; /* as start_packed may have grown it */
+  c->next_block = c->next_record = 0; /* as after a rewind */
+}
+
 /* ---- events ---- */
 
 void npkit_reader_rewind(npkit_log_reader *r) {

@@ -126,20 +126,30 @@ void npkit_pb_end(npkit_pb *w) {
     w->err = EINVAL;
     return;
   }
-  unsigned d = --w->depth;
-  if (d >= NPKIT_PB_MAX_DEPTH || w->err == ENOMEM) return;
+  unsigned d = w->depth - 1;
+  if (d >= NPKIT_PB_MAX_DEPTH || w->err == ENOMEM) {
+    w->depth--;
+    return;
+  }
   size_t kept = w->kept[d], at = w->open[d], n = w->len - at - kept;
   if (n > LEN_MAX) {
     w->err = EOVERFLOW;
+    w->depth--;
     return;
   }
   unsigned char v[5];
   size_t k = (size_t)(npkit_pb_varint(v, n) - v);
+  /* room while the message is still open: at depth 0 the buffer would be flushed (or, after an
+   * error, emptied) with the message unfinished in it */
+  if (k > kept && room(w, k - kept) == NULL) {
+    w->depth--;
+    return;
+  }
+  w->depth--;
   if (k != kept) {
     /* the body moves to fit the varint (forward for a longer one, back for a shorter one); the
      * messages inside it are closed and the open ones begin before `at`, so nothing that points
      * into the buffer moves */
-    if (k > kept && room(w, k - kept) == NULL) return;
     memmove(w->buf + at + k, w->buf + at + kept, n);
     w->len = w->len + k - kept;
   }

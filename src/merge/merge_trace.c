@@ -188,6 +188,7 @@ static int render_one(npkit_sink *sink, const npkit_job_log *l, const npkit_merg
   st->groups += rs.groups;
   if (view != r) npkit_reader_close(view);
   if (fd >= 0) close(fd);
+  npkit_reader_release(r); /* rendered: no cursor kept for the rest of the merge */
   return rc;
 }
 

@@ -276,5 +276,6 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, char *err, size_t errlen)
   free(s->kernels);
   free(s->ctxs);
   free(s);
+  npkit_reader_release(r); /* scanned: the views that read events again rewind it */
   return rc;
 }

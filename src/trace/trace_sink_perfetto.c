@@ -50,7 +50,7 @@ static int64_t sat_sub(int64_t a, int64_t b) {
 /* The slot of an InternedData kind in pstr.iid and next_iid. */
 static int slot_of(int kind) { return kind == ID_STRING_VALUES ? 3 : kind - 1; }
 #define MAX_ARGS 64
-#define MAX_FLOWS 64 /* flows starting on one slice (a group's launch on as many GPUs) */
+#define MAX_FLOWS 1024 /* flows starting on one slice (a group's launch on as many GPUs) */
 
 /* An interned string: its text, and its iid as each kind once it was defined on the sequence. */
 typedef struct pstr {
@@ -598,12 +598,15 @@ static int lane_takes(ptrack *l, int64_t s, int64_t e) {
   size_t n = l->n_kept;
   /* in time order, the common case: no slice starts after s, and the latest end is the one to see */
   int after_all = n == 0 || s > l->by_start[2 * n - 2];
+  /* Perfetto sorts equal times in file order, where the lane's slices come first: one that starts
+   * where this one ends (and ends later) would be closed by this one's END, and so would one that
+   * starts with it and ends inside it */
   if (!after_all)
-    for (size_t i = pair_bound(l->by_start, n, s, INT64_MIN, 0); i < n && l->by_start[2 * i] < e; i++)
-      if (l->by_start[2 * i] > s && l->by_start[2 * i + 1] > e) return 0; /* starts inside, ends after */
+    for (size_t i = pair_bound(l->by_start, n, s, INT64_MIN, 0); i < n && l->by_start[2 * i] <= e; i++)
+      if (l->by_start[2 * i] > s && l->by_start[2 * i + 1] > e) return 0; /* starts inside or at e, ends after */
   if (n > 0 && l->by_end[2 * n - 2] > s)
     for (size_t i = pair_bound(l->by_end, n, s, INT64_MAX, 0); i < n && l->by_end[2 * i] < e; i++)
-      if (l->by_end[2 * i + 1] < s) return 0; /* starts before, ends inside */
+      if (l->by_end[2 * i + 1] <= s) return 0; /* starts before or with it, ends inside */
   if (n >= l->prune_at) {
     lane_prune(l);
     n = l->n_kept;
@@ -627,6 +630,7 @@ static int lane_takes(ptrack *l, int64_t s, int64_t e) {
  * described when first needed).  The last lane takes what no other does. */
 static ptrack *lane_for(npkit_perfetto_sink *p, ptrack *t, int64_t s, int64_t e) {
   size_t base = (size_t)(t - p->tracks), i = base;
+  if (t->tid < 0) return t; /* a process's own track (no source draws slices there): no lanes */
   for (uint32_t k = 1;; k++) {
     if (lane_takes(&p->tracks[i], s, e) || k == MAX_LANES) return &p->tracks[i];
     if (p->tracks[i].next_lane == 0) {
@@ -876,8 +880,14 @@ static npkit_tree *meta_begin(npkit_sink *s) { return &((npkit_perfetto_sink *)s
 static void frame(npkit_sink *s, int64_t pid, uint32_t node, const char *name, uint32_t parent1) {
   (void)s, (void)pid, (void)node, (void)name, (void)parent1;
 }
-/* The strings stay (their iids are defined on the sequence); the flows told go with their log. */
-static void forget(npkit_sink *s) { flows_forget((npkit_perfetto_sink *)s); }
+/* The strings stay (their iids are defined on the sequence); the flows told, the lanes' slices and
+ * the argument sets go with their log (its renderers intern their sets again). */
+static void forget(npkit_sink *s) {
+  npkit_perfetto_sink *p = (npkit_perfetto_sink *)s;
+  flows_forget(p);
+  for (size_t i = 0; i < p->n_sets; i++) free(p->sets[i]);
+  p->n_sets = 0;
+}
 static int failed(npkit_sink *s) { return ((npkit_perfetto_sink *)s)->pb.err != 0; }
 
 static void sink_free(npkit_sink *s) { (void)s; /* npkit_perfetto_sink_finish frees */ }

@@ -214,7 +214,46 @@ static void test_errors(void) {
   close(ro);
 }
 
+/* A top-level message whose length needs more bytes than were kept, at the very end of the buffer:
+ * the room for them is made while it is still open (a flush then would write it unfinished and
+ * empty the buffer under the body that moves).  The bytes are read back whole. */
+static void test_long_length_at_the_buffer_end(void) {
+  FILE *f = tmpfile();
+  npkit_pb w;
+  char err[256];
+  CHECK(f != NULL && npkit_pb_init(&w, fileno(f)) == 0);
+  size_t big = w.cap - 34;
+  unsigned char *payload = calloc(1, big);
+  CHECK(payload != NULL);
+  for (int i = 0; i < 5; i++) npkit_pb_begin(&w, 1);
+  npkit_pb_bytes(&w, 2, payload, big);
+  npkit_pb_uint(&w, 3, UINT64_MAX);
+  for (int i = 0; i < 5; i++) npkit_pb_end(&w);
+  npkit_pb_uint(&w, 4, 7); /* a second top-level field after it */
+  CHECK(npkit_pb_finish(&w, err, sizeof err) == 0);
+  long size = ftell(f) >= 0 ? (fseek(f, 0, SEEK_END), ftell(f)) : -1;
+  unsigned char *b = malloc((size_t)size);
+  CHECK(b != NULL && fseek(f, 0, SEEK_SET) == 0 && fread(b, 1, (size_t)size, f) == (size_t)size);
+  /* five nested messages 1, each a tag 0a and a varint length, then 12 <big> ..., 18 <10 bytes>, 20 07 */
+  size_t at = 0, inner = (size_t)size - 2;
+  for (int i = 0; i < 5; i++) {
+    CHECK(b[at] == 0x0a);
+    uint64_t len = 0;
+    int sh = 0;
+    at++;
+    while (b[at] & 0x80) len |= (uint64_t)(b[at++] & 0x7f) << sh, sh += 7;
+    len |= (uint64_t)b[at++] << sh;
+    CHECK(len == inner - at);
+  }
+  CHECK(b[at] == 0x12);
+  CHECK(b[size - 2] == 0x20 && b[size - 1] == 7);
+  free(b);
+  free(payload);
+  fclose(f);
+}
+
 int main(void) {
+  test_long_length_at_the_buffer_end();
   expect(e_varint, "089601");
   expect(e_string, "120774657374696e67");
   expect(e_nested, "1a03089601"); /* the guide's nested example: 1a 03 08 96 01 */

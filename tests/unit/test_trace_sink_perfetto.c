@@ -255,7 +255,97 @@ static void decode(const unsigned char *b, size_t n, state *st) {
   }
 }
 
+/* ---- lanes: slices that would not nest on one track ---- */
+
+typedef struct pe {
+  uint64_t ts, track;
+  int type;
+  size_t index;
+} pe;
+
+static int pe_cmp(const void *a, const void *b) {
+  const pe *x = a, *y = b;
+  if (x->track != y->track) return x->track < y->track ? -1 : 1;
+  if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index; /* equal times: file order, as Perfetto sorts */
+}
+
+/* The slices as Perfetto pairs them (an END closes the innermost open slice of its track), as
+ * "start+dur" of each, sorted, into out. */
+static void paired(const unsigned char *b, size_t n, char *out, size_t len) {
+  pe evs[64];
+  size_t ne = 0;
+  const unsigned char *p = b, *end = b + n;
+  field pk, x, y;
+  while (p < end && next_field(&p, end, &pk) == 0) {
+    uint64_t ts = 0;
+    const unsigned char *q = pk.p, *qe = pk.p + pk.n;
+    field te = {0};
+    while (q < qe && next_field(&q, qe, &x) == 0) {
+      if (x.num == 8) ts = x.v;
+      if (x.num == 11) te = x;
+    }
+    if (te.p == NULL || ne == 64) continue;
+    pe e = {ts - BASE, 0, 0, ne};
+    const unsigned char *r = te.p, *re = te.p + te.n;
+    while (r < re && next_field(&r, re, &y) == 0) {
+      if (y.num == 9) e.type = (int)y.v;
+      if (y.num == 11) e.track = y.v;
+    }
+    evs[ne++] = e;
+  }
+  qsort(evs, ne, sizeof evs[0], pe_cmp);
+  uint64_t starts[64], found[64][2];
+  size_t depth = 0, nf = 0;
+  uint64_t track = UINT64_MAX;
+  for (size_t i = 0; i < ne; i++) {
+    if (evs[i].track != track) depth = 0, track = evs[i].track;
+    if (evs[i].type == 1) starts[depth++] = evs[i].ts;
+    else if (evs[i].type == 2 && depth > 0) found[nf][0] = starts[--depth], found[nf][1] = evs[i].ts - found[nf][0], nf++;
+  }
+  for (size_t i = 0; i < nf; i++) /* sort by start, then duration */
+    for (size_t j = i + 1; j < nf; j++)
+      if (found[j][0] < found[i][0] || (found[j][0] == found[i][0] && found[j][1] < found[i][1])) {
+        uint64_t t0 = found[i][0], t1 = found[i][1];
+        found[i][0] = found[j][0], found[i][1] = found[j][1], found[j][0] = t0, found[j][1] = t1;
+      }
+  out[0] = '\0';
+  for (size_t i = 0; i < nf; i++) {
+    size_t k = strlen(out);
+    snprintf(out + k, len - k, "%llu+%llu ", (unsigned long long)found[i][0], (unsigned long long)found[i][1]);
+  }
+}
+
+/* Slices written in an order that one track cannot hold: the same start with the longer one
+ * after, one that ends where a slice written before starts, one that starts inside another and
+ * ends after it.  Each comes back with its own times. */
+static void test_lanes(void) {
+  FILE *f = tmpfile();
+  npkit_perfetto_sink *ps = f != NULL ? npkit_perfetto_sink_open(fileno(f), BASE) : NULL;
+  CHECK(ps != NULL);
+  if (ps == NULL) return;
+  npkit_sink *s = npkit_perfetto_sink_base(ps);
+  static const int64_t sl[][2] = {{0, 5}, {0, 10}, {30, 10}, {20, 10}, {50, 20}, {60, 20}, {100, 10}, {102, 3}};
+  for (size_t i = 0; i < sizeof sl / sizeof sl[0]; i++) {
+    npkit_sink_head h = {.name = "k", .ph = NPKIT_SINK_SLICE, .pid = 3, .tid = 3400, .has_ts = 1, .ts = sl[i][0],
+                         .has_dur = 1, .dur = sl[i][1]};
+    npkit_sink_begin(s, &h);
+    npkit_sink_end(s);
+  }
+  char err[64];
+  CHECK(npkit_perfetto_sink_finish(ps, NULL, err, sizeof err) == 0);
+  long n = (fseek(f, 0, SEEK_END), ftell(f));
+  unsigned char *b = malloc((size_t)n);
+  CHECK(b != NULL && fseek(f, 0, SEEK_SET) == 0 && fread(b, 1, (size_t)n, f) == (size_t)n);
+  char got[512];
+  paired(b, (size_t)n, got, sizeof got);
+  CHECK_STR(got, "0+5 0+10 20+10 30+10 50+20 60+20 100+10 102+3 ");
+  free(b);
+  fclose(f);
+}
+
 int main(void) {
+  test_lanes();
   char path[] = "/tmp/npkit_pf_XXXXXX";
   int fd = mkstemp(path);
   npkit_perfetto_sink *ps = npkit_perfetto_sink_open(fd, BASE);
