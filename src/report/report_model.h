@@ -46,6 +46,7 @@ typedef struct npkit_report_options {
   uint32_t top;         /* instances with the largest spread to list */
   int timeline;         /* build the timeline strip of the HTML view (a second walk of the events:
                            docs/architecture.md, "The report", says why) */
+  unsigned jobs;        /* threads reading the logs (0 or 1: the scan alone); the same report at any */
 } npkit_report_options;
 
 /* What the scan found in one log (the log itself: job.logs[] of the same index). */

@@ -24,6 +24,7 @@ typedef struct scan_state {
   const npkit_log_reader *r;
   size_t last_pos;          /* position in r->comms of the latest lookup */
   int sites;                /* the log's stacks feed the call-site table */
+  int overlap_done;         /* the marks' overlap was computed by the thread that read the log ahead */
   /* GPU activity of this log, for the overlap and idle analyses */
   npkit_kernel *kernels;
   size_t n_kernels, cap_kernels;
@@ -186,10 +187,54 @@ static void plugin_loss(const npkit_rep_log *l, npkit_job_log *jl) {
 /* The call-site table and the marks' overlap see every event too. */
 static int extras_event(scan_state *s, const npkit_event *ev) {
   if (s->sites && npkit_callsites_event(&s->rep->sites, ev) != 0) return -1;
-  return npkit_mark_overlap_event(&s->log->overlap, ev);
+  return s->overlap_done ? 0 : npkit_mark_overlap_event(&s->log->overlap, ev);
 }
 
-int npkit_report_scan(npkit_report *rep, uint32_t log, char *err, size_t errlen) {
+/* The marks' overlap of a log read ahead: it is the log's alone, so the reading thread computes it
+ * (sorting every call's span is the scan's largest part after unpacking). */
+static void overlap_ahead(npkit_log_reader *r, npkit_mark_overlap *o, npkit_scan_events *a) {
+  for (size_t i = 0; i < a->n; i++)
+    if (npkit_mark_overlap_event(o, &a->ev[i]) != 0) {
+      a->overlap = -1;
+      return;
+    }
+  a->overlap = npkit_mark_overlap_finish(o, r) == 0 ? 1 : -1;
+}
+
+void npkit_scan_read_ahead(npkit_log_reader *r, npkit_mark_overlap *o, npkit_scan_events *a, size_t max_events) {
+  a->n = 0;
+  a->rc = 0;
+  a->overlap = 0;
+  a->err[0] = '\0';
+  if (r->n_events > max_events) {
+    a->rc = 1;
+    return;
+  }
+  npkit_reader_rewind(r);
+  for (;;) {
+    const npkit_event *ev;
+    int k = npkit_reader_next(r, &ev, a->err, sizeof a->err);
+    if (k <= 0) {
+      a->rc = k;
+      break;
+    }
+    if (a->n == a->cap) {
+      size_t cap = a->cap ? 2 * a->cap : 4096;
+      npkit_event *g = realloc(a->ev, cap * sizeof *g);
+      if (g == NULL) { /* the main thread reads it from the file */
+        a->rc = 1;
+        break;
+      }
+      a->ev = g;
+      a->cap = cap;
+    }
+    a->ev[a->n++] = *ev;
+  }
+  npkit_reader_release(r);
+  if (a->rc == 0) overlap_ahead(r, o, a); /* not after an error: the scan stops at it */
+}
+
+int npkit_report_scan(npkit_report *rep, uint32_t log, const npkit_scan_events *ahead, char *err, size_t errlen) {
   npkit_log_reader *r = rep->job.logs[log].reader;
   scan_state *s = calloc(1, sizeof(*s));
   if (s == NULL) {
@@ -209,10 +254,21 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, char *err, size_t errlen)
     rc = oom(s, err, errlen);
   s->sites = npkit_callsites_begin_log(&rep->sites, r, why, sizeof why) == 0;
   if (!s->sites && npkit_job_warn(&rep->job, "%s", why) != 0) rc = oom(s, err, errlen);
-  npkit_reader_rewind(r);
-  while (rc == 0) {
+  s->overlap_done = ahead != NULL && ahead->overlap != 0;
+  if (s->overlap_done && ahead->overlap < 0) rc = oom(s, err, errlen);
+  if (ahead == NULL) npkit_reader_rewind(r);
+  for (size_t next = 0; rc == 0;) {
     const npkit_event *ev;
-    int k = npkit_reader_next(r, &ev, err, errlen);
+    int k;
+    if (ahead == NULL) {
+      k = npkit_reader_next(r, &ev, err, errlen);
+    } else if (next < ahead->n) {
+      ev = &ahead->ev[next++];
+      k = 1;
+    } else {
+      k = ahead->rc;
+      if (k < 0) snprintf(err, errlen, "%s", ahead->err);
+    }
     if (k <= 0) {
       rc = k;
       break;
@@ -256,7 +312,7 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, char *err, size_t errlen)
     if (rc == 0 && extras_event(s, ev) != 0) rc = oom(s, err, errlen);
   }
   if (s->sites) npkit_callsites_end_log(&rep->sites);
-  if (rc == 0 && npkit_mark_overlap_finish(&s->log->overlap, r) != 0) rc = oom(s, err, errlen);
+  if (rc == 0 && !s->overlap_done && npkit_mark_overlap_finish(&s->log->overlap, r) != 0) rc = oom(s, err, errlen);
   plugin_loss(s->log, &rep->job.logs[log]);
   if (rc == 0 && npkit_plugin_gpu_finish(s->pgpu) != 0) rc = oom(s, err, errlen);
   npkit_plugin_gpu_free(s->pgpu);

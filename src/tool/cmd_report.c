@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "job.h"
@@ -12,7 +13,7 @@
 #include "report_render.h"
 
 static void help(void) {
-  printf("Usage: npkit report DIR|LOG... [--json] [--html FILE] [--threshold T] [--no-align] [--top N]\n"
+  printf("Usage: npkit report DIR|LOG... [--json] [--html FILE] [--threshold T] [--no-align] [--top N] [-j N]\n"
          "Analyses the event logs of all ranks of a job (a folder is searched for *.npkit files):\n"
          "the nccl-tests table per operation, size and communicator, bandwidth versus size, stragglers\n"
          "and synchronisation delay, communication/computation overlap and GPU idle time (with GPU\n"
@@ -22,7 +23,9 @@ static void help(void) {
          "  --threshold T    arrival spread counted as synchronisation delay (default 5us;\n"
          "                   units ns, us, ms, s; a bare number is in microseconds)\n"
          "  --no-align       take the hosts' clocks as they are (no offset estimation)\n"
-         "  --top N          largest arrival spreads to list (default %d, at most %d)\n\n"
+         "  --top N          largest arrival spreads to list (default %d, at most %d)\n"
+         "  -j, --jobs N     threads reading the logs (default: the cores); the report is the\n"
+         "                   same at any N\n\n"
          "Definitions and the JSON schema: docs/report.md.\n",
          NPKIT_REPORT_DEFAULT_TOP, NPKIT_STRAG_TOP_MAX);
 }
@@ -64,17 +67,31 @@ static int take_top(const char *v, void *to) {
   return 0;
 }
 
+static int take_jobs(const char *v, void *to) {
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end != '\0' || n < 1 || n > 1024) {
+    npkit_cli_usage_error("report", "-j takes a number of threads from 1 to 1024, not '%s'", v);
+    return -1;
+  }
+  *(unsigned *)to = (unsigned)n;
+  return 0;
+}
+
 int npkit_cmd_report(int argc, char **argv) {
   const char *html = NULL;
   int json = 0, no_align = 0;
   npkit_report_options o;
   npkit_report_defaults(&o);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  o.jobs = cores > 1 ? (unsigned)(cores < 64 ? cores : 64) : 1;
   const npkit_cli_option options[] = {
       {"--json", "--json", .flag = &json},
       {"--no-align", "--no-align", .flag = &no_align},
       {"--html", "--html", .value = &html, .nonempty = "--html file name"},
       {"--threshold", "--threshold", .check = take_threshold, .to = &o.threshold_ns},
       {"--top", "--top", .check = take_top, .to = &o.top},
+      {"-j", "--jobs", .check = take_jobs, .to = &o.jobs},
   };
   const npkit_cli_spec spec = {"report", help, options, sizeof(options) / sizeof(options[0]), NULL};
   npkit_job job;

@@ -1,7 +1,8 @@
 """The generator of synthetic jobs (gen_report_logs.c) at the sizes of big training jobs: more than
 256 ranks and 16 hosts, each rank written on its own (any number of threads gives the same bytes),
 packed events by default (what the library writes) read exactly as the unpacked ones, offsets
-spread over many hosts and found again by the report."""
+spread over many hosts and found again by the report.  And the report on several threads
+(`-j N`): the same bytes as on one, in text, JSON and HTML."""
 
 import filecmp
 import json
@@ -55,6 +56,44 @@ class Generator(lib.TempDirTestCase):
         self.assertTrue(any(abs(x) > 100000 for x in offsets), offsets)
         self.assertTrue(all(abs(x) <= 6000000 for x in offsets), offsets)
         self.assertTrue(all(h["uncertainty_ns"] < 2000 for h in hosts), hosts)
+
+
+class ReportThreads(lib.TempDirTestCase):
+
+    def same_at_any_j(self, d):
+        outs = {}
+        for j in (1, 4):
+            html = self.path("r%d.html" % j)
+            text = rt.tool("report", d, "-j", j, "--html", html)
+            self.assertEqual(text.rc, 0, text.describe())
+            js = rt.tool("report", d, "--jobs", j, "--json")
+            self.assertEqual(js.rc, 0, js.describe())
+            with open(html, encoding="utf-8") as f:
+                outs[j] = (text.stdout, js.stdout, f.read())
+        for k, what in enumerate(("text", "JSON", "HTML")):
+            self.assertEqual(outs[1][k], outs[4][k], "the %s report differs between -j 1 and -j 4" % what)
+        self.assertIn("== Findings", outs[1][0])
+        return json.loads(outs[1][1])
+
+    def test_marks_stacks_and_a_late_rank(self):
+        d = self.path("logs")
+        rt.gen(d, "--ranks", 24, "--hosts", 3, "--spread-offsets", 800000, "--iters", 30, "--sizes",
+               "65536,1048576", "--jitter", 1000, "--exit-jitter", 2000, "--subcomm", "--marks", "--gap", 30000,
+               "--stacks", 3, "--late", "7:40000", "--drop", "5:2")
+        rep = self.same_at_any_j(d)
+        self.assertEqual(rep["inputs"]["logs"], 24)
+        self.assertEqual(len(rep["ranks"]), 24)
+        self.assertTrue(rep["mark_overlap"], "no marks' overlap in the report")
+
+    def test_gpu_and_plugin(self):
+        d = self.path("logs")
+        rt.gen(d, "--ranks", 40, "--hosts", 5, *ARGS[4:], "--late", "3:30000")
+        self.same_at_any_j(d)
+
+    def test_bad_value(self):
+        run = rt.tool("report", self.tmp, "-j", 0)
+        self.assertEqual(run.rc, 2, run.describe())
+        self.assertIn("-j takes a number of threads from 1 to 1024, not '0'", run.stderr)
 
 
 if __name__ == "__main__":
