@@ -146,7 +146,7 @@ static void report_size(const char *output, npkit_trace_format f, uint64_t bytes
                       "may run out of memory (it needs 2-4 times the file). Open it through a native one: "
                       "`trace_processor --httpd %s`, then https://ui.perfetto.dev uses it; or cut the trace with "
                       "--window, --ops or --ranks.\n",
-              output, (double)bytes / 1e6, (double)limit / 1e6, output);
+              output, (double)bytes / 1e6, (double)limit / 1e6, strcmp(output, "the trace") == 0 ? "FILE" : output);
     return;
   }
   if (bytes > limit)
