@@ -43,6 +43,15 @@ def decode(test, path):
 
 class Perfetto(lib.TempDirTestCase):
 
+    def both(self, log, stem):
+        """`npkit json` of the log in both formats: the decoded Perfetto trace and the JSON."""
+        outs = {}
+        for fmt in ("json", "perfetto"):
+            outs[fmt] = self.path("%s.%s" % (stem, fmt))
+            res = lib.run_tool(["json", log, "--format", fmt, "-o", outs[fmt]])
+            self.assertEqual(res.rc, 0, res.describe())
+        return decode(self, outs["perfetto"]), load_json(outs["json"])
+
     def assertSame(self, t, trace, base_ns=None, min_slices=1, min_flows=0):
         diffs = pr.compare_with_json(t, trace, base_ns)
         self.assertEqual(diffs, [], "\n".join(diffs))
@@ -104,13 +113,7 @@ class Perfetto(lib.TempDirTestCase):
         gen = lib.need_file(lib.need_env("NPKIT_GPU_LOG"), "gpu_log")
         log = self.path("gpu.npkit")
         subprocess.run([gen, log], check=True, capture_output=True)
-        outs = {}
-        for fmt in ("json", "perfetto"):
-            outs[fmt] = self.path("gpu." + fmt)
-            res = lib.run_tool(["json", log, "--format", fmt, "-o", outs[fmt]])
-            self.assertEqual(res.rc, 0, res.describe())
-        t = decode(self, outs["perfetto"])
-        j = load_json(outs["json"])
+        t, j = self.both(log, "gpu")
         # the call and the group (the group's kernel from ncclGroupEnd) have their arrows; 310 streams
         self.assertSame(t, j, min_slices=300, min_flows=2)
         flows = [(s["name"], s["flow_ids"]) for s in t.slices if s["flow_ids"]]
@@ -184,13 +187,8 @@ class Perfetto(lib.TempDirTestCase):
         # (the fuzz seed tests/fuzz/seeds/odd_names.spec): valid UTF-8, the same text as the JSON's
         seed = os.path.join(lib.need_env("NPKIT_BUILD_DIR"), "tests", "fuzz", "seeds", "odd_names.npkit")
         lib.need_file(seed, "the fuzz seed odd_names.npkit")
-        outs = {}
-        for fmt in ("json", "perfetto"):
-            outs[fmt] = self.path("odd." + fmt)
-            res = lib.run_tool(["json", seed, "--format", fmt, "-o", outs[fmt]])
-            self.assertEqual(res.rc, 0, res.describe())
-        t = decode(self, outs["perfetto"])
-        self.assertSame(t, load_json(outs["json"]), min_slices=4)
+        t, j = self.both(seed, "odd")
+        self.assertSame(t, j, min_slices=4)
         notes = sorted(e["args"]["message"] for e in t.events if e["name"] == "npkit warning" or e["name"] == "npkit error")
         self.assertEqual(notes, ["", 'a"b\nc\ufffdd'])
         procs = [tr["name"] for tr in t.tracks.values() if tr["kind"] == "process"]
