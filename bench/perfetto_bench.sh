@@ -5,6 +5,7 @@
 #   bench/perfetto_bench.sh [BUILD_DIR [RANKS [EVENTS_PER_RANK]]]
 # Defaults: ./build, 256 ranks (on RANKS/16 hosts, offsets to estimate), 20,000 events per rank:
 # calls, compute and NCCL kernels (CUPTI layout), profiler-plugin tasks, as bench/report_bench.sh.
+# Last, where the Perfetto trace's bytes go (tests/integration/perfetto_read.py --bytes).
 # The logs and traces go to a temporary folder that is deleted at the end (256 ranks: 0.6 GB of
 # logs, 1.6 GB of JSON).  Needs the build's tests (gen_report_logs) and GNU time.
 set -euo pipefail
@@ -28,7 +29,7 @@ for i in $(seq "$rounds"); do
   for fmt in json pftrace; do
     /usr/bin/time -f "$fmt %e %U %S %M" -o "$work/time" "$npkit" merge "$work/logs" -o "$work/m.$fmt" -q
     echo "$(cat "$work/time") $(stat -c %s "$work/m.$fmt")"
-    rm -f "$work/m.$fmt"
+    [ "$i" = "$rounds" ] || rm -f "$work/m.$fmt"
   done
 done | python3 -c '
 import statistics, sys
@@ -44,3 +45,7 @@ for f, name in (("json", "JSON"), ("pftrace", "Perfetto")):
 j, p = med["json"], med["pftrace"]
 print("Perfetto / JSON: size %.3f (1/%.1f), wall %.2f, cpu %.2f" % (p[3] / j[3], j[3] / p[3], p[0] / j[0], p[1] / j[1]))
 '
+# Where the Perfetto bytes go, and the fifth of the JSON the issue aimed for beside them.
+here=$(cd "$(dirname "$0")" && pwd)
+echo "the Perfetto trace's bytes (JSON / 5 = $(( $(stat -c %s "$work/m.json") / 5000000 )) MB):"
+python3 "$here/../tests/integration/perfetto_read.py" --bytes "$work/m.pftrace"

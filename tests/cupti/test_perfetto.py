@@ -181,6 +181,17 @@ class Perfetto(lib.TempDirTestCase):
         # every process named as in the JSON, with its labels
         jn = {e["pid"]: e["args"]["name"] for e in j["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
         self.assertEqual({p["pid"]: p.get("name") for p in procs}, jn)
+        # the byte count bench/perfetto_bench.sh prints: its parts add up to the file, and the
+        # annotations take at least 6 bytes each (tag, length, name id, value's tag and value)
+        with open(mp, "rb") as f:
+            data = f.read()
+        parts = pr.bytes_by_part(data)
+        self.assertEqual(sum(parts.values()), len(data))
+        n_args = sum(len(e["args"]) for e in t.events)
+        self.assertGreater(n_args, 64 * 12)
+        self.assertGreaterEqual(parts["annotations"], 6 * n_args)
+        stamped = sum(1 for e in t.events)
+        self.assertGreaterEqual(parts["timestamps"], 2 * stamped)
 
     def test_odd_names(self):
         # quotes, newlines, bytes that are not UTF-8 and empty strings in a log's names and notes

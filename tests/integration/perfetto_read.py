@@ -492,3 +492,54 @@ def protoc_problems(path):
         if unknown:
             out.append("fields the schema does not name: %s" % unknown[:5])
     return out
+
+
+# ---- where the bytes go ----
+
+def bytes_by_part(data):
+    """The file's bytes counted by what they encode: 'annotations' (a slice's debug annotations,
+    tags and lengths included), 'timestamps', 'framing' (the packets' and track events' tags and
+    lengths), 'descriptors', 'interned', and 'other' (sequence ids and flags, types, track and name
+    ids, categories, counters, flows).  The parts add up to len(data)."""
+    parts = collections.Counter()
+
+    def walk(b, nested):
+        i = 0
+        while i < len(b):
+            start = i
+            key, i = _varint(b, i)
+            num, wire = key >> 3, key & 7
+            if wire == 0:
+                _, i = _varint(b, i)
+            elif wire == 1:
+                i += 8
+            elif wire == 5:
+                i += 4
+            else:
+                n, j = _varint(b, i)
+                i = j + n
+                if nested.get(num) is not None:
+                    part, inner = nested[num]
+                    if inner is None:
+                        parts[part] += i - start
+                    else:
+                        parts["framing"] += j - start
+                        walk(b[j:i], inner)
+                    continue
+            parts[nested.get(("scalar", num), "other")] += i - start
+
+    event = {TE_ANNOTATIONS: ("annotations", None)}
+    packet = {PKT_TRACK_EVENT: ("framing", event), PKT_DESCRIPTOR: ("descriptors", None),
+              PKT_INTERNED: ("interned", None), ("scalar", PKT_TIMESTAMP): "timestamps"}
+    walk(data, {1: ("framing", packet)})
+    return parts
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) != 3 or sys.argv[1] != "--bytes":
+        sys.exit("usage: perfetto_read.py --bytes TRACE.pftrace")
+    with open(sys.argv[2], "rb") as f:
+        data = f.read()
+    for part, n in sorted(bytes_by_part(data).items(), key=lambda x: -x[1]):
+        print("%-12s %12d bytes  %5.1f %%" % (part, n, 100.0 * n / max(len(data), 1)))
