@@ -324,6 +324,13 @@ int npkit_job_collective(npkit_job *job, uint32_t log, const npkit_event *ev, si
   return npkit_inst_put_gpu(job->inst, member, g->call_seq, ev->func, ev->start_ns, ev->end_ns) < 0 ? -1 : 0;
 }
 
+int npkit_job_log_read(npkit_job *job, uint32_t log) {
+  const npkit_job_log *l = &job->logs[log];
+  for (size_t i = 0; i < l->reader->n_comms; i++)
+    if (l->member_of[i] != NPKIT_JOB_NONE && npkit_inst_seal(job->inst, l->member_of[i]) != 0) return -1;
+  return 0;
+}
+
 int npkit_job_scan_collectives(npkit_job *job, char *err, size_t errlen) {
   for (uint32_t i = 0; i < job->n_logs; i++) {
     npkit_log_reader *r = job->logs[i].reader;
@@ -346,6 +353,10 @@ int npkit_job_scan_collectives(npkit_job *job, char *err, size_t errlen) {
       }
     }
     if (k < 0) return -1;
+    if (npkit_job_log_read(job, i) != 0) {
+      snprintf(err, errlen, "%s: out of memory while analysing", r->path);
+      return -1;
+    }
   }
   return 0;
 }

@@ -128,6 +128,11 @@ size_t npkit_job_comm_pos(const npkit_job *job, uint32_t log, uint32_t local_id,
  * communicator's collectives.  Returns 0, or -1 when memory is short. */
 int npkit_job_collective(npkit_job *job, uint32_t log, const npkit_event *ev, size_t pos, uint32_t row);
 
+/* Log `log` has been read to its end: its members' instances are complete and sealed
+ * (job_instances.h), so that the memory of the instances does not grow with the logs read.
+ * 0 or -1 (memory). */
+int npkit_job_log_read(npkit_job *job, uint32_t log);
+
 /* Walks every log's events into npkit_job_collective() (for a caller that needs the instances
  * and nothing else).  0, or -1 with a message. */
 int npkit_job_scan_collectives(npkit_job *job, char *err, size_t errlen);

@@ -13,6 +13,12 @@
  * group, non-blocking) and that has no GPU activity takes no part in the joins.
  *
  * Durations are kept exactly below 2^29 ns (0.5 s); longer ones (hangs) to the microsecond.
+ *
+ * A member is sealed once its log has been read (npkit_inst_seal): its records are encoded in
+ * about 9 bytes each, in sequence order, into a spill (job_spill.h) whose older part is a
+ * temporary file, and its chunks are freed.  So the store holds in memory the chunks of the log
+ * being read and a few MB of sealed records, whatever the number of events of the job; the walks
+ * below read sealed members back a buffer at a time.
  */
 #ifndef NPKIT_REPORT_INSTANCES_H
 #define NPKIT_REPORT_INSTANCES_H
@@ -57,19 +63,28 @@ int npkit_inst_put_call(npkit_inst_store *s, uint32_t member, uint64_t seq, unsi
 int npkit_inst_put_gpu(npkit_inst_store *s, uint32_t member, uint64_t seq, unsigned fn, uint64_t start_ns,
                        uint64_t end_ns);
 
-/* Records stored for a member, and the bytes the store holds. */
+/* The member's records are complete: encoded into the spill and their chunks freed (a put
+ * afterwards brings them back).  0, or -1 when memory is short (the chunks then stay). */
+int npkit_inst_seal(npkit_inst_store *s, uint32_t member);
+/* Sealed bytes kept in memory before they go to a file, and the folder of that file (NULL:
+ * $TMPDIR or /tmp).  For tests and benchmarks; the default is NPKIT_SPILL_MEMORY_DEFAULT. */
+void npkit_inst_spill_setup(npkit_inst_store *s, size_t memory_bytes, const char *dir);
+
+/* Records stored for a member, and the bytes the store holds in memory. */
 uint64_t npkit_inst_count(const npkit_inst_store *s, uint32_t member);
 uint64_t npkit_inst_bytes(const npkit_inst_store *s);
 
 /* fn returns 0 to go on; any other value stops the walk and is returned. */
 typedef int (*npkit_inst_fn)(void *ctx, uint64_t seq, const npkit_inst_entry *e, size_t n);
 
-/* Calls fn for every record of one member that has times (n = 1), in sequence order. */
+/* Calls fn for every record of one member that has times (n = 1), in sequence order.  Returns
+ * fn's non-zero value, 0, or -1 when memory is short or the spill cannot be read. */
 int npkit_inst_each(const npkit_inst_store *s, uint32_t member, npkit_inst_fn fn, void *ctx);
 
 /* Calls fn once per sequence number that at least one of the members recorded with times, in
- * increasing order, with the entries of those members (at most n_members).  Returns fn's non-zero
- * value, 0, or -1 when memory is short. */
+ * increasing order, with the entries of those members (at most n_members), in the order of
+ * `members`.  Returns fn's non-zero value, 0, or -1 when memory is short or the spill cannot be
+ * read. */
 int npkit_inst_join(const npkit_inst_store *s, const uint32_t *members, size_t n_members, npkit_inst_fn fn,
                     void *ctx);
 

@@ -316,6 +316,7 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, const npkit_scan_events *
   plugin_loss(s->log, &rep->job.logs[log]);
   if (rc == 0 && npkit_plugin_gpu_finish(s->pgpu) != 0) rc = oom(s, err, errlen);
   npkit_plugin_gpu_free(s->pgpu);
+  if (rc == 0 && npkit_job_log_read(&rep->job, log) != 0) rc = oom(s, err, errlen);
   if (rc == 0 && s->n_kernels > 0) {
     if (npkit_gpu_analyse(s->kernels, s->n_kernels, &s->log->gpu) != 0) {
       rc = oom(s, err, errlen);

@@ -254,6 +254,101 @@ static void test_instance_values(void) {
   npkit_inst_free(s);
 }
 
+/* ---- sealed members: the walks see the same records, from memory, a file, or both ---- */
+
+typedef struct rec_walk {
+  uint64_t *v;
+  size_t n, cap;
+} rec_walk;
+
+static int record_fn(void *ctx, uint64_t seq, const npkit_inst_entry *e, size_t n) {
+  rec_walk *w = ctx;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t r[8] = {seq, n, e[i].member, e[i].row, e[i].gpu, e[i].fn, e[i].start_ns, e[i].end_ns};
+    if (w->n + 8 > w->cap) {
+      w->cap = w->cap ? 2 * w->cap : 4096;
+      w->v = realloc(w->v, w->cap * sizeof(*w->v));
+    }
+    memcpy(w->v + w->n, r, sizeof r);
+    w->n += 8;
+  }
+  return 0;
+}
+
+#define SEAL_MEMBERS 5
+
+/* The same random records into a store, every time (the seed is reset): calls timed and not,
+ * GPU activity before and after its call, durations past 2^29 ns, gaps across chunks. */
+static npkit_inst_store *random_store(void) {
+  rng = 0x5eed5eed5eedull;
+  npkit_inst_store *s = npkit_inst_create();
+  for (int m = 0; m < SEAL_MEMBERS; m++) {
+    uint32_t id;
+    npkit_inst_add_member(s, &id);
+    uint64_t seq = next_u64() % 3, t = 1000000000000ull + next_u64() % 1000000;
+    for (int k = 0; k < 3000; k++) {
+      seq += 1 + (next_u64() % 97 == 0 ? 20000 : next_u64() % 3);
+      t += next_u64() % 2000000;
+      uint64_t d = next_u64() % 8 == 0 ? 1000000000ull + next_u64() % 3000000000ull : next_u64() % 100000;
+      unsigned what = (unsigned)(next_u64() % 5), fn = (unsigned)(next_u64() % 12);
+      uint32_t row = (uint32_t)(next_u64() % 70000);
+      if (what != 1) npkit_inst_put_call(s, id, seq, fn, row, t, t + d, what != 2);
+      if (what == 1 || what == 3) npkit_inst_put_gpu(s, id, seq, fn, t + 10, t + d / 2 + 10);
+      if (what == 4) npkit_inst_put_gpu(s, id, seq, fn, t + 5, t + d + 20);
+    }
+  }
+  return s;
+}
+
+static void walk_all(const npkit_inst_store *s, rec_walk *w) {
+  uint32_t order[] = {3, 0, 4, 1, 2, 99}; /* not sorted, one unknown */
+  CHECK(npkit_inst_join(s, order, 6, record_fn, w) == 0);
+  for (uint32_t m = 0; m < SEAL_MEMBERS; m++) CHECK(npkit_inst_each(s, m, record_fn, w) == 0);
+}
+
+static int same_walk(const rec_walk *a, const rec_walk *b) {
+  return a->n == b->n && memcmp(a->v, b->v, a->n * sizeof(*a->v)) == 0;
+}
+
+static void test_instance_seal(void) {
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  npkit_inst_store *ref = random_store();
+  rec_walk want = {0};
+  walk_all(ref, &want);
+  CHECK(want.n > 8 * 10000);
+  /* every seal to the file; part in the file, part in memory; no file to be had */
+  struct { size_t memory; const char *dir; } how[] = {{0, tmp}, {1000, tmp}, {0, "/nonexistent/npkit"}};
+  for (size_t h = 0; h < sizeof how / sizeof how[0]; h++) {
+    npkit_inst_store *s = random_store();
+    npkit_inst_spill_setup(s, how[h].memory, how[h].dir);
+    uint64_t before = npkit_inst_bytes(s);
+    for (uint32_t m = 0; m < SEAL_MEMBERS - 1; m++) CHECK(npkit_inst_seal(s, m) == 0); /* the last one not */
+    CHECK(npkit_inst_seal(s, 0) == 0);                                                   /* twice: nothing */
+    if (how[h].memory == 0 && how[h].dir == tmp) CHECK(npkit_inst_bytes(s) < before / 4);
+    rec_walk got = {0};
+    walk_all(s, &got);
+    CHECK(same_walk(&want, &got));
+    CHECK_EQ_U64(npkit_inst_count(s, 1), npkit_inst_count(ref, 1));
+    /* records put after the seal: a new instance and more GPU activity of a sealed one */
+    for (npkit_inst_store *x = s;; x = ref) {
+      CHECK(npkit_inst_put_call(x, 1, 900000, NPKIT_FN_AllGather, 5, 10, 20, 1) == 0);
+      CHECK(npkit_inst_put_gpu(x, 2, 40, NPKIT_FN_AllReduce, 1, 1ull << 41) == 0);
+      if (x == ref) break;
+    }
+    rec_walk again = {0}, want2 = {0};
+    walk_all(s, &again);
+    walk_all(ref, &want2);
+    CHECK(same_walk(&want2, &again));
+    CHECK(!same_walk(&want, &again));
+    free(got.v), free(again.v), free(want2.v);
+    npkit_inst_free(s);
+    npkit_inst_free(ref);
+    ref = random_store();
+  }
+  npkit_inst_free(ref);
+  free(want.v);
+}
+
 static void test_straggler(void) {
   /* ranks 0, 1 on host 0, rank 2 on host 1 whose clock is 10 us behind (offset +10000) */
   uint32_t member_log[3] = {0, 1, 2}, log_host[3] = {0, 0, 1};
@@ -511,6 +606,7 @@ int main(void) {
   test_align();
   test_instances();
   test_instance_values();
+  test_instance_seal();
   test_straggler();
   test_curve();
   test_gpu();
