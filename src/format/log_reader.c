@@ -825,7 +825,7 @@ void npkit_reader_close(npkit_log_reader *r) {
   free(r->cursor.lanes);
   free(r->cursor.rec);
   free(r->skips);
-  if (r->own_fd) close(r->fd);
+  if (r->own_fd && r->fd >= 0) close(r->fd);
   free(r);
 }
 
@@ -841,6 +841,13 @@ void npkit_reader_release(npkit_log_reader *r) {
   c->packed = 0;
   c->buf_records = CURSOR_BYTES / r->record_size > 0 ? CURSOR_BYTES / r->record_size : 1; /* as start_packed may have grown it */
   c->next_block = c->next_record = 0; /* as after a rewind */
+}
+
+void npkit_reader_done(npkit_log_reader *r) {
+  npkit_reader_release(r);
+  if (r->own_fd && r->fd >= 0) close(r->fd);
+  r->fd = -1;
+  r->own_fd = 0;
 }
 
 /* ---- events ---- */
@@ -867,6 +874,7 @@ static uint64_t past_skips(const npkit_log_reader *r, uint64_t p) {
 }
 
 int npkit_reader_next_block(const npkit_log_reader *r, uint64_t *pos, npkit_block_header *bh, uint64_t *payload) {
+  if (r->fd < 0) return NPKIT_READER_EIO;
   uint64_t p = *pos != 0 ? *pos : r->header_size;
   for (;;) {
     p = past_skips(r, p);
@@ -913,6 +921,10 @@ static int start_packed(npkit_log_reader *r, const npkit_block_header *bh, uint6
 
 int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen) {
   npkit_reader_cursor *c = &r->cursor;
+  if (r->fd < 0) {
+    snprintf(err, errlen, "%s: its events were read and the file closed", r->path);
+    return NPKIT_READER_EIO;
+  }
   if (c->packed) {
     int k = npkit_unpack_next(&c->unpack, c->rec);
     if (k == 1) {

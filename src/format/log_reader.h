@@ -153,6 +153,11 @@ void npkit_reader_rewind(npkit_log_reader *r);
  * thousands of logs does not hold 256 KiB per log it has read.  The descriptor stays (a log is
  * opened once: a view that reads the events again rewinds, and the buffers come back). */
 void npkit_reader_release(npkit_log_reader *r);
+/* For a caller done for good with the events and blocks of a log whose tables it still reads:
+ * npkit_reader_release(), and the descriptor closed (when the reader opened it), so that a job of
+ * thousands of logs does not hold a descriptor per log it has read.  Reading events afterwards
+ * fails with NPKIT_READER_EIO. */
+void npkit_reader_done(npkit_log_reader *r);
 /* Next event in file order: returns 1 and sets *ev (valid until the next call), 0 at the end, or
  * a npkit_reader_status < 0 with a message (the file shrank or changed after it was opened). */
 int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen);

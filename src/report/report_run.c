@@ -209,7 +209,9 @@ int npkit_report_run_job(npkit_report *rep, npkit_job *job, const npkit_report_o
     return -1;
   }
   if (read_logs(rep, err, errlen) != 0) return -1;
-  return analyse(rep, err, errlen);
+  int rc = analyse(rep, err, errlen);
+  for (size_t i = 0; i < rep->job.n_logs; i++) npkit_reader_done(rep->job.logs[i].reader); /* all read */
+  return rc;
 }
 
 int npkit_report_run(npkit_report *rep, char *const *paths, size_t n_paths, const npkit_report_options *o,

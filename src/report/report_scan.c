@@ -333,6 +333,9 @@ int npkit_report_scan(npkit_report *rep, uint32_t log, const npkit_scan_events *
   free(s->kernels);
   free(s->ctxs);
   free(s);
-  npkit_reader_release(r); /* scanned: the views that read events again rewind it */
+  /* scanned: only the HTML view's timeline reads events again (it rewinds); the other views
+   * read the tables, so the file is closed */
+  if (rep->opts.timeline) npkit_reader_release(r);
+  else npkit_reader_done(r);
   return rc;
 }

@@ -1,8 +1,9 @@
 /*
  * How many times `npkit report` walks the events of each log: runs the report of the logs named
  * (npkit_report_run, as cmd_report.c does; --timeline adds the HTML view's timeline strip) and
- * prints one line per log, "PATH EVENT_BLOCKS READS", where READS counts the EVENTS blocks the
- * report's walks entered (npkit_log_reader.event_blocks_read): one pass reads each block once.
+ * prints one line per log, "PATH EVENT_BLOCKS READS OPEN", where READS counts the EVENTS blocks the
+ * report's walks entered (npkit_log_reader.event_blocks_read): one pass reads each block once;
+ * OPEN is 1 when the log's file is still open after the report (0: closed once read).
  *   report_reads [--timeline] LOG...
  */
 #include <stdio.h>
@@ -31,8 +32,8 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < rep.job.n_logs; i++) {
     const npkit_log_reader *r = rep.job.logs[i].reader;
-    printf("%s %llu %llu\n", rep.job.logs[i].path, (unsigned long long)r->n_event_blocks,
-           (unsigned long long)r->event_blocks_read);
+    printf("%s %llu %llu %d\n", rep.job.logs[i].path, (unsigned long long)r->n_event_blocks,
+           (unsigned long long)r->event_blocks_read, r->fd >= 0);
   }
   printf("timeline %d\n", rep.timeline.found);
   npkit_report_free(&rep);

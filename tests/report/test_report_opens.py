@@ -62,14 +62,15 @@ class ReportOpensEachLogOnce(lib.TempDirTestCase):
 
     def event_walks(self, *args):
         """{log path: (EVENTS blocks, EVENTS blocks the report's walks entered)}, and whether the
-        timeline strip found an instance."""
+        timeline strip found an instance.  Every log's file is closed once the report is made."""
         prog = lib.need_file(lib.need_env("NPKIT_REPORT_READS"), "report_reads")
         run = subprocess.run([prog] + list(args) + self.names, capture_output=True, text=True, timeout=120)
         self.assertEqual(run.returncode, 0, run.stderr)
         lines = run.stdout.split("\n")
         walks = {}
         for line in lines[:-2]:
-            path, blocks, reads = line.rsplit(" ", 2)
+            path, blocks, reads, still_open = line.rsplit(" ", 3)
+            self.assertEqual(still_open, "0", "%s: still open after the report" % path)
             walks[os.path.realpath(path)] = (int(blocks), int(reads))
         self.assertEqual(sorted(walks), sorted(os.path.realpath(n) for n in self.names))
         return walks, lines[-2] == "timeline 1"
