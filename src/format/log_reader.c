@@ -172,6 +172,7 @@ typedef struct scan_state {
   npkit_reader_skip *skips; /* handed to the reader at the end */
   size_t n_skips, cap_skips;
   uint64_t *lanes, *rec;    /* scratch of the check of packed events, once one is met */
+  int lazy;                 /* event blocks counted by their headers, not checksummed nor decoded */
 } scan_state;
 
 /* Why a block cannot be used; NULL if it can.  *stride gets the record size to step by. */
@@ -568,8 +569,11 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
     const char *why = judge_header(r, off, &b, why_buf, sizeof(why_buf), &incomplete, &io);
     if (io) goto io_error;
     const npkit_block_header *bh = &b.bh;
+    int events = bh->type == NPKIT_BLOCK_EVENTS || npkit_reader_is_packed(r, bh->type);
     int meta = why == NULL && is_known_type(r, bh->type) && bh->type != NPKIT_BLOCK_EVENTS;
-    if (why == NULL && r->checksums && bh->type == NPKIT_BLOCK_CHECK) {
+    if (why == NULL && s->lazy && events) {
+      meta = 0; /* its header and checksum block are sound (judge_header): counted, not read */
+    } else if (why == NULL && r->checksums && bh->type == NPKIT_BLOCK_CHECK) {
       why = "corrupt block: a checksum without its block";
     } else if (why == NULL && r->checksums) {
       int ok = verify_block(r, s, off, &b, meta);
@@ -611,7 +615,7 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
       off = (uint64_t)next;
       continue;
     }
-    if (bh->type == NPKIT_BLOCK_EVENTS || npkit_reader_is_packed(r, bh->type)) {
+    if (events) {
       r->n_events += bh->count;
       r->n_event_blocks++;
       r->n_packed_blocks += bh->type != NPKIT_BLOCK_EVENTS;
@@ -735,7 +739,7 @@ static void scan_free(scan_state *s) {
   free(s->rec);
 }
 
-int npkit_reader_open_fd(int fd, const char *name, npkit_log_reader **out, char *err, size_t errlen) {
+static int open_fd(int fd, const char *name, int lazy, npkit_log_reader **out, char *err, size_t errlen) {
   struct stat st;
   int rc;
   *out = NULL;
@@ -768,6 +772,7 @@ int npkit_reader_open_fd(int fd, const char *name, npkit_log_reader **out, char 
   table_init(&s.threads, sizeof(npkit_thread_rec), NULL);
   table_init(&s.counters, sizeof(npkit_counter_rec), NULL);
   table_init(&s.strings, sizeof(npkit_log_string), release_string);
+  s.lazy = r->lazy = lazy;
   rc = scan_blocks(r, &s, err, errlen);
   if (rc == 0) {
     if (table_export(&s.comms, (void **)&r->comms, &r->n_comms, sizeof(npkit_comm_rec)) != 0 ||
@@ -796,14 +801,18 @@ int npkit_reader_open_fd(int fd, const char *name, npkit_log_reader **out, char 
   return 0;
 }
 
-int npkit_reader_open(const char *path, npkit_log_reader **out, char *err, size_t errlen) {
+int npkit_reader_open_fd(int fd, const char *name, npkit_log_reader **out, char *err, size_t errlen) {
+  return open_fd(fd, name, 0, out, err, errlen);
+}
+
+static int open_path(const char *path, int lazy, npkit_log_reader **out, char *err, size_t errlen) {
   *out = NULL;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     set_err(err, errlen, "%s: %s", path, strerror(errno));
     return NPKIT_READER_EIO;
   }
-  int rc = npkit_reader_open_fd(fd, path, out, err, errlen);
+  int rc = open_fd(fd, path, lazy, out, err, errlen);
   if (rc != 0) {
     close(fd);
     return rc;
@@ -812,8 +821,15 @@ int npkit_reader_open(const char *path, npkit_log_reader **out, char *err, size_
   return 0;
 }
 
-void npkit_reader_close(npkit_log_reader *r) {
-  if (r == NULL) return;
+int npkit_reader_open(const char *path, npkit_log_reader **out, char *err, size_t errlen) {
+  return open_path(path, 0, out, err, errlen);
+}
+
+int npkit_reader_open_lazy(const char *path, npkit_log_reader **out, char *err, size_t errlen) {
+  return open_path(path, 1, out, err, errlen);
+}
+
+static void free_tables(npkit_log_reader *r) {
   for (size_t i = 0; i < r->n_notes; i++) free(r->notes[i].text);
   for (size_t i = 0; i < r->n_strings; i++) free(r->strings[i].text);
   free(r->notes);
@@ -825,8 +841,30 @@ void npkit_reader_close(npkit_log_reader *r) {
   free(r->cursor.lanes);
   free(r->cursor.rec);
   free(r->skips);
+}
+
+void npkit_reader_close(npkit_log_reader *r) {
+  if (r == NULL) return;
+  free_tables(r);
   if (r->own_fd && r->fd >= 0) close(r->fd);
   free(r);
+}
+
+int npkit_reader_complete(npkit_log_reader *r, char *err, size_t errlen) {
+  if (!r->lazy) return 0;
+  if (r->fd < 0) {
+    set_err(err, errlen, "%s: closed before its events were checked", r->path);
+    return NPKIT_READER_EIO;
+  }
+  npkit_log_reader *full;
+  int rc = open_fd(r->fd, r->path, 0, &full, err, errlen);
+  if (rc != 0) return rc;
+  int own = r->own_fd;
+  free_tables(r);
+  *r = *full; /* the same descriptor, every table from the full scan */
+  r->own_fd = own;
+  free(full);
+  return 0;
 }
 
 void npkit_reader_release(npkit_log_reader *r) {
@@ -921,8 +959,9 @@ static int start_packed(npkit_log_reader *r, const npkit_block_header *bh, uint6
 
 int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen) {
   npkit_reader_cursor *c = &r->cursor;
-  if (r->fd < 0) {
-    snprintf(err, errlen, "%s: its events were read and the file closed", r->path);
+  if (r->fd < 0 || r->lazy) {
+    snprintf(err, errlen, r->lazy ? "%s: opened for its identity only (npkit_reader_complete first)"
+                                  : "%s: its events were read and the file closed", r->path);
     return NPKIT_READER_EIO;
   }
   if (c->packed) {

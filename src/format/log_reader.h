@@ -131,6 +131,10 @@ typedef struct npkit_log_reader {
   npkit_reader_skip *skips;     /* the skipped stretches, in file order */
   size_t n_skips;
 
+  int lazy;                     /* opened by npkit_reader_open_lazy and not completed: event blocks
+                                   counted by their headers, not checksummed nor decoded (damage in
+                                   them is not yet known); events cannot be read */
+
   /* private */
   int fd;
   int own_fd;
@@ -145,6 +149,15 @@ int npkit_reader_open(const char *path, npkit_log_reader **out, char *err, size_
  * in messages. */
 int npkit_reader_open_fd(int fd, const char *name, npkit_log_reader **out, char *err, size_t errlen);
 void npkit_reader_close(npkit_log_reader *r);
+
+/* For a caller that may only need what identifies a log (header, communicators, threads,
+ * identity, counters, notes: every block but the events, checked as npkit_reader_open does):
+ * event blocks are counted from their headers, without reading them, so a job of thousands of
+ * logs is identified at a fraction of the cost.  npkit_reader_complete() makes the full scan on
+ * the same descriptor when its events are wanted after all (0 at once if the reader is not lazy;
+ * the tables are then those of the full scan, its damage counts included). */
+int npkit_reader_open_lazy(const char *path, npkit_log_reader **out, char *err, size_t errlen);
+int npkit_reader_complete(npkit_log_reader *r, char *err, size_t errlen);
 
 /* Restarts the event iterator at the first event. */
 void npkit_reader_rewind(npkit_log_reader *r);

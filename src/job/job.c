@@ -130,10 +130,11 @@ static int identify(npkit_job *job, char *const *paths, size_t n, char *err, siz
   for (size_t i = 0; i < n; i++) {
     npkit_log_reader *r;
     char rerr[512], note[400];
-    int opened = npkit_reader_open(paths[i], &r, rerr, sizeof(rerr));
+    int (*open)(const char *, npkit_log_reader **, char *, size_t) = job->lazy ? npkit_reader_open_lazy : npkit_reader_open;
+    int opened = open(paths[i], &r, rerr, sizeof(rerr));
     if (opened == 0 && job->recover != NULL && r->has_pool && !r->has_end && job->recover(job->recover_ctx, paths[i]) > 0) {
       npkit_reader_close(r);
-      opened = npkit_reader_open(paths[i], &r, rerr, sizeof(rerr));
+      opened = open(paths[i], &r, rerr, sizeof(rerr));
     }
     if (opened != 0) {
       if (npkit_job_warn(job, "skipped %s", rerr) != 0) goto oom;
@@ -269,10 +270,12 @@ static int map_comms(npkit_job *job, uint32_t log) {
 
 int npkit_job_open(npkit_job *job, char *const *paths, size_t n_paths, char *err, size_t errlen) {
   int (*recover)(void *, const char *) = job->recover;
+  int lazy = job->lazy;
   void *recover_ctx = job->recover_ctx;
   memset(job, 0, sizeof(*job));
   job->recover = recover;
   job->recover_ctx = recover_ctx;
+  job->lazy = lazy;
   npkit_quantile_init(&job->host_end_spread);
   job->inst = npkit_inst_create();
   if (job->inst == NULL) {
@@ -324,6 +327,41 @@ int npkit_job_collective(npkit_job *job, uint32_t log, const npkit_event *ev, si
   return npkit_inst_put_gpu(job->inst, member, g->call_seq, ev->func, ev->start_ns, ev->end_ns) < 0 ? -1 : 0;
 }
 
+int npkit_job_complete(npkit_job *job, uint32_t log, char *err, size_t errlen) {
+  npkit_job_log *l = &job->logs[log];
+  npkit_log_reader *r = l->reader;
+  if (!r->lazy) return 0;
+  size_t n = r->n_comms;
+  uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+  if (ids == NULL) {
+    snprintf(err, errlen, "%s: out of memory", l->path);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) ids[i] = r->comms[i].comm_id;
+  int rc = npkit_reader_complete(r, err, errlen) != 0 ? -1 : 0;
+  /* the job's maps index the communicators by position: the full scan must find the same ones */
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    if (r->n_comms != n || r->comms[i].comm_id != ids[i]) {
+      snprintf(err, errlen, "%s: its communicators differ once its events are checked (damaged log)", l->path);
+      rc = -1;
+    }
+  free(ids);
+  if (rc != 0) return -1;
+  l->events = r->n_events;
+  l->truncated = r->truncated;
+  if (r->truncated)
+    snprintf(l->truncation, sizeof(l->truncation), "%s at offset %" PRIu64, r->truncation, r->truncated_at);
+  l->skipped_blocks = r->skipped_blocks;
+  l->skipped_bytes = r->skipped_bytes;
+  char note[400];
+  if (r->skipped_blocks > 0 &&
+      npkit_job_warn(job, "%s: %s; the rest was read", l->path, npkit_reader_damage(r, note, sizeof(note))) != 0) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
 int npkit_job_log_read(npkit_job *job, uint32_t log) {
   const npkit_job_log *l = &job->logs[log];
   for (size_t i = 0; i < l->reader->n_comms; i++)
@@ -331,8 +369,10 @@ int npkit_job_log_read(npkit_job *job, uint32_t log) {
   return 0;
 }
 
-int npkit_job_scan_collectives(npkit_job *job, char *err, size_t errlen) {
+int npkit_job_scan_collectives(npkit_job *job, const unsigned char *which, char *err, size_t errlen) {
   for (uint32_t i = 0; i < job->n_logs; i++) {
+    if (which != NULL && !which[i]) continue;
+    if (npkit_job_complete(job, i, err, errlen) != 0) return -1;
     npkit_log_reader *r = job->logs[i].reader;
     size_t hint = SIZE_MAX;
     const npkit_event *ev;

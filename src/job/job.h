@@ -99,6 +99,10 @@ typedef struct npkit_job {
    * closed cleanly is opened once, and a killed one is whole before it is read. */
   int (*recover)(void *ctx, const char *log);
   void *recover_ctx;
+  /* Set before npkit_job_open: the logs are opened for their identity only
+   * (npkit_reader_open_lazy), for a caller that reads the events of a few of them; it calls
+   * npkit_job_complete() on each before reading its events. */
+  int lazy;
 
   /* private */
   size_t cap_hosts, cap_comms, cap_members, cap_warnings;
@@ -128,14 +132,19 @@ size_t npkit_job_comm_pos(const npkit_job *job, uint32_t log, uint32_t local_id,
  * communicator's collectives.  Returns 0, or -1 when memory is short. */
 int npkit_job_collective(npkit_job *job, uint32_t log, const npkit_event *ev, size_t pos, uint32_t row);
 
+/* The full scan of a log opened lazily (a no-op otherwise): its events checked, its damage
+ * warned about, its counts updated.  0, or -1 with a message (the log can then not be read). */
+int npkit_job_complete(npkit_job *job, uint32_t log, char *err, size_t errlen);
+
 /* Log `log` has been read to its end: its members' instances are complete and sealed
  * (job_instances.h), so that the memory of the instances does not grow with the logs read.
  * 0 or -1 (memory). */
 int npkit_job_log_read(npkit_job *job, uint32_t log);
 
-/* Walks every log's events into npkit_job_collective() (for a caller that needs the instances
- * and nothing else).  0, or -1 with a message. */
-int npkit_job_scan_collectives(npkit_job *job, char *err, size_t errlen);
+/* Walks the events of every log (of those with which[i] set, when which is not NULL) into
+ * npkit_job_collective(), for a caller that needs the instances and nothing else; completes
+ * lazily opened logs first.  0, or -1 with a message. */
+int npkit_job_scan_collectives(npkit_job *job, const unsigned char *which, char *err, size_t errlen);
 
 /* Member ids of a communicator, in comm-rank order, without the ranks that have no log; out has
  * room for c->n_members.  Returns the count. */

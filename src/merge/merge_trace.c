@@ -218,6 +218,37 @@ static int write_stack_frames(npkit_sink *w, const npkit_job *job, const unsigne
   return rc;
 }
 
+/* The logs --ranks selects, their full scan made (a job opened lazily identified them only); a log
+ * whose scan fails is left out with a warning.  0 or -1 (memory). */
+static int select_logs(npkit_job *job, const npkit_merge_filter *f, unsigned char *sel) {
+  for (size_t i = 0; i < job->n_logs; i++) {
+    char why[512];
+    sel[i] = (unsigned char)npkit_merge_rank_selected(f, job->logs[i].rank);
+    if (sel[i] && npkit_job_complete(job, (uint32_t)i, why, sizeof why) != 0) {
+      sel[i] = 0;
+      if (npkit_job_warn(job, "skipped %s", why) != 0) return -1;
+    }
+  }
+  return 0;
+}
+
+/* The logs whose collectives align the clocks: the selected ones and, on a host without any, its
+ * first log (the job's logs are sorted by rank).  NULL when memory is short. */
+static unsigned char *aligning_logs(const npkit_job *job, const unsigned char *sel) {
+  unsigned char *need = malloc(job->n_logs ? job->n_logs : 1);
+  unsigned char *host_done = calloc(job->n_hosts ? job->n_hosts : 1, 1);
+  if (need == NULL || host_done == NULL) {
+    free(need), free(host_done);
+    return NULL;
+  }
+  for (size_t i = 0; i < job->n_logs; i++)
+    if ((need[i] = sel[i])) host_done[job->logs[i].host] = 1;
+  for (size_t i = 0; i < job->n_logs; i++)
+    if (!host_done[job->logs[i].host]) need[i] = host_done[job->logs[i].host] = 1;
+  free(host_done);
+  return need;
+}
+
 int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
                       char *err, size_t errlen) {
   npkit_job job = {0}; /* no recover hook */
@@ -231,12 +262,6 @@ int npkit_merge_write(char *const *paths, size_t n_paths, const npkit_merge_opti
 int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_options *o, int fd, npkit_merge_stats *st,
                           char *err, size_t errlen) {
   memset(st, 0, sizeof(*st));
-  /* the events matter only to align several hosts */
-  if (o->align && job->n_hosts > 1 && npkit_job_scan_collectives(job, err, errlen) != 0) return -1;
-  if (npkit_job_align(job, o->align, 0) != 0) {
-    snprintf(err, errlen, "out of memory");
-    return -1;
-  }
   int rc = -1;
   unsigned char *sel = calloc(job->n_logs, 1);
   int64_t *pid = calloc(job->n_logs, sizeof(*pid));
@@ -244,6 +269,17 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   npkit_sink *w = NULL;
   int w_open = 0;
   if (sel == NULL || pid == NULL) goto oom;
+  if (select_logs(job, &o->filter, sel) != 0) goto oom;
+  /* the events matter only to align several hosts: those of the selected logs, and of one log
+   * per host that has none selected, so that every host keeps its offset */
+  if (o->align && job->n_hosts > 1) {
+    unsigned char *need = aligning_logs(job, sel);
+    if (need == NULL) goto oom;
+    rc = npkit_job_scan_collectives(job, need, err, errlen);
+    free(need);
+    if (rc != 0) goto fail;
+  }
+  if (npkit_job_align(job, o->align, 0) != 0) goto oom;
   for (size_t i = 0; i < job->n_warnings; i++)
     if (add_warning(st, job->warnings[i]) != 0) goto oom;
   st->skipped = n_paths - job->n_logs;
@@ -252,7 +288,6 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   uint64_t base = 0;
   for (size_t i = 0; i < job->n_logs; i++) {
     const npkit_job_log *l = &job->logs[i];
-    sel[i] = (unsigned char)npkit_merge_rank_selected(&o->filter, l->rank);
     if (!sel[i]) {
       st->skipped++;
       continue;

@@ -155,6 +155,7 @@ int npkit_cli_open_job(const npkit_cli_spec *spec, int argc, char **argv, npkit_
   if (n_inputs != NULL) *n_inputs = n_paths;
   job->recover = recover_job_log;
   job->recover_ctx = (void *)spec->cmd;
+  job->lazy = spec->lazy != NULL && *spec->lazy;
   if (npkit_job_open(job, paths, n_paths, err, sizeof(err)) != 0) { /* the job keeps copies of the paths */
     fprintf(stderr, "npkit %s: %s\n", spec->cmd, err);
     npkit_job_free(job);

@@ -118,7 +118,7 @@ int npkit_cmd_convert(int argc, char **argv) {
       {"--ranks", "--ranks", .value = &ranks_text},
       {"--format", "--format", .value = &format_name},
   };
-  const npkit_cli_spec spec = {CMD, help, options, sizeof(options) / sizeof(options[0]), "dump directory"};
+  const npkit_cli_spec spec = {CMD, help, options, sizeof(options) / sizeof(options[0]), "dump directory", NULL};
   int parsed = npkit_cli_parse(&spec, argc, argv, &dir, &n_dirs);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (n_dirs == 0) return npkit_cli_usage_error(CMD, "missing DUMP_DIR");

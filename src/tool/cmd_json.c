@@ -43,7 +43,7 @@ int npkit_cmd_json(int argc, char **argv) {
       {"-o", "--output", .value = &output, .nonempty = "output name"},
       {"--format", "--format", .value = &format_name},
   };
-  const npkit_cli_spec spec = {"json", help, options, sizeof(options) / sizeof(options[0]), "log"};
+  const npkit_cli_spec spec = {"json", help, options, sizeof(options) / sizeof(options[0]), "log", NULL};
   int parsed = npkit_cli_parse(&spec, argc, argv, &log, &n_logs);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;
   if (n_logs == 0) return npkit_cli_usage_error("json", "missing LOG");

@@ -215,7 +215,9 @@ int npkit_cmd_merge(int argc, char **argv) {
       {"--ranks", "--ranks", .check = take_ranks, .to = &o.filter},
       {"--ops", "--ops", .check = take_ops, .to = &o.filter},
   };
-  const npkit_cli_spec spec = {"merge", help, options, sizeof(options) / sizeof(options[0]), NULL};
+  /* with --ranks most logs are only identified: their events are read for the few selected ones
+   * and one per host (the clock alignment) */
+  const npkit_cli_spec spec = {"merge", help, options, sizeof(options) / sizeof(options[0]), NULL, &o.filter.has_ranks};
   npkit_job job;
   size_t n_inputs;
   int parsed = npkit_cli_open_job(&spec, argc, argv, &job, &n_inputs);

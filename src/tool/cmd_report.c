@@ -93,7 +93,7 @@ int npkit_cmd_report(int argc, char **argv) {
       {"--top", "--top", .check = take_top, .to = &o.top},
       {"-j", "--jobs", .check = take_jobs, .to = &o.jobs},
   };
-  const npkit_cli_spec spec = {"report", help, options, sizeof(options) / sizeof(options[0]), NULL};
+  const npkit_cli_spec spec = {"report", help, options, sizeof(options) / sizeof(options[0]), NULL, NULL};
   npkit_job job;
   int parsed = npkit_cli_open_job(&spec, argc, argv, &job, NULL);
   if (parsed != NPKIT_CLI_GO_ON) return parsed;

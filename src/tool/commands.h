@@ -47,6 +47,8 @@ typedef struct npkit_cli_spec {
   const npkit_cli_option *opts;
   size_t n_opts;
   const char *single;  /* what its one argument is ("log"), or NULL when it takes any number */
+  const int *lazy;     /* when set and non-zero once the options are read: npkit_cli_open_job
+                          opens the logs for their identity only (npkit_job.lazy) */
 } npkit_cli_spec;
 
 /* npkit_cli_parse's "all arguments taken, go on". */

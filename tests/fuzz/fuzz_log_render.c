@@ -121,6 +121,21 @@ static void check_skips(const npkit_log_reader *r) {
   if (bytes != r->skipped_bytes || (r->n_skips == 0) != (r->skipped_blocks == 0)) abort();
 }
 
+/* Opened for its identity only (event blocks counted from their headers), then completed: the
+ * completed reader is the full one. */
+static void lazy_open(int in, const npkit_log_reader *full) {
+  char path[64], err[512];
+  npkit_log_reader *r;
+  snprintf(path, sizeof path, "/proc/self/fd/%d", in);
+  if (npkit_reader_open_lazy(path, &r, err, sizeof(err)) != 0) abort(); /* its full open worked */
+  if (!r->lazy || r->rank != full->rank || r->header.pid != full->header.pid) abort();
+  if (npkit_reader_complete(r, err, sizeof(err)) != 0) abort();
+  if (r->lazy || r->n_events != full->n_events || r->n_comms != full->n_comms ||
+      r->skipped_bytes != full->skipped_bytes || r->truncated != full->truncated)
+    abort();
+  npkit_reader_close(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* the libFuzzer entry point */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -161,6 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   check_json_fd(out);
   close(out);
   perfetto_trace(r);
+  lazy_open(in, r);
   npkit_reader_close(r);
   report_and_merge(in);
   close(in);

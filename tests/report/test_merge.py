@@ -7,6 +7,7 @@ import collections
 import gzip
 import json
 import os
+import struct
 import unittest
 
 import report_testlib as rt
@@ -34,6 +35,23 @@ def ends_by_seq(trace, name="ncclAllReduce", comm_nranks=None):
         if e["name"] == name and (comm_nranks is None or a["comm_nranks"] == comm_nranks):
             out[a["seq"]][e["pid"]] = round((e["ts"] + e["dur"]) * 1000)
     return out
+
+
+def flip_event_byte(path):
+    """Flips a byte in the middle of the payload of the log's middle EVENTS (or packed) block."""
+    with open(path, "r+b") as f:
+        data = f.read()
+        off, events = struct.unpack_from("<I", data, 12)[0], []
+        while off + 16 <= len(data):
+            magic, kind, _, _, size = struct.unpack_from("<IHHII", data, off)
+            if magic != 0x424B504E:
+                break
+            if kind in (1, 10) and size > 0:
+                events.append((off + 16, size))
+            off += 16 + size
+        at, size = events[len(events) // 2]
+        f.seek(at + size // 2)
+        f.write(bytes([data[at + size // 2] ^ 0x55]))
 
 
 class Merge(lib.TempDirTestCase):
@@ -110,7 +128,7 @@ class Merge(lib.TempDirTestCase):
         t = load(out)
         self.assertEqual(sorted({e["pid"] for e in t["traceEvents"]}), [1, 2, 8])
         self.assertEqual(t["otherData"]["filters"]["ranks"], [[0, 1], [7, 7]])
-        # the alignment still uses all logs
+        # every host is still aligned: the selected logs and one log per other host are read
         self.assertEqual(len(t["otherData"]["clock_alignment"]["hosts"]), 3)
 
         self.merge(d, "-o", out, "--ops", "ncclAllReduce", "--window", "1ms:2ms")
@@ -129,6 +147,40 @@ class Merge(lib.TempDirTestCase):
 
         self.merge(d, "-o", out, "--ops", "p2p")
         self.assertEqual(calls(load(out)), [])
+
+    def test_ranks_read_only_their_logs(self):
+        """--ranks reads the events of the selected logs and of one log per host for the clock
+        alignment, nothing of the others: a flipped byte in an EVENTS block of rank 4 or 8 (hosts 1
+        and 2, whose first logs are ranks 3 and 6) goes unseen by `--ranks 1`, and is found by the
+        checksum once they are selected.  Offsets and rank 1's events are those of the full merge."""
+        d = self.make()
+        names = {}
+        for f in os.listdir(d):
+            with open(os.path.join(d, f), "rb") as log:
+                names[struct.unpack_from("<i", log.read(48), 44)[0]] = os.path.join(d, f)  # header.rank
+        for rank in (4, 8):
+            flip_event_byte(names[rank])
+        full, part, damaged = self.path("full.json"), self.path("part.json"), self.path("damaged.json")
+        run_full = self.merge(d, "-o", full, "-q")
+        run = self.merge(d, "-o", part, "-q", "--ranks", "1")
+        self.assertEqual(run_full.stderr.count("bad checksum"), 2, run_full.stderr)
+        self.assertNotIn("checksum", run.stderr)
+        f, p = load(full), load(part)
+        self.assertEqual(p["otherData"]["warnings"], [])
+        for host in OFFSETS:
+            hf, hp = rt.host_entry(f["otherData"]["clock_alignment"], host), rt.host_entry(p["otherData"]["clock_alignment"], host)
+            self.assertEqual(hp["status"], "aligned")
+            self.assertLessEqual(abs(hp["offset_ns"] - hf["offset_ns"]), 5 * (hp["uncertainty_ns"] + hf["uncertainty_ns"]) + 50)
+        pid_full = [x["trace_pid"] for x in f["otherData"]["logs"] if x["summary"]["rank"] == 1][0]
+        rank1 = [(round(e["ts"] * 1000), e["name"], e["args"]["seq"]) for e in calls(f) if e["pid"] == pid_full]
+        got = [(round(e["ts"] * 1000), e["name"], e["args"]["seq"]) for e in calls(p)]
+        self.assertEqual(len(got), len(rank1))
+        for a, b in zip(sorted(got, key=lambda x: x[2]), sorted(rank1, key=lambda x: x[2])):
+            self.assertEqual(a[1:], b[1:])
+            self.assertLessEqual(abs(a[0] - b[0]), 300)
+        run = self.merge(d, "-o", damaged, "-q", "--ranks", "1,4")
+        self.assertEqual(run.stderr.count("bad checksum"), 1, run.stderr)
+        self.assertEqual(len(load(damaged)["otherData"]["warnings"]), 1)
 
     def test_gpu_events_follow_the_filters(self):
         d = self.path("gpu")

@@ -196,6 +196,32 @@ static void test_reference(void) {
   }
   o.packed = 0;
 
+  /* opened for its identity only: the same tables, events counted and not readable until the
+   * full scan, which gives the whole reference */
+  for (int packed = 0; packed < 2; packed++) {
+    path_of(path, sizeof(path), packed ? "packed.npkit" : "reference.npkit");
+    CHECK(npkit_reader_open_lazy(path, &r, err, sizeof(err)) == 0);
+    if (r == NULL) continue;
+    CHECK(r->lazy);
+    CHECK_EQ_U64(r->n_events, N_EV);
+    CHECK_EQ_U64(r->n_event_blocks, 4);
+    CHECK_EQ_U64(r->n_comms, 2);
+    CHECK_EQ_U64(r->rank, 5);
+    CHECK_EQ_U64(r->n_notes, 1);
+    CHECK_EQ_U64(r->recorded, 23);
+    const npkit_event *ev;
+    CHECK(npkit_reader_next(r, &ev, err, sizeof(err)) == NPKIT_READER_EIO);
+    CHECK_CONTAINS(err, "identity only");
+    CHECK(npkit_reader_complete(r, err, sizeof(err)) == 0);
+    CHECK(!r->lazy);
+    check_reference(r, packed ? "packed log opened lazily, then completed" : "log opened lazily, then completed");
+    CHECK(npkit_reader_complete(r, err, sizeof(err)) == 0); /* once is enough */
+    npkit_reader_done(r);
+    CHECK(npkit_reader_next(r, &ev, err, sizeof(err)) == NPKIT_READER_EIO);
+    CHECK_CONTAINS(err, "closed");
+    npkit_reader_close(r);
+  }
+
   /* the format just before packing, with the machine snapshot and the flight recorder: version 4,
    * EVENTS blocks */
   uint64_t unknown_v4 = 0;
@@ -630,6 +656,16 @@ static void test_skip_damage(void) {
         CHECK_EQ_U64(r->skipped_blocks, 1);
         CHECK_EQ_U64(r->first_skip_at, at[5]);
         CHECK_CONTAINS(r->skip_reason, "corrupt EVENTS block: bad checksum");
+        npkit_reader_close(r);
+      }
+      /* a lazy open does not read event payloads: the damage shows once it is completed */
+      char err[256];
+      CHECK(npkit_reader_open_lazy(path, &r, err, sizeof(err)) == 0);
+      if (r) {
+        CHECK_EQ_U64(r->skipped_blocks, 0);
+        CHECK(npkit_reader_complete(r, err, sizeof(err)) == 0);
+        CHECK_EQ_U64(r->skipped_blocks, 1);
+        CHECK_EQ_U64(r->n_events, 18);
         npkit_reader_close(r);
       }
     } else {
