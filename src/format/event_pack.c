@@ -139,10 +139,22 @@ int npkit_unpack_next(npkit_unpacker *u, uint64_t *out) {
 
 const char *npkit_unpack_check(const void *payload, size_t size, uint32_t count, uint32_t words, uint64_t *lanes,
                                uint64_t *out) {
+  uint64_t first, last;
+  return npkit_unpack_check_span(payload, size, count, words, lanes, out, &first, &last);
+}
+
+const char *npkit_unpack_check_span(const void *payload, size_t size, uint32_t count, uint32_t words, uint64_t *lanes,
+                                    uint64_t *out, uint64_t *first_ns, uint64_t *last_ns) {
   npkit_unpacker u;
   npkit_unpack_begin(&u, payload, size, count, words, lanes);
   int k;
+  *first_ns = UINT64_MAX;
+  *last_ns = 0;
   while ((k = npkit_unpack_next(&u, out)) == 1) {
+    /* words 0 and 1 of an event are its start and end (npkit_event) */
+    if (out[0] < *first_ns) *first_ns = out[0];
+    uint64_t end = out[1] > out[0] ? out[1] : out[0];
+    if (end > *last_ns) *last_ns = end;
   }
   if (k < 0) return "an event does not decode";
   size_t rest = (size_t)(u.end - u.p);

@@ -62,6 +62,10 @@ int npkit_unpack_next(npkit_unpacker *u, uint64_t *out);
  * not.  `lanes` and `out` are scratch (NPKIT_PACK_LANES * words, and words). */
 const char *npkit_unpack_check(const void *payload, size_t size, uint32_t count, uint32_t words, uint64_t *lanes,
                                uint64_t *out);
+/* The same, and the span of the block's events: the earliest start and the latest end (or start)
+ * of them (UINT64_MAX and 0 for none). */
+const char *npkit_unpack_check_span(const void *payload, size_t size, uint32_t count, uint32_t words, uint64_t *lanes,
+                                    uint64_t *out, uint64_t *first_ns, uint64_t *last_ns);
 /* The fewest bytes an event of `words` words takes packed (a reader's plausibility check). */
 static inline uint64_t npkit_pack_min_bytes(uint32_t words) { return 1 + (words + 7) / 8; }
 

@@ -173,6 +173,10 @@ typedef struct scan_state {
   size_t n_skips, cap_skips;
   uint64_t *lanes, *rec;    /* scratch of the check of packed events, once one is met */
   int lazy;                 /* event blocks counted by their headers, not checksummed nor decoded */
+  npkit_block_span *spans;  /* handed to the reader at the end */
+  size_t n_spans, cap_spans;
+  int have_span;            /* the block just checked has its events' span in span */
+  npkit_block_span span;
 } scan_state;
 
 /* Why a block cannot be used; NULL if it can.  *stride gets the record size to step by. */
@@ -328,7 +332,10 @@ static const char *parse_block(npkit_log_reader *r, scan_state *s, const npkit_b
       s->rec = malloc(words * sizeof(uint64_t));
       if (s->lanes == NULL || s->rec == NULL) goto oom;
     }
-    return npkit_unpack_check(p, bh->size, bh->count, (uint32_t)words, s->lanes, s->rec);
+    why = npkit_unpack_check_span(p, bh->size, bh->count, (uint32_t)words, s->lanes, s->rec, &s->span.first_ns,
+                                  &s->span.last_ns);
+    s->have_span = why == NULL;
+    return why;
   }
   case NPKIT_BLOCK_POOL:
     if (bh->count != 1 || bh->size < sizeof(r->pool)) return "POOL block without its record";
@@ -552,6 +559,27 @@ static int64_t find_intact(const npkit_log_reader *r, scan_state *s, uint64_t fr
   return 0;
 }
 
+/* The span of the plain EVENTS block in s->payload: words 0 and 1 of an event are its start and end. */
+static void plain_span(const npkit_log_reader *r, scan_state *s, const npkit_block_header *bh) {
+  s->span.first_ns = UINT64_MAX;
+  s->span.last_ns = 0;
+  for (uint32_t i = 0; i < bh->count; i++) {
+    uint64_t t[2];
+    memcpy(t, s->payload + (size_t)i * r->record_size, sizeof t);
+    if (t[0] < s->span.first_ns) s->span.first_ns = t[0];
+    if (t[1] > s->span.last_ns) s->span.last_ns = t[1];
+    if (t[0] > s->span.last_ns) s->span.last_ns = t[0];
+  }
+  s->have_span = 1;
+}
+
+static int add_span(scan_state *s, uint64_t off) {
+  if (NPKIT_GROW(s->spans, s->cap_spans, s->n_spans + 1, 16) != 0) return -1;
+  s->span.offset = off;
+  s->spans[s->n_spans++] = s->span;
+  return 0;
+}
+
 static int add_skip(scan_state *s, uint64_t from, uint64_t to) {
   if (NPKIT_GROW(s->skips, s->cap_skips, s->n_skips + 1, 8) != 0) return -1;
   s->skips[s->n_skips++] = (npkit_reader_skip){from, to};
@@ -571,12 +599,17 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
     const npkit_block_header *bh = &b.bh;
     int events = bh->type == NPKIT_BLOCK_EVENTS || npkit_reader_is_packed(r, bh->type);
     int meta = why == NULL && is_known_type(r, bh->type) && bh->type != NPKIT_BLOCK_EVENTS;
+    /* a plain EVENTS block is read whole for its checksum anyway: its span comes with it */
+    int span_of_plain = why == NULL && bh->type == NPKIT_BLOCK_EVENTS && !s->lazy && r->checksums &&
+                        bh->size <= NPKIT_READER_MAX_META_BLOCK && bh->count > 0 &&
+                        (uint64_t)bh->count * r->record_size == bh->size;
+    s->have_span = 0;
     if (why == NULL && s->lazy && events) {
       meta = 0; /* its header and checksum block are sound (judge_header): counted, not read */
     } else if (why == NULL && r->checksums && bh->type == NPKIT_BLOCK_CHECK) {
       why = "corrupt block: a checksum without its block";
     } else if (why == NULL && r->checksums) {
-      int ok = verify_block(r, s, off, &b, meta);
+      int ok = verify_block(r, s, off, &b, meta || span_of_plain);
       if (ok == -1) goto io_error;
       if (ok == -2) goto oom;
       if (!ok) {
@@ -616,6 +649,8 @@ static int scan_blocks(npkit_log_reader *r, scan_state *s, char *err, size_t err
       continue;
     }
     if (events) {
+      if (span_of_plain) plain_span(r, s, bh);
+      if (s->have_span && add_span(s, off) != 0) goto oom;
       r->n_events += bh->count;
       r->n_event_blocks++;
       r->n_packed_blocks += bh->type != NPKIT_BLOCK_EVENTS;
@@ -735,6 +770,7 @@ static void scan_free(scan_state *s) {
   table_free(&s->strings);
   free(s->payload);
   free(s->skips);
+  free(s->spans);
   free(s->lanes);
   free(s->rec);
 }
@@ -749,6 +785,7 @@ static int open_fd(int fd, const char *name, int lazy, npkit_log_reader **out, c
     return NPKIT_READER_ENOMEM;
   }
   r->fd = fd;
+  r->filter_hi = UINT64_MAX; /* no filter */
   copy_cstr(r->path, sizeof(r->path), name, strlen(name));
   if (fstat(fd, &st) != 0) {
     set_err(err, errlen, "%s: %s", name, strerror(errno));
@@ -786,6 +823,9 @@ static int open_fd(int fd, const char *name, int lazy, npkit_log_reader **out, c
   r->skips = s.skips;
   r->n_skips = s.n_skips;
   s.skips = NULL;
+  r->spans = s.spans;
+  r->n_spans = s.n_spans;
+  s.spans = NULL;
   scan_free(&s);
   if (rc != 0) {
     npkit_reader_close(r);
@@ -841,6 +881,7 @@ static void free_tables(npkit_log_reader *r) {
   free(r->cursor.lanes);
   free(r->cursor.rec);
   free(r->skips);
+  free(r->spans);
 }
 
 void npkit_reader_close(npkit_log_reader *r) {
@@ -897,6 +938,7 @@ void npkit_reader_rewind(npkit_log_reader *r) {
   c->block_left = 0;
   c->n = c->pos = 0;
   c->packed = 0;
+  r->filter_kept = 0;
 }
 
 /* Where the walk goes on from p: past the skipped stretches that start there, if any (a stretch
@@ -957,13 +999,46 @@ static int start_packed(npkit_log_reader *r, const npkit_block_header *bh, uint6
   return 0;
 }
 
+void npkit_reader_filter(npkit_log_reader *r, npkit_reader_keep_fn keep, void *ctx, uint64_t lo_ns, uint64_t hi_ns) {
+  r->keep = keep;
+  r->keep_ctx = ctx;
+  r->filter_lo = keep != NULL ? lo_ns : 0;
+  r->filter_hi = keep != NULL ? hi_ns : UINT64_MAX;
+  r->filter_kept = 0;
+}
+
+static int cmp_span(const void *key, const void *elem) {
+  uint64_t k = *(const uint64_t *)key, o = ((const npkit_block_span *)elem)->offset;
+  return k < o ? -1 : k > o;
+}
+
+/* Whether the filter's window leaves out every event of the block whose header is at off. */
+static int outside_window(const npkit_log_reader *r, uint64_t off) {
+  if ((r->filter_lo == 0 && r->filter_hi == UINT64_MAX) || r->n_spans == 0) return 0;
+  const npkit_block_span *sp = bsearch(&off, r->spans, r->n_spans, sizeof(*sp), cmp_span);
+  return sp != NULL && (sp->last_ns < r->filter_lo || sp->first_ns > r->filter_hi);
+}
+
+static int next_event(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen);
+
 int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen) {
-  npkit_reader_cursor *c = &r->cursor;
   if (r->fd < 0 || r->lazy) {
     snprintf(err, errlen, r->lazy ? "%s: opened for its identity only (npkit_reader_complete first)"
                                   : "%s: its events were read and the file closed", r->path);
     return NPKIT_READER_EIO;
   }
+  for (;;) {
+    int k = next_event(r, ev, err, errlen);
+    if (k != 1 || r->keep == NULL) return k;
+    if (r->keep(r->keep_ctx, *ev)) {
+      r->filter_kept++;
+      return 1;
+    }
+  }
+}
+
+static int next_event(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen) {
+  npkit_reader_cursor *c = &r->cursor;
   if (c->packed) {
     int k = npkit_unpack_next(&c->unpack, c->rec);
     if (k == 1) {
@@ -985,6 +1060,9 @@ int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, si
       int k = npkit_reader_next_block(r, &c->next_block, &bh, &payload);
       if (k == 0) return 0;
       if (k < 0) goto changed;
+      if ((bh.type == NPKIT_BLOCK_EVENTS || npkit_reader_is_packed(r, bh.type)) &&
+          outside_window(r, payload - sizeof(bh)))
+        continue;
       if (bh.type == NPKIT_BLOCK_EVENTS) {
         if ((uint64_t)bh.count * r->record_size != bh.size) goto changed;
         r->event_blocks_read++;
@@ -995,7 +1073,7 @@ int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, si
         int e = start_packed(r, &bh, payload);
         if (e == -3) goto nomem;
         if (e != 0) goto changed;
-        return npkit_reader_next(r, ev, err, errlen);
+        return next_event(r, ev, err, errlen);
       }
     }
     size_t k = c->block_left < c->buf_records ? (size_t)c->block_left : c->buf_records;

@@ -53,6 +53,16 @@ typedef struct npkit_log_string {
   char *text;      /* NUL terminated copy */
 } npkit_log_string;
 
+/* The times of an event block's events, known from the full scan (checksummed plain blocks, and
+ * packed blocks, whose check decodes them): the earliest start and the latest end. */
+typedef struct npkit_block_span {
+  uint64_t offset;       /* of the block's header */
+  uint64_t first_ns, last_ns;
+} npkit_block_span;
+
+/* An event filter of the iterator (npkit_reader_filter): 1 keeps the event. */
+typedef int (*npkit_reader_keep_fn)(void *ctx, const npkit_event *ev);
+
 /* A stretch of the file the scan skipped: from a corrupt block to the next intact one. */
 typedef struct npkit_reader_skip {
   uint64_t from, to;
@@ -131,6 +141,10 @@ typedef struct npkit_log_reader {
   npkit_reader_skip *skips;     /* the skipped stretches, in file order */
   size_t n_skips;
 
+  npkit_block_span *spans;      /* the event blocks whose span is known, by offset */
+  size_t n_spans;
+  uint64_t filter_kept;         /* events the filter kept since the last rewind */
+
   int lazy;                     /* opened by npkit_reader_open_lazy and not completed: event blocks
                                    counted by their headers, not checksummed nor decoded (damage in
                                    them is not yet known); events cannot be read */
@@ -138,6 +152,9 @@ typedef struct npkit_log_reader {
   /* private */
   int fd;
   int own_fd;
+  npkit_reader_keep_fn keep;
+  void *keep_ctx;
+  uint64_t filter_lo, filter_hi;
   size_t notes_cap;
   npkit_reader_cursor cursor;
 } npkit_log_reader;
@@ -171,6 +188,12 @@ void npkit_reader_release(npkit_log_reader *r);
  * thousands of logs does not hold a descriptor per log it has read.  Reading events afterwards
  * fails with NPKIT_READER_EIO. */
 void npkit_reader_done(npkit_log_reader *r);
+/* Until cleared (keep NULL): the iterator passes over the events keep() refuses, and does not
+ * read event blocks whose span lies wholly before lo_ns or after hi_ns (log time; 0 and
+ * UINT64_MAX for no bound), so a window of a long log costs the blocks it touches.  keep() must
+ * refuse every event outside [lo_ns, hi_ns] (an event outside is one that ends before lo_ns or
+ * starts after hi_ns): blocks of unknown span are read and filtered event by event. */
+void npkit_reader_filter(npkit_log_reader *r, npkit_reader_keep_fn keep, void *ctx, uint64_t lo_ns, uint64_t hi_ns);
 /* Next event in file order: returns 1 and sets *ev (valid until the next call), 0 at the end, or
  * a npkit_reader_status < 0 with a message (the file shrank or changed after it was opened). */
 int npkit_reader_next(npkit_log_reader *r, const npkit_event **ev, char *err, size_t errlen);

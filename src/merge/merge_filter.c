@@ -1,20 +1,14 @@
 #include "merge_filter.h"
 
-#include "crc32c.h"
-#include "event_pack.h"
-
 #include <ctype.h>
-#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "duration.h"
 #include "trace_tracks.h"
 
-#define COPY_BLOCK_EVENTS 4096
-#define OUT_BUF (1u << 20)
 
 /* ---- parsing ---- */
 
@@ -133,60 +127,7 @@ int npkit_merge_filters_events(const npkit_merge_filter *f) {
   return f->has_ops || f->has_window;
 }
 
-/* ---- the filtered copy ---- */
-
-typedef struct out_file {
-  int fd;
-  unsigned char *buf;
-  size_t len;
-  int err;  /* first errno */
-  int checksums; /* the copy keeps its source's version: from 2 on, every block gets its CHECK */
-  uint32_t crc;  /* of the block being written */
-} out_file;
-
-static void out_flush(out_file *o) {
-  size_t off = 0;
-  while (o->err == 0 && off < o->len) {
-    ssize_t k = write(o->fd, o->buf + off, o->len - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) o->err = k < 0 ? errno : EIO;
-    else off += (size_t)k;
-  }
-  o->len = 0;
-}
-
-static void out_put(out_file *o, const void *p, size_t n) {
-  const unsigned char *s = p;
-  while (n > 0) {
-    if (o->len == OUT_BUF) out_flush(o);
-    size_t k = OUT_BUF - o->len < n ? OUT_BUF - o->len : n;
-    memcpy(o->buf + o->len, s, k);
-    o->len += k;
-    s += k;
-    n -= k;
-  }
-}
-
-/* A block: its header, then its payload through out_payload, then out_check. */
-static void out_block(out_file *o, uint16_t type, uint32_t count, uint32_t size) {
-  npkit_block_header bh = {NPKIT_BLOCK_MAGIC, type, 0, count, size};
-  out_put(o, &bh, sizeof(bh));
-  o->crc = npkit_crc32c(0, &bh, sizeof(bh));
-}
-
-static void out_payload(out_file *o, const void *p, size_t n) {
-  out_put(o, p, n);
-  o->crc = npkit_crc32c(o->crc, p, n);
-}
-
-static void out_check(out_file *o) {
-  if (!o->checksums) return;
-  struct {
-    npkit_block_header bh;
-    npkit_check_rec rec;
-  } check = {{NPKIT_BLOCK_MAGIC, NPKIT_BLOCK_CHECK, 0, 1, sizeof(npkit_check_rec)}, {o->crc, 0}};
-  out_put(o, &check, sizeof(check));
-}
+/* ---- the events kept ---- */
 
 /* NCCL calls, and GPU activity and plugin tasks attributed to a call, follow the operation
  * filter; the rest (compute kernels, channel and proxy events, marks) passes it. */
@@ -199,7 +140,7 @@ static int op_selected(const npkit_merge_filter *f, const npkit_event *ev) {
   return !attributed || (ev->func < NPKIT_FN_COUNT && f->op[ev->func]);
 }
 
-static int keep(const npkit_merge_filter *f, const npkit_event *ev, int64_t offset_ns, uint64_t base_ns) {
+int npkit_merge_keeps(const npkit_merge_filter *f, const npkit_event *ev, int64_t offset_ns, uint64_t base_ns) {
   if (!op_selected(f, ev)) return 0;
   if (f->has_window) {
     int64_t s = npkit_trace_time(base_ns, offset_ns, ev->start_ns);
@@ -209,138 +150,16 @@ static int keep(const npkit_merge_filter *f, const npkit_event *ev, int64_t offs
   return 1;
 }
 
-/* The events kept so far, written as EVENTS blocks of whole records of the writer's size. */
-typedef struct kept_events {
-  unsigned char *buf; /* COPY_BLOCK_EVENTS records */
-  size_t n;
-  uint64_t *kept;
-} kept_events;
-
-static void kept_flush(out_file *o, kept_events *k, size_t rs) {
-  if (k->n == 0) return;
-  out_block(o, NPKIT_BLOCK_EVENTS, (uint32_t)k->n, (uint32_t)(k->n * rs));
-  out_payload(o, k->buf, k->n * rs);
-  out_check(o);
-  *k->kept += k->n;
-  k->n = 0;
+/* Trace time w is log time w - offset + base (npkit_trace_time): the window's ends in log time,
+ * clamped to the log's clock. */
+static uint64_t log_time(int64_t w, int64_t offset_ns, uint64_t base_ns, uint64_t open) {
+  if (w == INT64_MIN || w == INT64_MAX) return open;
+  __int128 t = (__int128)w - offset_ns + (__int128)base_ns;
+  return t < 0 ? 0 : t > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)t;
 }
 
-static void keep_record(out_file *o, kept_events *k, const unsigned char *rec, size_t rs, const npkit_merge_filter *f,
-                        int64_t offset_ns, uint64_t base_ns) {
-  npkit_event ev;
-  memcpy(&ev, rec, sizeof(ev));
-  if (!keep(f, &ev, offset_ns, base_ns)) return;
-  memcpy(k->buf + k->n * rs, rec, rs);
-  if (++k->n == COPY_BLOCK_EVENTS) kept_flush(o, k, rs);
-}
-
-/* Copies the events of one EVENTS block that pass the filter, as whole records of the writer's
- * size, into a block of their own. */
-static int copy_events(const npkit_log_reader *r, out_file *o, const npkit_block_header *bh, uint64_t at,
-                       unsigned char *in, kept_events *k, const npkit_merge_filter *f, int64_t offset_ns,
-                       uint64_t base_ns) {
-  size_t rs = r->record_size, per = COPY_BLOCK_EVENTS;
-  uint32_t left = bh->count;
-  while (left > 0) {
-    size_t n = left < per ? left : per;
-    if (npkit_read_at(r->fd, in, n * rs, at) != 0) return -1;
-    at += (uint64_t)(n * rs);
-    left -= (uint32_t)n;
-    for (size_t i = 0; i < n; i++) keep_record(o, k, in + i * rs, rs, f, offset_ns, base_ns);
-  }
-  kept_flush(o, k, rs);
-  return 0;
-}
-
-/* The same for an EVENTS_PACKED block, decoded (the scan checked that it decodes; the copy is a
- * temporary view, so its events go out unpacked).  -1 when the file changed, -2 without memory. */
-static int copy_packed(const npkit_log_reader *r, out_file *o, const npkit_block_header *bh, uint64_t at, kept_events *k,
-                       const npkit_merge_filter *f, int64_t offset_ns, uint64_t base_ns) {
-  size_t words = r->record_size / 8;
-  unsigned char *payload = malloc(bh->size > 0 ? bh->size : 1);
-  uint64_t *lanes = malloc(NPKIT_PACK_LANES * words * sizeof(uint64_t)), *rec = malloc(words * sizeof(uint64_t));
-  int rc = payload == NULL || lanes == NULL || rec == NULL ? -2 : 0;
-  if (rc == 0 && npkit_read_at(r->fd, payload, bh->size, at) != 0) rc = -1;
-  if (rc == 0) {
-    npkit_unpacker u;
-    npkit_unpack_begin(&u, payload, bh->size, bh->count, (uint32_t)words, lanes);
-    int d;
-    while ((d = npkit_unpack_next(&u, rec)) == 1) keep_record(o, k, (const unsigned char *)rec, r->record_size, f, offset_ns, base_ns);
-    if (d < 0) rc = -1;
-    kept_flush(o, k, r->record_size);
-  }
-  free(payload);
-  free(lanes);
-  free(rec);
-  return rc;
-}
-
-int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, int64_t offset_ns, uint64_t base_ns,
-                              int fd, uint64_t *kept, char *err, size_t errlen) {
-  out_file o = {.fd = fd, .checksums = r->checksums};
-  size_t chunk = COPY_BLOCK_EVENTS * (size_t)r->record_size;
-  unsigned char *in = malloc(chunk), *keep_buf = malloc(chunk);
-  o.buf = malloc(OUT_BUF);
-  *kept = 0;
-  int rc = 0;
-  if (in == NULL || keep_buf == NULL || o.buf == NULL) {
-    snprintf(err, errlen, "out of memory");
-    rc = -1;
-    goto out;
-  }
-  /* The header and every intact block other than events are copied as they are (block types this
-   * build does not know included), each with a fresh checksum; corrupt blocks stay behind. */
-  uint64_t at = 0;
-  unsigned char raw[4096];
-  while (at < r->header_size) {
-    size_t k = r->header_size - at < sizeof(raw) ? (size_t)(r->header_size - at) : sizeof(raw);
-    if (npkit_read_at(r->fd, raw, k, at) != 0) goto changed;
-    out_put(&o, raw, k);
-    at += k;
-  }
-  npkit_block_header bh;
-  uint64_t pos = 0, payload;
-  int k;
-  kept_events ke = {keep_buf, 0, kept};
-  while ((k = npkit_reader_next_block(r, &pos, &bh, &payload)) == 1) {
-    if (bh.type == NPKIT_BLOCK_EVENTS) {
-      if ((uint64_t)bh.count * r->record_size != bh.size ||
-          copy_events(r, &o, &bh, payload, in, &ke, f, offset_ns, base_ns) != 0)
-        goto changed;
-      continue;
-    }
-    if (npkit_reader_is_packed(r, bh.type)) {
-      int e = copy_packed(r, &o, &bh, payload, &ke, f, offset_ns, base_ns);
-      if (e == -2) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-        goto out;
-      }
-      if (e != 0) goto changed;
-      continue;
-    }
-    out_block(&o, bh.type, bh.count, bh.size);
-    for (uint64_t done = 0; done < bh.size;) {
-      size_t n = bh.size - done < sizeof(raw) ? (size_t)(bh.size - done) : sizeof(raw);
-      if (npkit_read_at(r->fd, raw, n, payload + done) != 0) goto changed;
-      out_payload(&o, raw, n);
-      done += n;
-    }
-    out_check(&o);
-  }
-  if (k < 0) goto changed;
-  out_flush(&o);
-  if (o.err != 0) {
-    snprintf(err, errlen, "writing a filtered copy of %s: %s", r->path, strerror(o.err));
-    rc = -1;
-  }
-  goto out;
-changed:
-  snprintf(err, errlen, "%s: the log changed while it was read", r->path);
-  rc = -1;
-out:
-  free(in);
-  free(keep_buf);
-  free(o.buf);
-  return rc;
+void npkit_merge_log_window(const npkit_merge_filter *f, int64_t offset_ns, uint64_t base_ns, uint64_t *lo_ns,
+                            uint64_t *hi_ns) {
+  *lo_ns = f->has_window ? log_time(f->window_start_ns, offset_ns, base_ns, 0) : 0;
+  *hi_ns = f->has_window ? log_time(f->window_end_ns, offset_ns, base_ns, UINT64_MAX) : UINT64_MAX;
 }

@@ -1,10 +1,11 @@
 /*
  * Filters of `npkit merge`: which ranks, which NCCL operations, which time window.
  *
- * Ranks select whole logs.  Operations and the window select events: a log's events that pass
- * are written into a filtered copy of the log (same format, the same metadata blocks), which the
- * ordinary trace renderer then reads, so that a filtered trace looks exactly like an unfiltered
- * one and every event kind the renderer knows is handled in one place.
+ * Ranks select whole logs.  Operations and the window select events: the log reader's iterator
+ * passes over the events that do not pass (npkit_reader_filter) and does not read the event
+ * blocks that lie wholly outside the window, so the ordinary trace renderer reads a filtered log
+ * as it reads any other: a filtered trace looks exactly like an unfiltered one, every event kind
+ * the renderer knows is handled in one place, and nothing is written to a temporary file.
  *
  * Window times are on the merged trace's axis: nanoseconds after its base_ns, with each log's
  * clock offset applied.  An event is kept when it overlaps the window.  The operation filter
@@ -46,11 +47,11 @@ int npkit_merge_rank_selected(const npkit_merge_filter *f, int32_t rank);
 /* Whether events must be filtered one by one (operations or window given). */
 int npkit_merge_filters_events(const npkit_merge_filter *f);
 
-/* Writes a copy of r holding only the events that pass f into fd (empty, positioned at 0): the
- * header and all other blocks are copied byte for byte, events as whole records.  The trace time of
- * a log time t is t + offset_ns − base_ns.  *kept counts the events written.  Returns 0, or -1
- * with a message. */
-int npkit_merge_filtered_copy(npkit_log_reader *r, const npkit_merge_filter *f, int64_t offset_ns, uint64_t base_ns,
-                              int fd, uint64_t *kept, char *err, size_t errlen);
+/* Whether an event of a log passes f; the trace time of a log time t is t + offset_ns − base_ns. */
+int npkit_merge_keeps(const npkit_merge_filter *f, const npkit_event *ev, int64_t offset_ns, uint64_t base_ns);
+/* The window of f in the log's time (0 and UINT64_MAX for open ends, and without a window): an
+ * event outside it is refused by npkit_merge_keeps(). */
+void npkit_merge_log_window(const npkit_merge_filter *f, int64_t offset_ns, uint64_t base_ns, uint64_t *lo_ns,
+                            uint64_t *hi_ns);
 
 #endif /* NPKIT_MERGE_FILTER_H */

@@ -149,45 +149,36 @@ static void write_log_entry(npkit_tree *w, const npkit_job_log *l, int64_t pid, 
   npkit_tree_end_object(w);
 }
 
-/* A file that disappears with its descriptor, for a filtered copy. */
-static int temp_fd(const char *dir, char *err, size_t errlen) {
-  char path[4096];
-  if (dir == NULL || dir[0] == '\0') dir = getenv("TMPDIR");
-  if (dir == NULL || dir[0] == '\0') dir = "/tmp";
-  snprintf(path, sizeof(path), "%s/.npkit-merge-XXXXXX", dir);
-  int fd = mkstemp(path);
-  if (fd < 0) {
-    snprintf(err, errlen, "cannot create a temporary file in %s: %s", dir, strerror(errno));
-    return -1;
-  }
-  unlink(path);
-  return fd;
+typedef struct keep_ctx {
+  const npkit_merge_filter *f;
+  int64_t offset_ns;
+  uint64_t base_ns;
+} keep_ctx;
+
+static int keeps(void *p, const npkit_event *ev) {
+  const keep_ctx *k = p;
+  return npkit_merge_keeps(k->f, ev, k->offset_ns, k->base_ns);
 }
 
 static int render_one(npkit_sink *sink, const npkit_job_log *l, const npkit_merge_options *o, const npkit_render_opts *ro,
                       npkit_merge_stats *st, char *err, size_t errlen) {
-  npkit_log_reader *r = l->reader, *view;
+  npkit_log_reader *r = l->reader;
   npkit_render_stats rs;
-  int fd = -1, rc;
   npkit_reader_rewind(r);
   st->events_in += r->n_events;
-  view = r;
-  if (npkit_merge_filters_events(&o->filter)) {
-    uint64_t kept;
-    if ((fd = temp_fd(o->tmp_dir, err, errlen)) < 0 ||
-        npkit_merge_filtered_copy(r, &o->filter, ro->offset_ns, ro->base_ns, fd, &kept, err, errlen) != 0 ||
-        npkit_reader_open_fd(fd, l->path, &view, err, errlen) != 0) {
-      if (fd >= 0) close(fd);
-      return -1;
-    }
+  int filtering = npkit_merge_filters_events(&o->filter);
+  keep_ctx k = {&o->filter, ro->offset_ns, ro->base_ns};
+  if (filtering) {
+    uint64_t lo, hi;
+    npkit_merge_log_window(&o->filter, ro->offset_ns, ro->base_ns, &lo, &hi);
+    npkit_reader_filter(r, keeps, &k, lo, hi);
   }
-  st->events_kept += view->n_events;
-  rc = npkit_render_log(view, sink, ro, &rs, err, errlen);
+  int rc = npkit_render_log(r, sink, ro, &rs, err, errlen);
+  st->events_kept += filtering ? r->filter_kept : r->n_events; /* the renderer's last pass */
+  npkit_reader_filter(r, NULL, NULL, 0, UINT64_MAX);
   npkit_sink_forget(sink); /* the next log's renderers intern their own */
   st->calls += rs.events;
   st->groups += rs.groups;
-  if (view != r) npkit_reader_close(view);
-  if (fd >= 0) close(fd);
   npkit_reader_release(r); /* rendered: no cursor kept for the rest of the merge */
   return rc;
 }

@@ -19,7 +19,6 @@
 typedef struct npkit_merge_options {
   int align;                 /* estimate clock offsets between hosts */
   npkit_merge_filter filter;
-  const char *tmp_dir;       /* folder for the filtered copies of logs (deleted at once); NULL: $TMPDIR or /tmp */
   npkit_trace_format format; /* json (the default) or perfetto: otherData is JSON's alone */
 } npkit_merge_options;
 

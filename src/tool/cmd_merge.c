@@ -121,13 +121,6 @@ static int merge_to(int out_fd, int gz, npkit_job *job, size_t n, const npkit_me
 }
 
 /* The folder of a path, for the temporary filtered copies (they go where the output goes). */
-static char *folder_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  if (slash == NULL) return strdup(".");
-  if (slash == path) return strdup("/");
-  return strndup(path, (size_t)(slash - path));
-}
-
 /* "1G", "500M", "64k", "1000": decimal units, as the viewers' limits are quoted. */
 static int parse_size(const char *s, uint64_t *out) {
   char *end;
@@ -238,18 +231,10 @@ int npkit_cmd_merge(int argc, char **argv) {
   }
 
   int to_stdout = strcmp(output, "-") == 0, gz = !to_stdout && has_suffix(output, ".gz");
-  char *dir = to_stdout ? NULL : folder_of(output);
   npkit_merge_stats st = {0};
   npkit_out_file out;
-  o.tmp_dir = dir;
-  if (!to_stdout && dir == NULL) {
-    fprintf(stderr, "npkit merge: out of memory\n");
-    npkit_job_free(&job);
-    return NPKIT_EXIT_FAIL;
-  }
   if (npkit_out_open(&out, output, err, sizeof(err)) != 0) {
     fprintf(stderr, "npkit merge: %s\n", err);
-    free(dir);
     npkit_job_free(&job);
     return NPKIT_EXIT_FAIL;
   }
@@ -263,6 +248,5 @@ int npkit_cmd_merge(int argc, char **argv) {
   }
   npkit_merge_stats_free(&st);
   npkit_job_free(&job);
-  free(dir);
   return rc == 0 ? NPKIT_EXIT_OK : NPKIT_EXIT_FAIL;
 }

@@ -148,6 +148,12 @@ class Merge(lib.TempDirTestCase):
         self.merge(d, "-o", out, "--ops", "p2p")
         self.assertEqual(calls(load(out)), [])
 
+        # filtered inside the reader: no temporary file, so no usable TMPDIR is needed
+        env = dict(os.environ, TMPDIR=self.path("no-such-folder"))
+        run = lib.run_tool(["merge", d, "--window", "1ms:2ms", "--ops", "ncclAllReduce", "-o", "-"], env=env)
+        self.assertEqual(run.rc, 0, run.describe())
+        self.assertEqual(len(calls(json.loads(run.stdout))), len(evs))
+
     def test_ranks_read_only_their_logs(self):
         """--ranks reads the events of the selected logs and of one log per host for the clock
         alignment, nothing of the others: a flipped byte in an EVENTS block of rank 4 or 8 (hosts 1

@@ -607,6 +607,60 @@ static void write_event_blocks(const char *path, uint32_t version, size_t blocks
   npkit_lb_close(b);
 }
 
+typedef struct window {
+  uint64_t lo, hi;
+} window;
+
+static int in_window(void *ctx, const npkit_event *ev) {
+  const window *w = ctx;
+  return !(ev->end_ns < w->lo || ev->start_ns > w->hi);
+}
+
+/* A filter with a window: the events in it and nothing else, and only the block that holds them
+ * is read when the blocks' spans are known (checksummed plain blocks, packed blocks). */
+static void test_filter_window(void) {
+  char path[600], err[256];
+  path_of(path, sizeof(path), "window.npkit");
+  window w = {events[6].start_ns, events[7].end_ns + 50}; /* block 3: events 6 and 7 */
+  for (int packed = 0; packed < 2; packed++)
+    for (uint32_t version = 1; version <= NPKIT_LOG_VERSION; version += NPKIT_LOG_VERSION - 1) {
+      if (packed && version < NPKIT_LOG_VERSION_PACKED) continue;
+      npkit_lb_options o;
+      npkit_lb_defaults(&o);
+      o.version = version;
+      o.packed = packed;
+      npkit_lb *b = npkit_lb_create(path, &o);
+      for (size_t i = 0; i < 10; i++) npkit_lb_events(b, events + 2 * i, 2);
+      npkit_lb_close(b);
+      npkit_log_reader *r;
+      CHECK(npkit_reader_open(path, &r, err, sizeof(err)) == 0);
+      if (r == NULL) continue;
+      CHECK_EQ_U64(r->n_spans, version >= 2 || packed ? 10 : 0);
+      for (int pass = 0; pass < 2; pass++) {
+        npkit_reader_filter(r, in_window, &w, w.lo, w.hi);
+        npkit_reader_rewind(r);
+        uint64_t before = r->event_blocks_read, n = 0;
+        const npkit_event *ev;
+        int k;
+        while ((k = npkit_reader_next(r, &ev, err, sizeof(err))) == 1) {
+          CHECK(n < 2 && memcmp(ev, &events[6 + n], sizeof(*ev)) == 0);
+          n++;
+        }
+        CHECK(k == 0);
+        CHECK_EQ_U64(n, 2);
+        CHECK_EQ_U64(r->filter_kept, 2);
+        CHECK_EQ_U64(r->event_blocks_read - before, r->n_spans > 0 ? 1 : 10);
+      }
+      npkit_reader_filter(r, NULL, NULL, 0, UINT64_MAX); /* cleared: every event again */
+      npkit_reader_rewind(r);
+      const npkit_event *ev;
+      uint64_t n = 0;
+      while (npkit_reader_next(r, &ev, err, sizeof(err)) == 1) n++;
+      CHECK_EQ_U64(n, 20);
+      npkit_reader_close(r);
+    }
+}
+
 static void write_bytes(const char *path, const void *data, size_t len) {
   FILE *f = fopen(path, "wb");
   CHECK(f != NULL && fwrite(data, 1, len, f) == len);
@@ -902,6 +956,7 @@ int main(int argc, char **argv) {
   test_bad_blocks();
   test_skip_damage();
   test_resync_budget();
+  test_filter_window();
   test_snapshots();
   test_key_limit();
   test_end_versions();
