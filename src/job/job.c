@@ -291,6 +291,47 @@ int npkit_job_open(npkit_job *job, char *const *paths, size_t n_paths, char *err
   return 0;
 }
 
+static size_t comms_named(const npkit_job *job, const char *name) {
+  size_t n = 0;
+  for (size_t c = 0; c < job->n_comms; c++) n += strcmp(job->comms[c].name, name) == 0;
+  return n;
+}
+
+static size_t comms_prefixed(const npkit_job *job, uint64_t high32) {
+  size_t n = 0;
+  for (size_t c = 0; c < job->n_comms; c++) n += job->comms[c].comm_id >> 32 == high32;
+  return n;
+}
+
+char *npkit_job_comm_ref(const npkit_job *job, uint32_t comm, char *buf, size_t len) {
+  const npkit_job_comm *c = &job->comms[comm];
+  int plain = c->name[0] != '\0' && strspn(c->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
+                                         strlen(c->name);
+  if (plain && comms_named(job, c->name) == 1 && npkit_job_find_comm(job, c->name) == comm)
+    snprintf(buf, len, "%s", c->name);
+  else if (comms_prefixed(job, c->comm_id >> 32) == 1)
+    snprintf(buf, len, "%08" PRIx64, c->comm_id >> 32);
+  else
+    snprintf(buf, len, "%016" PRIx64, c->comm_id);
+  return buf;
+}
+
+uint32_t npkit_job_find_comm(const npkit_job *job, const char *ref) {
+  uint32_t found = UINT32_MAX;
+  size_t n = 0;
+  for (size_t c = 0; c < job->n_comms; c++)
+    if (strcmp(job->comms[c].name, ref) == 0) found = (uint32_t)c, n++;
+  if (n == 1) return found;
+  if (n > 1) return UINT32_MAX;
+  const char *hex = strncmp(ref, "0x", 2) == 0 ? ref + 2 : ref;
+  size_t digits = strspn(hex, "0123456789abcdefABCDEF");
+  if (hex[digits] != '\0' || (digits != 8 && digits != 16)) return UINT32_MAX;
+  uint64_t v = strtoull(hex, NULL, 16);
+  for (size_t c = 0; c < job->n_comms; c++)
+    if (digits == 16 ? job->comms[c].comm_id == v : job->comms[c].comm_id >> 32 == v) found = (uint32_t)c, n++;
+  return n == 1 ? found : UINT32_MAX;
+}
+
 size_t npkit_job_comm_members(const npkit_job_comm *c, uint32_t *out) {
   size_t n = 0;
   if (c->members == NULL) return 0;

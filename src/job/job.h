@@ -146,6 +146,14 @@ int npkit_job_log_read(npkit_job *job, uint32_t log);
  * lazily opened logs first.  0, or -1 with a message. */
 int npkit_job_scan_collectives(npkit_job *job, const unsigned char *which, char *err, size_t errlen);
 
+/* How the report and `npkit merge --collective` name a communicator in a command: its name when
+ * no other communicator of the job has it, else the first 8 hex digits of its id when those are
+ * unique, else its whole id (16 hex digits).  Returns buf. */
+char *npkit_job_comm_ref(const npkit_job *job, uint32_t comm, char *buf, size_t len);
+/* The communicator a reference names (a name, 8 or 16 hex digits, with or without 0x): its
+ * index, or UINT32_MAX when none or several match. */
+uint32_t npkit_job_find_comm(const npkit_job *job, const char *ref);
+
 /* Member ids of a communicator, in comm-rank order, without the ranks that have no log; out has
  * room for c->n_members.  Returns the count. */
 size_t npkit_job_comm_members(const npkit_job_comm *c, uint32_t *out);

@@ -25,7 +25,7 @@ static int parse_int(const char *s, size_t n, int32_t *v) {
 
 int npkit_merge_parse_ranks(npkit_merge_filter *f, const char *s, char *err, size_t errlen) {
   const char *p = s;
-  f->has_ranks = 1;
+  f->has_ranks = f->selects_logs = 1;
   f->n_ranges = 0;
   while (*p) {
     size_t n = strcspn(p, ",");
@@ -112,7 +112,54 @@ int npkit_merge_parse_window(npkit_merge_filter *f, const char *s, char *err, si
     snprintf(err, errlen, "--window takes START:END in trace time, such as 1.5s:2s, 200ms: or :10ms, not '%s'", s);
     return -1;
   }
+  if (f->has_collective) {
+    snprintf(err, errlen, "--collective sets the window itself (its instances and --context): leave out --window");
+    return -1;
+  }
   f->has_window = 1;
+  return 0;
+}
+
+static int parse_seq(const char *s, const char *end, uint64_t *v) {
+  if (s == end) return -1;
+  uint64_t x = 0;
+  for (; s < end; s++) {
+    if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10) return -1;
+    x = 10 * x + (uint64_t)(*s - '0');
+  }
+  *v = x;
+  return 0;
+}
+
+int npkit_merge_parse_collective(npkit_merge_filter *f, const char *s, char *err, size_t errlen) {
+  const char *colon = strrchr(s, ':'), *end = s + strlen(s);
+  const char *dash = colon != NULL ? strchr(colon, '-') : NULL;
+  if (colon == NULL || colon == s || (size_t)(colon - s) >= sizeof(f->coll_comm) ||
+      parse_seq(colon + 1, dash != NULL ? dash : end, &f->coll_seq_lo) != 0 ||
+      (dash != NULL ? parse_seq(dash + 1, end, &f->coll_seq_hi) : (f->coll_seq_hi = f->coll_seq_lo, 0)) != 0 ||
+      f->coll_seq_hi < f->coll_seq_lo) {
+    snprintf(err, errlen, "--collective takes COMM:SEQ or COMM:SEQ-SEQ, the communicator as the report names it "
+                          "(world:412, 1f2e3d4c:400-420), not '%s'", s);
+    return -1;
+  }
+  if (f->has_window) {
+    snprintf(err, errlen, "--collective sets the window itself (its instances and --context): leave out --window");
+    return -1;
+  }
+  memcpy(f->coll_comm, s, (size_t)(colon - s));
+  f->coll_comm[colon - s] = '\0';
+  f->has_collective = f->selects_logs = 1;
+  return 0;
+}
+
+int npkit_merge_parse_context(npkit_merge_filter *f, const char *s, char *err, size_t errlen) {
+  double ns;
+  if (npkit_parse_duration(s, "ms", &ns) != 0 || ns < 0 || ns > 3.6e12) {
+    snprintf(err, errlen, "--context takes a duration such as 2ms, 500us or 1s (at most an hour), not '%s'", s);
+    return -1;
+  }
+  f->context_ns = (int64_t)ns;
+  f->has_context = 1;
   return 0;
 }
 

@@ -27,11 +27,19 @@ typedef struct npkit_merge_filter {
   int has_window;
   int64_t window_start_ns, window_end_ns;   /* trace time; INT64_MIN / INT64_MAX for open ends */
   int has_ranks;
+  int selects_logs;                         /* --ranks or --collective: the others are not read */
   size_t n_ranges;
   int32_t rank_lo[NPKIT_MERGE_MAX_RANK_RANGES], rank_hi[NPKIT_MERGE_MAX_RANK_RANGES];
   int has_ops;
   unsigned char op[NPKIT_FN_COUNT];         /* 1: keep calls of this npkit_fn */
+  int has_collective;                       /* --collective COMM:SEQ[-SEQ] */
+  char coll_comm[64];                       /* as the report names it (npkit_job_comm_ref) */
+  uint64_t coll_seq_lo, coll_seq_hi;
+  int has_context;
+  int64_t context_ns;                       /* --context, around the instances (default 2 ms) */
 } npkit_merge_filter;
+
+#define NPKIT_MERGE_CONTEXT_DEFAULT_NS 2000000
 
 /* "0-3,8,12-15".  Returns 0, or -1 with a message. */
 int npkit_merge_parse_ranks(npkit_merge_filter *f, const char *s, char *err, size_t errlen);
@@ -41,6 +49,12 @@ int npkit_merge_parse_ops(npkit_merge_filter *f, const char *s, char *err, size_
 /* "START:END" with durations ("1.5s:2s", "200ms:", ":10ms"; a bare number is in seconds).
  * Returns 0, or -1 with a message. */
 int npkit_merge_parse_window(npkit_merge_filter *f, const char *s, char *err, size_t errlen);
+
+/* "world:412", "world:400-420", "1f2e3d4c:7": a communicator as the report names it and sequence
+ * numbers.  Returns 0, or -1 with a message. */
+int npkit_merge_parse_collective(npkit_merge_filter *f, const char *s, char *err, size_t errlen);
+/* "2ms", "500us" (a bare number is in milliseconds).  Returns 0, or -1 with a message. */
+int npkit_merge_parse_context(npkit_merge_filter *f, const char *s, char *err, size_t errlen);
 
 /* Whether a log of this rank (-1: unknown) is merged. */
 int npkit_merge_rank_selected(const npkit_merge_filter *f, int32_t rank);

@@ -1,5 +1,7 @@
 #include "merge_trace.h"
 
+#include "merge_collective.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -129,6 +131,18 @@ static void write_filters(npkit_tree *w, const npkit_merge_filter *f) {
     }
     npkit_tree_end_array(w);
   }
+  if (f->has_collective) {
+    npkit_tree_key(w, "collective");
+    npkit_tree_begin_object(w);
+    npkit_tree_kv_string(w, "comm", f->coll_comm);
+    npkit_tree_key(w, "seq");
+    npkit_tree_begin_array(w);
+    npkit_tree_uint(w, f->coll_seq_lo);
+    npkit_tree_uint(w, f->coll_seq_hi);
+    npkit_tree_end_array(w);
+    npkit_tree_kv_int(w, "context_ns", f->has_context ? f->context_ns : NPKIT_MERGE_CONTEXT_DEFAULT_NS);
+    npkit_tree_end_object(w);
+  }
   if (filter_array(w, "ops", f->has_ops)) {
     for (unsigned k = 1; k < NPKIT_FN_COUNT; k++)
       if (f->op[k]) npkit_tree_string(w, npkit_fn_name(k));
@@ -209,12 +223,26 @@ static int write_stack_frames(npkit_sink *w, const npkit_job *job, const unsigne
   return rc;
 }
 
-/* The logs --ranks selects, their full scan made (a job opened lazily identified them only); a log
+/* The communicator --collective names, or UINT32_MAX with a message listing the job's. */
+static uint32_t find_comm(const npkit_job *job, const char *ref, char *err, size_t errlen) {
+  uint32_t c = npkit_job_find_comm(job, ref);
+  if (c != UINT32_MAX) return c;
+  int n = snprintf(err, errlen, "--collective: no communicator '%s' in the job; its communicators:", ref);
+  for (uint32_t k = 0; k < job->n_comms && n > 0 && (size_t)n < errlen; k++) {
+    char b[40];
+    n += snprintf(err + n, errlen - (size_t)n, "%s %s (%" PRId32 " ranks)", k ? "," : "", npkit_job_comm_ref(job, k, b, sizeof b),
+                  job->comms[k].nranks);
+  }
+  return UINT32_MAX;
+}
+
+/* The logs --ranks (and --collective: the communicator's members) selects, their full scan made (a job opened lazily identified them only); a log
  * whose scan fails is left out with a warning.  0 or -1 (memory). */
-static int select_logs(npkit_job *job, const npkit_merge_filter *f, unsigned char *sel) {
+static int select_logs(npkit_job *job, const npkit_merge_filter *f, uint32_t comm, unsigned char *sel) {
   for (size_t i = 0; i < job->n_logs; i++) {
     char why[512];
     sel[i] = (unsigned char)npkit_merge_rank_selected(f, job->logs[i].rank);
+    if (comm != UINT32_MAX) sel[i] = sel[i] && npkit_merge_log_in_comm(job, comm, i);
     if (sel[i] && npkit_job_complete(job, (uint32_t)i, why, sizeof why) != 0) {
       sel[i] = 0;
       if (npkit_job_warn(job, "skipped %s", why) != 0) return -1;
@@ -260,10 +288,14 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   npkit_sink *w = NULL;
   int w_open = 0;
   if (sel == NULL || pid == NULL) goto oom;
-  if (select_logs(job, &o->filter, sel) != 0) goto oom;
-  /* the events matter only to align several hosts: those of the selected logs, and of one log
-   * per host that has none selected, so that every host keeps its offset */
-  if (o->align && job->n_hosts > 1) {
+  npkit_merge_options oo = *o; /* with --collective, the window its instances give */
+  uint32_t comm = UINT32_MAX;
+  if (o->filter.has_collective && (comm = find_comm(job, o->filter.coll_comm, err, errlen)) == UINT32_MAX) goto fail;
+  if (select_logs(job, &o->filter, comm, sel) != 0) goto oom;
+  /* the events matter to align several hosts, and to find the instances of --collective: those
+   * of the selected logs, and of one log per host that has none selected, so that every host
+   * keeps its offset */
+  if ((o->align && job->n_hosts > 1) || comm != UINT32_MAX) {
     unsigned char *need = aligning_logs(job, sel);
     if (need == NULL) goto oom;
     rc = npkit_job_scan_collectives(job, need, err, errlen);
@@ -271,6 +303,18 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
     if (rc != 0) goto fail;
   }
   if (npkit_job_align(job, o->align, 0) != 0) goto oom;
+  int64_t coll_first = 0, coll_last = 0;
+  if (comm != UINT32_MAX) {
+    const npkit_merge_filter *f = &o->filter;
+    int64_t found = npkit_merge_collective_span(job, comm, f->coll_seq_lo, f->coll_seq_hi, &coll_first, &coll_last);
+    if (found < 0) goto oom;
+    if (found == 0) {
+      snprintf(err, errlen, "no timed instance of %s:%" PRIu64 "-%" PRIu64 " on the selected ranks (%" PRIu64
+               " collectives recorded on that communicator)", f->coll_comm, f->coll_seq_lo, f->coll_seq_hi,
+               job->comms[comm].collectives);
+      goto fail;
+    }
+  }
   for (size_t i = 0; i < job->n_warnings; i++)
     if (add_warning(st, job->warnings[i]) != 0) goto oom;
   st->skipped = n_paths - job->n_logs;
@@ -290,8 +334,15 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
     if (base == 0 || b < base) base = b;
   }
   if (st->logs == 0) {
-    snprintf(err, errlen, "no log matches --ranks");
+    snprintf(err, errlen, comm != UINT32_MAX ? "no log of communicator %s matches --ranks" : "no log matches --ranks",
+             o->filter.coll_comm);
     goto fail;
+  }
+  if (comm != UINT32_MAX) { /* the instances and their context, in trace time */
+    int64_t ctx = o->filter.has_context ? o->filter.context_ns : NPKIT_MERGE_CONTEXT_DEFAULT_NS;
+    oo.filter.has_window = 1;
+    oo.filter.window_start_ns = coll_first - ctx - (int64_t)base;
+    oo.filter.window_end_ns = coll_last + ctx - (int64_t)base;
   }
   if (assign_pids(job, sel, pid, st) != 0) goto oom;
 
@@ -314,7 +365,7 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   npkit_tree_string(t, buf);
   npkit_tree_kv_uint(t, "ranks", st->logs);
   write_alignment(t, job, o);
-  write_filters(t, &o->filter);
+  write_filters(t, &oo.filter);
   npkit_tree_key(t, "logs");
   npkit_tree_begin_array(t);
   for (size_t i = 0; i < job->n_logs; i++)
@@ -330,7 +381,7 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   for (size_t i = 0; i < job->n_logs; i++) {
     if (!sel[i]) continue;
     npkit_render_opts opts = {pid[i], base, job->hosts[job->logs[i].host].align.offset_ns};
-    if (render_one(w, &job->logs[i], o, &opts, st, err, errlen) != 0) goto fail;
+    if (render_one(w, &job->logs[i], &oo, &opts, st, err, errlen) != 0) goto fail;
   }
   npkit_sink_events_end(w);
   if (write_stack_frames(w, job, sel, pid, err, errlen) != 0) goto fail;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "nccl_names.h"
+#include "report_evidence.h"
 #include "report_steps.h"
 
 #define appendf npkit_appendf
@@ -404,5 +405,5 @@ int npkit_report_diagnose(npkit_report *rep) {
   if (npkit_report_machine_findings(rep) != 0) return -1;
   if (npkit_report_advice(rep) != 0) return -1;
   npkit_findings_sort(&rep->findings);
-  return 0;
+  return npkit_report_evidence_commands(rep);
 }

@@ -46,6 +46,7 @@ typedef struct npkit_finding {
   char title[256];
   char evidence[1024];
   char next_step[768];
+  char command[768];         /* the `npkit merge` that shows its evidence, "" when none does */
 } npkit_finding;
 
 typedef struct npkit_findings {

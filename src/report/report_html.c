@@ -73,6 +73,11 @@ static void findings(npkit_report *rep, FILE *o) {
     ESC(f->evidence);
     fputs("</p><p class=\"next\"><b>Next step:</b> ", o);
     ESC(f->next_step);
+    if (f->command[0] != '\0') {
+      fputs("</p><p class=\"see\"><b>See it:</b> <code>", o);
+      ESC(f->command);
+      fputs("</code>", o);
+    }
     fputs("</p></li>\n", o);
   }
   fputs("</ol></section>\n", o);

@@ -443,6 +443,11 @@ static void findings(npkit_report *rep, npkit_json *w) {
     npkit_json_kv_string(w, "title", f->title);
     npkit_json_kv_string(w, "evidence", f->evidence);
     npkit_json_kv_string(w, "next_step", f->next_step);
+    if (f->command[0] != '\0') npkit_json_kv_string(w, "merge_command", f->command);
+    else {
+      npkit_json_key(w, "merge_command");
+      npkit_json_null(w);
+    }
     if (f->log >= 0) kv_rank(w, "rank", rep, (size_t)f->log);
     if (f->comm != UINT32_MAX) kv_comm(w, rep, f->comm);
     if (f->fn != 0) npkit_json_kv_string(w, "op", npkit_fn_short_name(f->fn));

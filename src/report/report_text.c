@@ -55,6 +55,7 @@ static void findings(npkit_report *rep, FILE *o) {
     fprintf(o, "%2zu. [%s] %s\n", i + 1, t, f->title);
     fprintf(o, "    evidence: %s\n", f->evidence);
     fprintf(o, "    next step: %s\n", f->next_step);
+    if (f->command[0] != '\0') fprintf(o, "    see it: %s\n", f->command);
   }
 }
 

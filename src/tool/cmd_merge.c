@@ -25,7 +25,8 @@
 
 static void help(void) {
   printf("Usage: npkit merge DIR|LOG... [-o FILE] [--format json|perfetto] [--window START:END]\n"
-         "                  [--ranks LIST] [--ops LIST] [--no-align] [-q]\n"
+         "                  [--ranks LIST] [--collective COMM:SEQ[-SEQ] [--context T]] [--ops LIST]\n"
+         "                  [--no-align] [-q]\n"
          "Merges the event logs of all ranks into one Chrome trace (Perfetto, chrome://tracing), or one\n"
          "Perfetto protobuf trace: every rank is a process, sorted by rank.  Clock offsets between\n"
          "hosts are estimated from the ends of shared collectives and applied; in the JSON, the offsets\n"
@@ -37,7 +38,12 @@ static void help(void) {
          "                       the JSON's size, for the jobs whose JSON the browser cannot open\n"
          "  --window START:END   only events overlapping this span of trace time, e.g. 1.5s:2s,\n"
          "                       200ms: or :10ms (a bare number is in seconds)\n"
-         "  --ranks LIST         only these ranks, e.g. 0-3,8\n"
+         "  --ranks LIST         only these ranks, e.g. 0-3,8 (the other logs are not read)\n"
+         "  --collective COMM:SEQ[-SEQ]\n"
+         "                       the instances of these collectives on every member rank of COMM\n"
+         "                       (named as the report names it: world:412, 1f2e3d4c:400-420), with\n"
+         "                       --context of time around them (default 2ms); with --ranks, only\n"
+         "                       those members.  The report prints this command for its findings\n"
          "  --ops LIST           only these NCCL calls: names (AllReduce, ncclSend) or classes\n"
          "                       (coll, p2p, group, comm, mem, query, misc), comma separated\n"
          "  --no-align           take the hosts' clocks as they are\n"
@@ -189,6 +195,8 @@ static int take_filter(filter_parser *parse, const char *v, void *to) {
 static int take_window(const char *v, void *to) { return take_filter(npkit_merge_parse_window, v, to); }
 static int take_ranks(const char *v, void *to) { return take_filter(npkit_merge_parse_ranks, v, to); }
 static int take_ops(const char *v, void *to) { return take_filter(npkit_merge_parse_ops, v, to); }
+static int take_collective(const char *v, void *to) { return take_filter(npkit_merge_parse_collective, v, to); }
+static int take_context(const char *v, void *to) { return take_filter(npkit_merge_parse_context, v, to); }
 
 int npkit_cmd_merge(int argc, char **argv) {
   const char *output = NULL, *format_name = NULL;
@@ -207,10 +215,12 @@ int npkit_cmd_merge(int argc, char **argv) {
       {"--warn-size", "--warn-size", .check = take_size, .to = &warn_size},
       {"--ranks", "--ranks", .check = take_ranks, .to = &o.filter},
       {"--ops", "--ops", .check = take_ops, .to = &o.filter},
+      {"--collective", "--collective", .check = take_collective, .to = &o.filter},
+      {"--context", "--context", .check = take_context, .to = &o.filter},
   };
-  /* with --ranks most logs are only identified: their events are read for the few selected ones
+  /* with --ranks or --collective most logs are only identified: their events are read for the few selected ones
    * and one per host (the clock alignment) */
-  const npkit_cli_spec spec = {"merge", help, options, sizeof(options) / sizeof(options[0]), NULL, &o.filter.has_ranks};
+  const npkit_cli_spec spec = {"merge", help, options, sizeof(options) / sizeof(options[0]), NULL, &o.filter.selects_logs};
   npkit_job job;
   size_t n_inputs;
   int parsed = npkit_cli_open_job(&spec, argc, argv, &job, &n_inputs);

@@ -7,6 +7,8 @@ import collections
 import gzip
 import json
 import os
+import re
+import shlex
 import struct
 import unittest
 
@@ -187,6 +189,65 @@ class Merge(lib.TempDirTestCase):
         run = self.merge(d, "-o", damaged, "-q", "--ranks", "1,4")
         self.assertEqual(run.stderr.count("bad checksum"), 1, run.stderr)
         self.assertEqual(len(load(damaged)["otherData"]["warnings"]), 1)
+
+    def run_command(self, command, out):
+        """A command the report printed, run as printed but with its output named out."""
+        words = shlex.split(command)
+        self.assertEqual(words[:2], ["npkit", "merge"], command)
+        o = words.index("-o")
+        words[o + 1] = out
+        run = lib.run_tool(words[1:])
+        self.assertEqual(run.rc, 0, "%s\n%s" % (command, run.describe()))
+        return words
+
+    def test_findings_name_their_picture(self):
+        """The report names, for its straggler, the merge that shows it; that merge holds the
+        instance the finding talks about on the ranks involved, the straggler arriving last."""
+        d = self.make("--late", "4:3000000")
+        rep = rt.report_json(self, d)
+        strag = [f for f in rep["findings"] if f["kind"] == "straggler"]
+        self.assertEqual(len(strag), 1, rep["findings"])
+        cmd = strag[0]["merge_command"]
+        self.assertRegex(cmd, r"^npkit merge \S+ --collective world:\d+ --ranks (\d+,){3}\d+ -o finding1\.json$")
+        seq = int(re.search(r"world:(\d+)", cmd).group(1))
+        self.assertIn("#%d on world" % seq, strag[0]["evidence"])
+        out = self.path("finding1.json")
+        words = self.run_command(cmd, out)
+        ranks = sorted(int(r) for r in words[words.index("--ranks") + 1].split(","))
+        self.assertIn(4, ranks)  # the straggler, the first to arrive and two others
+        t = load(out)
+        self.assertEqual(t["otherData"]["filters"]["collective"], {"comm": "world", "seq": [seq, seq], "context_ns": 2000000})
+        pid_rank = {x["trace_pid"]: x["summary"]["rank"] for x in t["otherData"]["logs"]}
+        self.assertEqual(sorted(pid_rank.values()), ranks)
+        inst = {pid_rank[e["pid"]]: e for e in calls(t) if e["args"]["seq"] == seq and e["args"]["comm_nranks"] == self.RANKS}
+        self.assertEqual(sorted(inst), ranks)
+        last = max(inst, key=lambda r: inst[r]["ts"])
+        self.assertEqual(last, 4)
+        self.assertGreater(inst[4]["ts"] - min(e["ts"] for e in inst.values()), 2900)  # 3 ms late, in us
+        # every call in the trace is within the instance's span and its context
+        lo = min(e["ts"] for e in inst.values()) - 2000
+        hi = max(e["ts"] + e["dur"] for e in inst.values()) + 2000
+        for e in calls(t):
+            self.assertTrue(e["ts"] + e["dur"] >= lo - 1 and e["ts"] <= hi + 1, e)
+        # the text and HTML reports print the same command
+        self.assertIn("    see it: " + cmd + "\n", rt.tool("report", d).stdout)
+        html = self.path("r.html")
+        self.assertEqual(rt.tool("report", d, "--html", html).rc, 0)
+        with open(html, encoding="utf-8") as f:
+            self.assertIn("<b>See it:</b> <code>" + cmd.replace("&", "&amp;") + "</code>", f.read())
+
+    def test_large_job_pictures_are_perfetto(self):
+        d = self.path("big")
+        rt.gen(d, "--ranks", 72, "--hosts", 4, "--iters", 20, "--late", "30:3000000")
+        rep = rt.report_json(self, d)
+        cmds = [f["merge_command"] for f in rep["findings"] if f["kind"] == "straggler"]
+        self.assertEqual(len(cmds), 1, rep["findings"])
+        self.assertRegex(cmds[0], r"--ranks (\d+,){2,3}\d+ -o finding1\.pftrace$")
+        self.assertIn("30", cmds[0].split("--ranks ")[1].split(" ")[0].split(","))
+        out = self.path("f.pftrace")
+        self.run_command(cmds[0], out)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(1), b"\x0a")  # Trace.packet, field 1, length-delimited
 
     def test_gpu_events_follow_the_filters(self):
         d = self.path("gpu")

@@ -11,6 +11,7 @@
 #include "nccl_names.h"
 #include "report_curve.h"
 #include "report_gpu.h"
+#include "job.h"
 #include "job_instances.h"
 #include "report_tags.h"
 #include "report_model.h"
@@ -533,6 +534,49 @@ static void test_parsers(void) {
   CHECK(npkit_merge_parse_window(&f, "2s", err, sizeof(err)) != 0);
   CHECK(npkit_merge_parse_window(&f, "x:y", err, sizeof(err)) != 0);
   CHECK(npkit_merge_filters_events(&f));
+
+  /* --collective COMM:SEQ[-SEQ] and --context; not with --window */
+  npkit_merge_filter g;
+  memset(&g, 0, sizeof(g));
+  CHECK(npkit_merge_parse_collective(&g, "world:412", err, sizeof(err)) == 0);
+  CHECK_STR(g.coll_comm, "world");
+  CHECK(g.coll_seq_lo == 412 && g.coll_seq_hi == 412 && g.selects_logs && !g.has_context);
+  CHECK(npkit_merge_parse_collective(&g, "1f2e3d4c:400-420", err, sizeof(err)) == 0);
+  CHECK_STR(g.coll_comm, "1f2e3d4c");
+  CHECK(g.coll_seq_lo == 400 && g.coll_seq_hi == 420);
+  CHECK(npkit_merge_parse_collective(&g, "a:b:7", err, sizeof(err)) == 0); /* the last colon */
+  CHECK_STR(g.coll_comm, "a:b");
+  const char *bad[] = {"world", ":5", "world:", "world:5-3", "world:x", "world:5-", "world:99999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) CHECK(npkit_merge_parse_collective(&g, bad[i], err, sizeof(err)) != 0);
+  CHECK(npkit_merge_parse_window(&g, "1s:2s", err, sizeof(err)) != 0);
+  CHECK_CONTAINS(err, "leave out --window");
+  CHECK(npkit_merge_parse_context(&g, "500us", err, sizeof(err)) == 0);
+  CHECK(g.has_context && g.context_ns == 500000);
+  CHECK(npkit_merge_parse_context(&g, "3", err, sizeof(err)) == 0);
+  CHECK(g.context_ns == 3000000); /* a bare number is in milliseconds */
+  CHECK(npkit_merge_parse_context(&g, "-1ms", err, sizeof(err)) != 0);
+  CHECK(npkit_merge_parse_collective(&f, "world:1", err, sizeof(err)) != 0); /* f has a window */
+
+  /* communicators named as the report names them in commands, and found again */
+  npkit_job_comm comms[4] = {{.comm_id = 0x1f2e3d4c5b6a7988ull, .nranks = 8, .name = "world"},
+                             {.comm_id = 0x1f2e3d4c00000001ull, .nranks = 4, .name = "half"},
+                             {.comm_id = 0x5a5a123400000000ull, .nranks = 4, .name = "half"},
+                             {.comm_id = 0x77ull, .nranks = 2, .name = ""}};
+  npkit_job job;
+  memset(&job, 0, sizeof(job));
+  job.comms = comms;
+  job.n_comms = 4;
+  char ref[40];
+  CHECK_STR(npkit_job_comm_ref(&job, 0, ref, sizeof ref), "world");
+  CHECK_STR(npkit_job_comm_ref(&job, 1, ref, sizeof ref), "1f2e3d4c00000001"); /* name and prefix shared */
+  CHECK_STR(npkit_job_comm_ref(&job, 2, ref, sizeof ref), "5a5a1234");
+  CHECK_STR(npkit_job_comm_ref(&job, 3, ref, sizeof ref), "00000000");
+  for (uint32_t c = 0; c < 4; c++) CHECK(npkit_job_find_comm(&job, npkit_job_comm_ref(&job, c, ref, sizeof ref)) == c);
+  CHECK(npkit_job_find_comm(&job, "half") == UINT32_MAX);             /* two of them */
+  CHECK(npkit_job_find_comm(&job, "0x5a5a1234") == 2);
+  CHECK(npkit_job_find_comm(&job, "1f2e3d4c") == UINT32_MAX);         /* the prefix of two */
+  CHECK(npkit_job_find_comm(&job, "0x1f2e3d4c5b6a7988") == 0);
+  CHECK(npkit_job_find_comm(&job, "nosuch") == UINT32_MAX);
 
   char b[32];
   npkit_report_bytes(8 << 20, b, sizeof(b));
