@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nccl_names.h"
 #include "report_findings.h"
 
 #define FEW_RANKS 8         /* up to this many members, a picture shows them all */
@@ -69,6 +70,25 @@ static void involved_ranks(const npkit_report *rep, const npkit_strag_instance *
   if (k < len) snprintf(out + k, len - k, " ");
 }
 
+/* "--ranks A,B,C,D " of a communicator's members: the four lowest when it has more than eight,
+ * all of them when it has fewer ranks than the job, "" when it spans a small job. */
+static void lowest_members(const npkit_job *job, uint32_t comm, char *out, size_t len) {
+  const npkit_job_comm *c = &job->comms[comm];
+  out[0] = '\0';
+  if (c->n_members <= FEW_RANKS && c->n_members >= job->n_logs) return;
+  size_t want = c->n_members > FEW_RANKS ? 4 : FEW_RANKS, n = 0;
+  int32_t pick[FEW_RANKS];
+  for (int32_t r = 0; r < c->nranks && n < want; r++) {
+    uint32_t m = c->members[r];
+    if (m == NPKIT_JOB_NONE) continue;
+    if ((pick[n++] = job->logs[job->members[m].log].rank) < 0) return; /* unnumbered: all members */
+  }
+  qsort(pick, n, sizeof(*pick), cmp_i32);
+  size_t k = (size_t)snprintf(out, len, "--ranks ");
+  for (size_t i = 0; i < n && k < len; i++) k += (size_t)snprintf(out + k, len - k, "%s%" PRId32, i ? "," : "", pick[i]);
+  if (k < len) snprintf(out + k, len - k, " ");
+}
+
 /* The instance a finding shows: for a straggler its largest spread where it came last, for a
  * synchronisation delay the largest of all. */
 static const npkit_strag_instance *instance_of(const npkit_report *rep, const npkit_finding *f) {
@@ -96,6 +116,12 @@ int npkit_report_evidence_commands(npkit_report *rep) {
       involved_ranks(rep, in, ranks, sizeof ranks);
       snprintf(what, sizeof what, "--collective %s:%" PRIu64 " %s", npkit_job_comm_ref(job, in->comm, comm, sizeof comm),
                in->seq, ranks);
+    } else if (f->comm < job->n_comms && f->fn != 0 && f->fn < NPKIT_FN_COUNT) {
+      /* an operation on a communicator (bandwidth, tuning advice, link use, a hang): its calls on
+       * a few members */
+      char ranks[96];
+      lowest_members(job, f->comm, ranks, sizeof ranks);
+      snprintf(what, sizeof what, "%s--ops %s ", ranks, npkit_fn_short_name(f->fn));
     } else if (f->log >= 0 && (size_t)f->log < job->n_logs && job->logs[f->log].rank >= 0 && job->n_logs > 1) {
       snprintf(what, sizeof what, "--ranks %" PRId32 " ", job->logs[f->log].rank);
     } else {

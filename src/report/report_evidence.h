@@ -4,7 +4,9 @@
  * gets the collective instance of its largest arrival spread (`--collective COMM:SEQ`, the
  * communicator named as `npkit_job_comm_ref` names it), with, on a communicator of more than
  * eight ranks, only the ranks involved (`--ranks`: the last to arrive, the first, and the two
- * lowest others); a finding about one rank gets that rank.  The output is Perfetto's format for
+ * lowest others); a finding about an operation on a communicator (bandwidth, tuning advice, link
+ * use, a hang) gets that operation's calls (`--ops`) on the communicator's four lowest ranks when it
+ * has more than eight; a finding about one rank gets that rank.  The output is Perfetto's format for
  * jobs of more than 64 ranks (README: the browser cannot open their JSON), JSON otherwise.
  */
 #ifndef NPKIT_REPORT_EVIDENCE_H

@@ -229,6 +229,17 @@ class Merge(lib.TempDirTestCase):
         hi = max(e["ts"] + e["dur"] for e in inst.values()) + 2000
         for e in calls(t):
             self.assertTrue(e["ts"] + e["dur"] >= lo - 1 and e["ts"] <= hi + 1, e)
+        # a finding about an operation on a communicator: that operation's calls on its members
+        ops = [f for f in rep["findings"] if f["merge_command"] and "--ops" in f["merge_command"]]
+        self.assertTrue(ops, rep["findings"])
+        for k, f in enumerate(ops):
+            out = self.path("ops%d.json" % k)
+            words = self.run_command(f["merge_command"], out)
+            t = load(out)
+            want = sorted(int(r) for r in words[words.index("--ranks") + 1].split(","))
+            self.assertEqual(sorted(x["summary"]["rank"] for x in t["otherData"]["logs"]), want)
+            self.assertEqual({e["name"] for e in calls(t)}, {"nccl" + words[words.index("--ops") + 1]})
+            self.assertEqual(len({e["pid"] for e in calls(t)}), len(want))
         # the text and HTML reports print the same command
         self.assertIn("    see it: " + cmd + "\n", rt.tool("report", d).stdout)
         html = self.path("r.html")
