@@ -20,6 +20,7 @@ int npkit_cmd_api(int argc, char **argv);
 int npkit_cmd_convert(int argc, char **argv);
 int npkit_cmd_merge(int argc, char **argv);
 int npkit_cmd_report(int argc, char **argv);
+int npkit_cmd_metrics(int argc, char **argv);
 
 /* Option helpers shared by the subcommands. */
 

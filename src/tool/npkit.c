@@ -24,6 +24,7 @@ static const command commands[] = {
   {"info", npkit_cmd_info, "summarise a log: identity, communicators, threads, calls, drops"},
   {"merge", npkit_cmd_merge, "merge the logs of all ranks into one Chrome trace, clocks aligned"},
   {"report", npkit_cmd_report, "nccl-tests table, stragglers, overlap and ranked findings for all ranks"},
+  {"metrics", npkit_cmd_metrics, "the collectives as NCCL Inspector's JSON lines, after the fact"},
   {"convert", npkit_cmd_convert, "turn the dump files of an NPKit-patched NCCL into a Chrome trace"},
   {"api", npkit_cmd_api, "list the wrapped NCCL functions: name, class, first NCCL version"},
 };
