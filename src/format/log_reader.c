@@ -891,7 +891,7 @@ void npkit_reader_close(npkit_log_reader *r) {
   free(r);
 }
 
-int npkit_reader_complete(npkit_log_reader *r, char *err, size_t errlen) {
+int npkit_reader_complete(npkit_log_reader *r, npkit_reader_same_fn same, void *ctx, char *err, size_t errlen) {
   if (!r->lazy) return 0;
   if (r->fd < 0) {
     set_err(err, errlen, "%s: closed before its events were checked", r->path);
@@ -900,6 +900,13 @@ int npkit_reader_complete(npkit_log_reader *r, char *err, size_t errlen) {
   npkit_log_reader *full;
   int rc = open_fd(r->fd, r->path, 0, &full, err, errlen);
   if (rc != 0) return rc;
+  if (same != NULL && !same(ctx, r, full)) {
+    set_err(err, errlen, "%s: its tables differ once its events are checked (a damaged log, or one still written)",
+            r->path);
+    full->fd = -1; /* r's descriptor: not closed here */
+    npkit_reader_close(full);
+    return NPKIT_READER_EFORMAT;
+  }
   int own = r->own_fd;
   free_tables(r);
   *r = *full; /* the same descriptor, every table from the full scan */

@@ -174,7 +174,11 @@ void npkit_reader_close(npkit_log_reader *r);
  * the same descriptor when its events are wanted after all (0 at once if the reader is not lazy;
  * the tables are then those of the full scan, its damage counts included). */
 int npkit_reader_open_lazy(const char *path, npkit_log_reader **out, char *err, size_t errlen);
-int npkit_reader_complete(npkit_log_reader *r, char *err, size_t errlen);
+/* same (may be NULL) judges whether the full scan may replace the lazy one (a caller that indexes
+ * the lazy tables needs them unchanged); when it says no, r stays lazy and NPKIT_READER_EFORMAT is
+ * returned with a message. */
+typedef int (*npkit_reader_same_fn)(void *ctx, const npkit_log_reader *lazy, const npkit_log_reader *full);
+int npkit_reader_complete(npkit_log_reader *r, npkit_reader_same_fn same, void *ctx, char *err, size_t errlen);
 
 /* Restarts the event iterator at the first event. */
 void npkit_reader_rewind(npkit_log_reader *r);

@@ -307,12 +307,15 @@ char *npkit_job_comm_ref(const npkit_job *job, uint32_t comm, char *buf, size_t 
   const npkit_job_comm *c = &job->comms[comm];
   int plain = c->name[0] != '\0' && strspn(c->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
                                          strlen(c->name);
-  if (plain && comms_named(job, c->name) == 1 && npkit_job_find_comm(job, c->name) == comm)
+  if (plain && comms_named(job, c->name) == 1 && npkit_job_find_comm(job, c->name) == comm) {
     snprintf(buf, len, "%s", c->name);
-  else if (comms_prefixed(job, c->comm_id >> 32) == 1)
+    return buf;
+  }
+  if (comms_prefixed(job, c->comm_id >> 32) == 1) { /* unless another communicator is named so */
     snprintf(buf, len, "%08" PRIx64, c->comm_id >> 32);
-  else
-    snprintf(buf, len, "%016" PRIx64, c->comm_id);
+    if (npkit_job_find_comm(job, buf) == comm) return buf;
+  }
+  snprintf(buf, len, "%016" PRIx64, c->comm_id);
   return buf;
 }
 
@@ -368,26 +371,22 @@ int npkit_job_collective(npkit_job *job, uint32_t log, const npkit_event *ev, si
   return npkit_inst_put_gpu(job->inst, member, g->call_seq, ev->func, ev->start_ns, ev->end_ns) < 0 ? -1 : 0;
 }
 
+/* The job's maps index a log's communicators by position: the full scan must find the same ones. */
+static int same_comms(void *ctx, const npkit_log_reader *lazy, const npkit_log_reader *full) {
+  (void)ctx;
+  if (lazy->n_comms != full->n_comms) return 0;
+  for (size_t i = 0; i < lazy->n_comms; i++)
+    if (lazy->comms[i].comm_id != full->comms[i].comm_id || lazy->comms[i].local_id != full->comms[i].local_id)
+      return 0;
+  return 1;
+}
+
 int npkit_job_complete(npkit_job *job, uint32_t log, char *err, size_t errlen) {
   npkit_job_log *l = &job->logs[log];
   npkit_log_reader *r = l->reader;
   if (!r->lazy) return 0;
-  size_t n = r->n_comms;
-  uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
-  if (ids == NULL) {
-    snprintf(err, errlen, "%s: out of memory", l->path);
-    return -1;
-  }
-  for (size_t i = 0; i < n; i++) ids[i] = r->comms[i].comm_id;
-  int rc = npkit_reader_complete(r, err, errlen) != 0 ? -1 : 0;
-  /* the job's maps index the communicators by position: the full scan must find the same ones */
-  for (size_t i = 0; rc == 0 && i < n; i++)
-    if (r->n_comms != n || r->comms[i].comm_id != ids[i]) {
-      snprintf(err, errlen, "%s: its communicators differ once its events are checked (damaged log)", l->path);
-      rc = -1;
-    }
-  free(ids);
-  if (rc != 0) return -1;
+  uint64_t skipped = r->skipped_blocks;
+  if (npkit_reader_complete(r, same_comms, NULL, err, errlen) != 0) return -1;
   l->events = r->n_events;
   l->truncated = r->truncated;
   if (r->truncated)
@@ -395,7 +394,8 @@ int npkit_job_complete(npkit_job *job, uint32_t log, char *err, size_t errlen) {
   l->skipped_blocks = r->skipped_blocks;
   l->skipped_bytes = r->skipped_bytes;
   char note[400];
-  if (r->skipped_blocks > 0 &&
+  /* the identify pass warned about the damage it saw already */
+  if (r->skipped_blocks > skipped &&
       npkit_job_warn(job, "%s: %s; the rest was read", l->path, npkit_reader_damage(r, note, sizeof(note))) != 0) {
     snprintf(err, errlen, "out of memory");
     return -1;
@@ -413,7 +413,14 @@ int npkit_job_log_read(npkit_job *job, uint32_t log) {
 int npkit_job_scan_collectives(npkit_job *job, const unsigned char *which, char *err, size_t errlen) {
   for (uint32_t i = 0; i < job->n_logs; i++) {
     if (which != NULL && !which[i]) continue;
-    if (npkit_job_complete(job, i, err, errlen) != 0) return -1;
+    char why[512];
+    if (npkit_job_complete(job, i, why, sizeof why) != 0) { /* left out of the instances, with a warning */
+      if (npkit_job_warn(job, "%s; its collectives are left out of the clock alignment", why) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+      }
+      continue;
+    }
     npkit_log_reader *r = job->logs[i].reader;
     size_t hint = SIZE_MAX;
     const npkit_event *ev;

@@ -14,10 +14,11 @@
 #include "job.h"
 
 /* The earliest start and latest end, on the aligned clock (log time + its host's offset), of the
- * instances of `comm` with sequence numbers in [seq_lo, seq_hi] on every member that recorded
- * one.  Returns the number of instances found (0: none), or -1 when memory is short. */
-int64_t npkit_merge_collective_span(const npkit_job *job, uint32_t comm, uint64_t seq_lo, uint64_t seq_hi,
-                                    int64_t *first_ns, int64_t *last_ns);
+ * instances of `comm` with sequence numbers in [seq_lo, seq_hi] on every member whose log is
+ * selected (sel[log]) and recorded one.  Returns the number of entries found (0: none), or -1 when
+ * memory is short. */
+int64_t npkit_merge_collective_span(const npkit_job *job, uint32_t comm, const unsigned char *sel, uint64_t seq_lo,
+                                    uint64_t seq_hi, int64_t *first_ns, int64_t *last_ns);
 
 /* 1 when log `log` holds a member of `comm`. */
 int npkit_merge_log_in_comm(const npkit_job *job, uint32_t comm, size_t log);

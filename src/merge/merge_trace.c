@@ -306,7 +306,7 @@ int npkit_merge_write_job(npkit_job *job, size_t n_paths, const npkit_merge_opti
   int64_t coll_first = 0, coll_last = 0;
   if (comm != UINT32_MAX) {
     const npkit_merge_filter *f = &o->filter;
-    int64_t found = npkit_merge_collective_span(job, comm, f->coll_seq_lo, f->coll_seq_hi, &coll_first, &coll_last);
+    int64_t found = npkit_merge_collective_span(job, comm, sel, f->coll_seq_lo, f->coll_seq_hi, &coll_first, &coll_last);
     if (found < 0) goto oom;
     if (found == 0) {
       snprintf(err, errlen, "no timed instance of %s:%" PRIu64 "-%" PRIu64 " on the selected ranks (%" PRIu64

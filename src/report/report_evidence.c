@@ -31,12 +31,32 @@ static void shell_word(char *out, size_t len, const char *s) {
   out[n] = '\0';
 }
 
-/* The folder of the first log: `npkit merge` takes a folder, and a job's logs are in one. */
-static void logs_folder(const npkit_job *job, char *out, size_t len) {
-  const char *first = job->logs[0].path, *slash = strrchr(first, '/');
-  if (slash == NULL) snprintf(out, len, ".");
-  else if (slash == first) snprintf(out, len, "/");
-  else snprintf(out, len, "%.*s", (int)(slash - first), first);
+#define MAX_FOLDERS 8 /* a job's logs in more folders than this: no command */
+
+/* The folders of the logs, each once and quoted for the shell, separated by spaces (`npkit merge`
+ * takes several); 0, or -1 when they are too many or too long for a command. */
+static int logs_folders(const npkit_job *job, char *out, size_t len) {
+  char dirs[MAX_FOLDERS][4096];
+  size_t n = 0, k = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < job->n_logs; i++) {
+    const char *p = job->logs[i].path, *slash = strrchr(p, '/');
+    char d[4096];
+    if (slash == NULL) snprintf(d, sizeof d, ".");
+    else if (slash == p) snprintf(d, sizeof d, "/");
+    else snprintf(d, sizeof d, "%.*s", (int)(slash - p), p);
+    size_t j = 0;
+    while (j < n && strcmp(dirs[j], d) != 0) j++;
+    if (j < n) continue;
+    if (n == MAX_FOLDERS) return -1;
+    snprintf(dirs[n++], sizeof dirs[0], "%s", d);
+    char q[8200];
+    shell_word(q, sizeof q, d);
+    int w = snprintf(out + k, len - k, "%s%s", k ? " " : "", q);
+    if (w < 0 || (size_t)w >= len - k) return -1;
+    k += (size_t)w;
+  }
+  return 0;
 }
 
 static int cmp_i32(const void *a, const void *b) {
@@ -75,7 +95,7 @@ static void involved_ranks(const npkit_report *rep, const npkit_strag_instance *
 static void lowest_members(const npkit_job *job, uint32_t comm, char *out, size_t len) {
   const npkit_job_comm *c = &job->comms[comm];
   out[0] = '\0';
-  if (c->n_members <= FEW_RANKS && c->n_members >= job->n_logs) return;
+  if (c->members == NULL || c->n_members == 0 || (c->n_members <= FEW_RANKS && c->n_members >= job->n_logs)) return;
   size_t want = c->n_members > FEW_RANKS ? 4 : FEW_RANKS, n = 0;
   int32_t pick[FEW_RANKS];
   for (int32_t r = 0; r < c->nranks && n < want; r++) {
@@ -83,6 +103,7 @@ static void lowest_members(const npkit_job *job, uint32_t comm, char *out, size_
     if (m == NPKIT_JOB_NONE) continue;
     if ((pick[n++] = job->logs[job->members[m].log].rank) < 0) return; /* unnumbered: all members */
   }
+  if (n == 0) return;
   qsort(pick, n, sizeof(*pick), cmp_i32);
   size_t k = (size_t)snprintf(out, len, "--ranks ");
   for (size_t i = 0; i < n && k < len; i++) k += (size_t)snprintf(out + k, len - k, "%s%" PRId32, i ? "," : "", pick[i]);
@@ -101,9 +122,8 @@ static const npkit_strag_instance *instance_of(const npkit_report *rep, const np
 int npkit_report_evidence_commands(npkit_report *rep) {
   const npkit_job *job = &rep->job;
   if (job->n_logs == 0) return 0;
-  char dir[4096], qdir[8200], what[512], comm[40];
-  logs_folder(job, dir, sizeof dir);
-  shell_word(qdir, sizeof qdir, dir);
+  char qdir[600], what[512], comm[40];
+  if (logs_folders(job, qdir, sizeof qdir) != 0) return 0; /* no command fits */
   const char *ext = job->n_logs > PERFETTO_ABOVE ? "pftrace" : "json";
   for (size_t i = 0; i < rep->findings.n; i++) {
     npkit_finding *f = &rep->findings.f[i];
@@ -127,7 +147,8 @@ int npkit_report_evidence_commands(npkit_report *rep) {
     } else {
       continue;
     }
-    snprintf(f->command, sizeof f->command, "npkit merge %s %s-o finding%zu.%s", qdir, what, i + 1, ext);
+    int w = snprintf(f->command, sizeof f->command, "npkit merge %s %s-o finding%zu.%s", qdir, what, i + 1, ext);
+    if (w < 0 || (size_t)w >= sizeof f->command) f->command[0] = '\0'; /* cut short: none rather than a wrong one */
   }
   return 0;
 }

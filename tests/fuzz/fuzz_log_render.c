@@ -129,7 +129,7 @@ static void lazy_open(int in, const npkit_log_reader *full) {
   snprintf(path, sizeof path, "/proc/self/fd/%d", in);
   if (npkit_reader_open_lazy(path, &r, err, sizeof(err)) != 0) abort(); /* its full open worked */
   if (!r->lazy || r->rank != full->rank || r->header.pid != full->header.pid) abort();
-  if (npkit_reader_complete(r, err, sizeof(err)) != 0) abort();
+  if (npkit_reader_complete(r, NULL, NULL, err, sizeof(err)) != 0) abort();
   if (r->lazy || r->n_events != full->n_events || r->n_comms != full->n_comms ||
       r->skipped_bytes != full->skipped_bytes || r->truncated != full->truncated)
     abort();

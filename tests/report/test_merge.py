@@ -247,6 +247,25 @@ class Merge(lib.TempDirTestCase):
         with open(html, encoding="utf-8") as f:
             self.assertIn("<b>See it:</b> <code>" + cmd.replace("&", "&amp;") + "</code>", f.read())
 
+    def test_collective_window_of_the_selected_ranks(self):
+        """With --ranks, the window is that of the selected ranks' instances: rank 1 arrives 3 ms
+        late; ranks 3 and 6, read only for the clocks (the first logs of host1 and host2), arrive
+        on time and do not widen the window."""
+        d = self.make("--late", "1:3000000")
+        out = self.path("c.json")
+        self.merge(d, "--collective", "world:40", "--ranks", "1", "-o", out, "-q")
+        t = load(out)
+        lo, hi = t["otherData"]["filters"]["window_ns"]
+        inst = [e for e in calls(t) if e["args"]["seq"] == 40 and e["args"]["comm_nranks"] == self.RANKS]
+        self.assertEqual(len(inst), 1)
+        first = min(round(e["ts"] * 1000) for e in inst)
+        last = max(round((e["ts"] + e["dur"]) * 1000) for e in inst)
+        self.assertLessEqual(abs(lo - (first - 2000000)), 2)
+        self.assertLessEqual(abs(hi - (last + 2000000)), 2)
+        run = rt.tool("merge", d, "--collective", "world:999999", "-o", self.path("none.json"))
+        self.assertEqual(run.rc, 1, run.describe())
+        self.assertIn("no timed instance", run.stderr)
+
     def test_large_job_pictures_are_perfetto(self):
         d = self.path("big")
         rt.gen(d, "--ranks", 72, "--hosts", 4, "--iters", 20, "--late", "30:3000000")

@@ -577,6 +577,11 @@ static void test_parsers(void) {
   CHECK(npkit_job_find_comm(&job, "1f2e3d4c") == UINT32_MAX);         /* the prefix of two */
   CHECK(npkit_job_find_comm(&job, "0x1f2e3d4c5b6a7988") == 0);
   CHECK(npkit_job_find_comm(&job, "nosuch") == UINT32_MAX);
+  /* a communicator named as another's digits: that other gets its whole id */
+  memcpy(comms[3].name, "5a5a1234", 9);
+  CHECK_STR(npkit_job_comm_ref(&job, 2, ref, sizeof ref), "5a5a123400000000");
+  CHECK(npkit_job_find_comm(&job, npkit_job_comm_ref(&job, 2, ref, sizeof ref)) == 2);
+  CHECK(npkit_job_find_comm(&job, npkit_job_comm_ref(&job, 3, ref, sizeof ref)) == 3);
 
   char b[32];
   npkit_report_bytes(8 << 20, b, sizeof(b));

@@ -161,6 +161,11 @@ static void check_reference(npkit_log_reader *r, const char *what) {
   }
 }
 
+static int never_same(void *ctx, const npkit_log_reader *lazy, const npkit_log_reader *full) {
+  (void)ctx;
+  return lazy->n_comms == full->n_comms && 0;
+}
+
 static void test_reference(void) {
   char path[600], err[256];
   npkit_lb_options o;
@@ -212,10 +217,14 @@ static void test_reference(void) {
     const npkit_event *ev;
     CHECK(npkit_reader_next(r, &ev, err, sizeof(err)) == NPKIT_READER_EIO);
     CHECK_CONTAINS(err, "identity only");
-    CHECK(npkit_reader_complete(r, err, sizeof(err)) == 0);
+    /* a caller that finds the full scan's tables different keeps the lazy reader */
+    CHECK(npkit_reader_complete(r, never_same, NULL, err, sizeof(err)) == NPKIT_READER_EFORMAT);
+    CHECK_CONTAINS(err, "differ");
+    CHECK(r->lazy && r->n_comms == 2);
+    CHECK(npkit_reader_complete(r, NULL, NULL, err, sizeof(err)) == 0);
     CHECK(!r->lazy);
     check_reference(r, packed ? "packed log opened lazily, then completed" : "log opened lazily, then completed");
-    CHECK(npkit_reader_complete(r, err, sizeof(err)) == 0); /* once is enough */
+    CHECK(npkit_reader_complete(r, NULL, NULL, err, sizeof(err)) == 0); /* once is enough */
     npkit_reader_done(r);
     CHECK(npkit_reader_next(r, &ev, err, sizeof(err)) == NPKIT_READER_EIO);
     CHECK_CONTAINS(err, "closed");
@@ -717,7 +726,7 @@ static void test_skip_damage(void) {
       CHECK(npkit_reader_open_lazy(path, &r, err, sizeof(err)) == 0);
       if (r) {
         CHECK_EQ_U64(r->skipped_blocks, 0);
-        CHECK(npkit_reader_complete(r, err, sizeof(err)) == 0);
+        CHECK(npkit_reader_complete(r, NULL, NULL, err, sizeof(err)) == 0);
         CHECK_EQ_U64(r->skipped_blocks, 1);
         CHECK_EQ_U64(r->n_events, 18);
         npkit_reader_close(r);
