@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json_writer.h"
 #include "nccl_names.h"
 #include "out_file.h"
 
@@ -20,17 +21,13 @@
 /* metadata.rec_mechanism: the Inspector writes "nccl_profiler_interface"; this says who recorded. */
 #define REC_MECHANISM "npkit_preload"
 
-/* A JSON string as the Inspector's sanitizeJson leaves it valid: quotes, backslashes and control
- * bytes escaped; bytes above 0x7f, which need not be UTF-8 in a host or communicator name, as '?'. */
+/* A JSON string, escaped as every JSON the tool writes (invalid UTF-8 as U+FFFD); the names
+ * written here (hosts, communicators, algorithms) are short. */
 static void put_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s != '\0'; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c < 0x80 ? c : '?', f);
-  }
-  fputc('"', f);
+  char buf[6 * 256 + 8];
+  size_t n = strnlen(s, 256);
+  char *end = npkit_fmt_escaped(buf, s, n);
+  fprintf(f, "\"%.*s\"", (int)(end - buf), buf);
 }
 
 /* Inspector's coll names (inspector.cc, ncclFuncToString): NCCL's without the prefix. */

@@ -144,6 +144,17 @@ int npkit_cli_recover(const char *cmd, const char *log) {
   return rc > 0;
 }
 
+int npkit_cli_take_jobs(const char *cmd, const char *v, void *to) {
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end != '\0' || n < 1 || n > 1024) {
+    npkit_cli_usage_error(cmd, "-j takes a number of threads from 1 to 1024, not '%s'", v);
+    return -1;
+  }
+  *(unsigned *)to = (unsigned)n;
+  return 0;
+}
+
 static int recover_job_log(void *cmd, const char *log) { return npkit_cli_recover(cmd, log); }
 
 int npkit_cli_open_job(const npkit_cli_spec *spec, int argc, char **argv, npkit_job *job, size_t *n_inputs) {

@@ -27,16 +27,7 @@ static void help(void) {
          "  -j, --jobs N      threads reading the logs (default: the cores)\n");
 }
 
-static int take_jobs(const char *v, void *to) {
-  char *end;
-  long n = strtol(v, &end, 10);
-  if (end == v || *end != '\0' || n < 1 || n > 1024) {
-    npkit_cli_usage_error("metrics", "-j takes a number of threads from 1 to 1024, not '%s'", v);
-    return -1;
-  }
-  *(unsigned *)to = (unsigned)n;
-  return 0;
-}
+static int take_jobs(const char *v, void *to) { return npkit_cli_take_jobs("metrics", v, to); }
 
 int npkit_cmd_metrics(int argc, char **argv) {
   const char *out = NULL;

@@ -89,5 +89,8 @@ int npkit_cli_trace_format(const char *cmd, const char *format, const char *outp
 int npkit_cli_is_help(const char *arg);
 /* Prints "npkit CMD: MESSAGE" and a pointer to the help on stderr; returns NPKIT_EXIT_USAGE. */
 int npkit_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* -j N of the commands that read logs on several threads: 1 to 1024 into *(unsigned *)to; 0, or
+ * -1 after npkit_cli_usage_error. */
+int npkit_cli_take_jobs(const char *cmd, const char *v, void *to);
 
 #endif
