@@ -124,7 +124,6 @@ static int cmp_rows(const void *a, const void *b) {
 void npkit_table_finish(npkit_table *t) {
   for (size_t i = 0; i < t->n; i++) {
     npkit_table_row *r = &t->rows[i];
-    r->scan_row = (uint32_t)i;
     for (size_t k = 0; k < t->n_algos; k++) {
       const npkit_table_algo *a = &t->algos[k];
       if (a->fn == r->key.fn && a->nranks == r->nranks && a->bytes == r->key.bytes) {

@@ -55,7 +55,6 @@ typedef struct npkit_table_row {
   double mean_ns, p50_ns, p99_ns;
   double algbw_gbs, busbw_gbs; /* NaN without time or bytes */
   int exact;            /* quantiles are exact (else within 0.8 %) */
-  uint32_t scan_row;    /* its index while the logs were read (npkit_inst_entry.row): finish sorts */
 } npkit_table_row;
 
 /* Algorithm and protocol NCCL chose, as the profiler plugin reports them per task: kept per

@@ -1,6 +1,7 @@
-/* `npkit metrics DIR|LOGS... -o OUTDIR`: the collectives of a finished job as the files of NCCL's
- * Inspector (report_inspector.h), one dump covering the whole run, for jobs that ran without
- * live metrics. */
+/* `npkit metrics DIR|LOGS... -o OUTDIR`: the operations of a finished job as the files the
+ * preloaded library writes live with NPKIT_METRICS (src/metrics): NCCL Inspector's JSON lines and
+ * the Prometheus textfile, one dump per process covering its whole run, for jobs that ran without
+ * live metrics, or whose last interval a kill cut off. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,33 +12,108 @@
 
 #include "commands.h"
 #include "job.h"
-#include "report_inspector.h"
-#include "report_model.h"
+#include "metrics_files.h"
 
 static void help(void) {
-  printf("Usage: npkit metrics DIR|LOG... -o OUTDIR [-j N]\n"
-         "Writes the collectives of a job's logs as NCCL Inspector's JSON lines (format v4.2), one\n"
-         "file per process, OUTDIR/<host>-pid<pid>.log, which the Inspector's tools read\n"
-         "(perf_summary_exporter.py): per communicator a dump_stats line, then one coll_perf line\n"
-         "per collective with its size, time (GPU time when recorded: kernel_gpu, else the call's:\n"
-         "collective_cpu), algorithm, protocol and bandwidths.  Nothing is left out: no size\n"
-         "threshold; calls without a time (in a group, without GPU activity) are counted in\n"
-         "coll_dropped_total.\n\n"
-         "  -o, --output DIR  the folder of the files (made if missing)\n"
-         "  -j, --jobs N      threads reading the logs (default: the cores)\n");
+  printf("Usage: npkit metrics DIR|LOG... -o OUTDIR [--format inspector,prometheus]\n"
+         "Writes the collectives and sends/receives of a job's logs as the files NPKIT_METRICS\n"
+         "writes while a job runs, one dump per process covering the whole run:\n"
+         "  OUTDIR/<host>-pid<pid>.log                NCCL Inspector's JSON lines (format v4.2),\n"
+         "      read by the Inspector's tools (perf_summary_exporter.py): per communicator a\n"
+         "      dump_stats line, then a coll_perf or p2p_perf line per operation with its size,\n"
+         "      time (GPU time when recorded: kernel_gpu, else the call's: collective_cpu),\n"
+         "      algorithm, protocol and bandwidths\n"
+         "  OUTDIR/npkit_metrics_<host>-pid<pid>.prom  a Prometheus textfile (node_exporter's\n"
+         "      textfile collector): the Inspector's nccl_* metrics and npkit_* counters\n"
+         "Nothing is left out: no size threshold; operations without a time (enqueued in a group,\n"
+         "without GPU activity) are counted in coll_dropped_total / npkit_collectives_untimed_total.\n\n"
+         "  -o, --output DIR   the folder of the files (made if missing)\n"
+         "  -f, --format LIST  inspector, prometheus or both (default: both)\n");
 }
 
-static int take_jobs(const char *v, void *to) { return npkit_cli_take_jobs("metrics", v, to); }
+static int take_format(const char *v, void *to) {
+  char err[128];
+  if (npkit_metrics_parse(v, to, err, sizeof err) != 0 || *(unsigned *)to == 0) {
+    npkit_cli_usage_error("metrics", "--format: %s", *(unsigned *)to == 0 && err[0] == '\0' ? "nothing to write" : err);
+    return -1;
+  }
+  return 0;
+}
+
+/* The hosts of the communicator's ranks that have a log. */
+static int32_t comm_nodes(const npkit_job *job, uint32_t comm) {
+  const npkit_job_comm *c = &job->comms[comm];
+  int32_t nodes = 0;
+  for (size_t h = 0; h < job->n_hosts; h++) {
+    int on = 0;
+    for (int32_t r = 0; r < c->nranks && !on && c->members != NULL; r++)
+      on = c->members[r] != NPKIT_JOB_NONE && job->logs[job->members[c->members[r]].log].host == h;
+    nodes += on;
+  }
+  return nodes;
+}
+
+typedef struct totals {
+  size_t files;
+  uint64_t colls, p2ps, untimed;
+} totals;
+
+static int one_log(npkit_job *job, uint32_t li, const char *out, unsigned what, uint64_t dump_us, totals *t) {
+  npkit_job_log *l = &job->logs[li];
+  npkit_log_reader *r = l->reader;
+  npkit_metrics_ops *ops = npkit_metrics_ops_new();
+  npkit_metrics_prom *prom = npkit_metrics_prom_new();
+  char err[512] = "out of memory";
+  int rc = ops != NULL && prom != NULL ? 0 : -1;
+  for (size_t i = 0; i < r->n_comms && rc == 0; i++) {
+    rc = npkit_metrics_ops_comm(ops, &r->comms[i]);
+    if (rc == 0 && l->comm_of[i] != NPKIT_JOB_NONE)
+      npkit_metrics_ops_set_nnodes(ops, r->comms[i].local_id, comm_nodes(job, l->comm_of[i]));
+  }
+  npkit_reader_rewind(r);
+  while (rc == 0) {
+    const npkit_event *ev;
+    int k = npkit_reader_next(r, &ev, err, sizeof err);
+    if (k < 0) rc = -1;
+    if (k <= 0) break;
+    if (npkit_metrics_ops_events(ops, ev, 1) != 0) {
+      snprintf(err, sizeof err, "out of memory");
+      rc = -1;
+    }
+  }
+  const npkit_metrics_op *done = NULL;
+  size_t n = 0;
+  if (rc == 0 && npkit_metrics_ops_take(ops, 0, 0, 0, 1, &done, &n) != 0) {
+    snprintf(err, sizeof err, "out of memory");
+    rc = -1;
+  }
+  if (rc == 0) {
+    size_t nc;
+    const npkit_metrics_comm *comms = npkit_metrics_ops_comms(ops, &nc);
+    npkit_metrics_proc proc = {.hostname = job->hosts[l->host].name, .pid = l->pid, .rank = l->rank,
+                               .device = l->device, .dump_us = dump_us, .events_recorded = l->recorded,
+                               .events_dropped = l->dropped, .dumps = 1};
+    rc = npkit_metrics_dump_files(out, what | NPKIT_METRICS_FRESH, prom, &proc, comms, nc, done, n, err, sizeof err);
+    for (size_t i = 0; i < nc && rc == 0; i++) {
+      t->colls += comms[i].coll_records;
+      t->p2ps += comms[i].p2p_records;
+      t->untimed += comms[i].coll_dropped + comms[i].p2p_dropped;
+    }
+    t->files += rc == 0;
+  }
+  if (rc != 0) fprintf(stderr, "npkit metrics: %s: %s\n", l->path, err);
+  npkit_reader_done(r);
+  npkit_metrics_ops_free(ops);
+  npkit_metrics_prom_free(prom);
+  return rc;
+}
 
 int npkit_cmd_metrics(int argc, char **argv) {
   const char *out = NULL;
-  npkit_report_options o;
-  npkit_report_defaults(&o);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  o.jobs = cores > 1 ? (unsigned)(cores < 64 ? cores : 64) : 1;
+  unsigned what = NPKIT_METRICS_INSPECTOR | NPKIT_METRICS_PROMETHEUS;
   const npkit_cli_option options[] = {
       {"-o", "--output", .value = &out, .nonempty = "output folder"},
-      {"-j", "--jobs", .check = take_jobs, .to = &o.jobs},
+      {"-f", "--format", .check = take_format, .to = &what},
   };
   const npkit_cli_spec spec = {"metrics", help, options, sizeof(options) / sizeof(options[0]), NULL, NULL};
   npkit_job job;
@@ -53,28 +129,19 @@ int npkit_cmd_metrics(int argc, char **argv) {
     npkit_job_free(&job);
     return NPKIT_EXIT_FAIL;
   }
-  char err[512];
-  npkit_report rep = {0};
+  for (size_t i = 0; i < job.n_warnings; i++) fprintf(stderr, "npkit metrics: warning: %s\n", job.warnings[i]);
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  uint64_t dump_us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+  totals t = {0};
   int rc = NPKIT_EXIT_OK;
-  if (npkit_report_run_job(&rep, &job, &o, err, sizeof(err)) != 0) {
-    fprintf(stderr, "npkit metrics: %s\n", err);
-    rc = NPKIT_EXIT_FAIL;
-  } else {
-    for (size_t i = 0; i < rep.job.n_warnings; i++) fprintf(stderr, "npkit metrics: warning: %s\n", rep.job.warnings[i]);
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    npkit_inspector_stats st;
-    if (npkit_report_inspector(&rep, out, (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec, &st, err, sizeof err) != 0) {
-      fprintf(stderr, "npkit metrics: %s\n", err);
-      rc = NPKIT_EXIT_FAIL;
-    } else {
-      fprintf(stderr, "npkit metrics: %s: %zu Inspector file%s, %llu collectives%s\n", out, st.files,
-              st.files == 1 ? "" : "s", (unsigned long long)st.lines, "");
-      if (st.without_time > 0)
-        fprintf(stderr, "npkit metrics: %llu collective calls had no time (inside groups, without GPU activity): "
-                        "counted in coll_dropped_total\n", (unsigned long long)st.without_time);
-    }
-  }
-  npkit_report_free(&rep);
+  for (uint32_t i = 0; i < job.n_logs; i++)
+    if (one_log(&job, i, out, what, dump_us, &t) != 0) rc = NPKIT_EXIT_FAIL;
+  fprintf(stderr, "npkit metrics: %s: %zu process%s, %llu collectives, %llu sends/receives\n", out, t.files,
+          t.files == 1 ? "" : "es", (unsigned long long)t.colls, (unsigned long long)t.p2ps);
+  if (t.untimed > 0)
+    fprintf(stderr, "npkit metrics: %llu operations had no time (enqueued in groups, without GPU activity): counted "
+                    "in coll_dropped_total and npkit_collectives_untimed_total\n", (unsigned long long)t.untimed);
+  npkit_job_free(&job);
   return rc;
 }

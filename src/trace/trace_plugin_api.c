@@ -83,8 +83,8 @@ npkit_plugin_api *npkit_plugin_api_record(npkit_plugin_api_table *t, const npkit
   a->call_no = (r->flags & NPKIT_PAPI_IN_CALL) ? r->call_no : 0;
   a->user_tag = r->user_tag;
   a->have_record = 1;
-  /* only a call's own CollApi is looked up by its call */
-  if (a->call_no != 0 && r->type == NPKIT_PAPI_COLL) {
+  /* a call's own CollApi or P2pApi is looked up by its call (the readers check the type) */
+  if (a->call_no != 0 && (r->type == NPKIT_PAPI_COLL || r->type == NPKIT_PAPI_P2P)) {
     int32_t *b = call_bucket(t, a->thread, a->call_no, 1);
     *b = (int32_t)(a - t->slots);
   }

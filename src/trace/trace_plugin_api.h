@@ -40,7 +40,7 @@ npkit_plugin_api *npkit_plugin_api_get(npkit_plugin_api_table *t, uint64_t id);
 npkit_plugin_api *npkit_plugin_api_find(npkit_plugin_api_table *t, uint64_t id);
 /* An API record: fills (or makes) its entry, and indexes it by (thread, call_no). */
 npkit_plugin_api *npkit_plugin_api_record(npkit_plugin_api_table *t, const npkit_event *ev);
-/* The CollApi record of the wrapped call (thread, call_no), NULL when none was read. */
+/* The CollApi or P2pApi record of the wrapped call (thread, call_no), NULL when none was read. */
 npkit_plugin_api *npkit_plugin_api_of_call(npkit_plugin_api_table *t, uint32_t thread, uint64_t call_no);
 
 #endif

@@ -1,5 +1,5 @@
 """`npkit metrics DIR -o OUT`: the collectives of synthetic logs as NCCL Inspector's JSON lines
-(report_inspector.h).  Read as the Inspector's own reader does (one JSON object per line, keys in
+and Prometheus textfiles (src/metrics).  Read as the Inspector's own reader does (one JSON object per line, keys in
 the Inspector's order, no key in two of the objects of a line: perf_summary_exporter.py drops a
 file that has one), and checked against the report's nccl-tests table of the same logs: the same
 calls per operation, size and communicator, the same mean time, and every line's bandwidths
@@ -46,8 +46,9 @@ class Metrics(lib.TempDirTestCase):
         run = rt.tool("metrics", d, "-o", out)
         self.assertEqual(run.rc, 0, run.describe())
         logs = sorted(f for f in os.listdir(d) if f.endswith(".npkit"))
-        files = sorted(os.listdir(out))
+        files = sorted(f for f in os.listdir(out) if f.endswith(".log"))
         self.assertEqual(len(files), len(logs))
+        self.assertEqual(len([f for f in os.listdir(out) if f.endswith(".prom")]), len(logs))
         per_row = collections.defaultdict(list)    # (op, comm id, S) -> exec times
         sources, algos = collections.defaultdict(set), collections.defaultdict(set)
         for name in files:

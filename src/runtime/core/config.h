@@ -65,6 +65,10 @@ typedef struct npkit_config {
                                   CPU time, 0 = every GPU sample */
   char sysfs_root[512];        /* NPKIT_SYSFS_ROOT: where /sys is read from ("/") */
   char nvml_library[512];      /* NPKIT_NVML_LIBRARY: NVML to load, "" = libnvidia-ml.so.1 */
+  char metrics[64];            /* NPKIT_METRICS: "inspector,prometheus", parsed by the metrics
+                                  source (src/runtime/metrics), "" = none */
+  char metrics_dir[512];       /* NPKIT_METRICS_DIR, "" = the trace folder */
+  uint64_t metrics_interval_s; /* NPKIT_METRICS_INTERVAL_S: seconds between live dumps */
 } npkit_config;
 
 /* NPKIT_CUPTI: 0, 1 (also next to PyTorch's profiler), auto (the default: not where PyTorch is

@@ -22,7 +22,7 @@ struct npkit_log_writer {
   pthread_mutex_t lock;
   int fd;
   npkit_log_ring *ring;  /* the flight recorder's: blocks are kept in memory, written at dumps */
-  npkit_log_header header; /* ring: written at the head of every dump */
+  npkit_log_header header; /* as written at the head of the file (a ring: of every dump) */
   int checksums;       /* version 2 and later: a CHECK block after every block */
   _Atomic int error;   /* first errno; sticky */
   uint64_t blocks;
@@ -33,7 +33,20 @@ struct npkit_log_writer {
   pthread_mutex_t pack_lock;
   npkit_packer *packer;
   unsigned char *pack_buf; /* PACK_BLOCK_EVENTS * NPKIT_PACK_EVENT_MAX bytes */
+  _Atomic(npkit_logw_tap_fn) tap; /* npkit_logw_set_tap */
+  void *_Atomic tap_ctx;
 };
+
+void npkit_logw_set_tap(npkit_log_writer *w, npkit_logw_tap_fn fn, void *ctx) {
+  if (w == NULL) return;
+  atomic_store(&w->tap_ctx, ctx);
+  atomic_store(&w->tap, fn);
+}
+
+static void tap(npkit_log_writer *w, npkit_block_type type, const void *payload, uint32_t count) {
+  npkit_logw_tap_fn fn = atomic_load_explicit(&w->tap, memory_order_acquire);
+  if (fn != NULL) fn(atomic_load(&w->tap_ctx), type, payload, count);
+}
 
 int npkit_mkdirs(const char *path) {
   char buf[1024];
@@ -111,6 +124,7 @@ npkit_log_writer *npkit_logw_open(const char *path, const npkit_log_header *head
   pthread_mutex_init(&w->lock, NULL);
   pthread_mutex_init(&w->pack_lock, NULL);
   w->fd = fd;
+  w->header = *header;
   w->checksums = header->version >= 2;
   if (header->version >= NPKIT_LOG_VERSION_PACKED && header->record_size == sizeof(npkit_event)) {
     /* Without the memory, events go out as EVENTS blocks, which every version reads. */
@@ -220,7 +234,9 @@ static int append_at(npkit_log_writer *w, npkit_block_type type, uint32_t count,
 }
 
 int npkit_logw_append(npkit_log_writer *w, npkit_block_type type, uint32_t count, const void *payload, size_t size) {
-  return append_at(w, type, count, payload, size, NULL);
+  int rc = append_at(w, type, count, payload, size, NULL);
+  if (rc == 0) tap(w, type, payload, count);
+  return rc;
 }
 
 int npkit_logw_events_at(npkit_log_writer *w, const npkit_event *ev, size_t n, _Atomic uint64_t *at) {
@@ -228,7 +244,9 @@ int npkit_logw_events_at(npkit_log_writer *w, const npkit_event *ev, size_t n, _
   if (w->packer == NULL) {
     if (n == 0) return 0;
     if (n > UINT32_MAX / sizeof *ev) return -1;
-    return append_at(w, NPKIT_BLOCK_EVENTS, (uint32_t)n, ev, n * sizeof *ev, at);
+    int rc = append_at(w, NPKIT_BLOCK_EVENTS, (uint32_t)n, ev, n * sizeof *ev, at);
+    if (rc == 0) tap(w, NPKIT_BLOCK_EVENTS, ev, (uint32_t)n);
+    return rc;
   }
   int rc = 0;
   pthread_mutex_lock(&w->pack_lock);
@@ -236,6 +254,7 @@ int npkit_logw_events_at(npkit_log_writer *w, const npkit_event *ev, size_t n, _
     size_t k = n < PACK_BLOCK_EVENTS ? n : PACK_BLOCK_EVENTS;
     size_t size = npkit_pack_events(w->packer, ev, k, w->pack_buf);
     rc = append_at(w, NPKIT_BLOCK_EVENTS_PACKED, (uint32_t)k, w->pack_buf, size, at);
+    if (rc == 0) tap(w, NPKIT_BLOCK_EVENTS, ev, (uint32_t)k);
     at = NULL; /* only the first block's: callers with `at` give at most PACK_BLOCK_EVENTS */
     ev += k;
     n -= k;

@@ -27,8 +27,8 @@ npkit_log_writer *npkit_logw_open_ring(const char *path, const npkit_log_header 
 /* Ring: writes the log as the ring holds it now (the job goes on); 0 or an errno.  A streamed log
  * is on disk already: 0. */
 int npkit_logw_dump(npkit_log_writer *w);
-/* The ring of a flight recorder's writer (NULL for a streamed log) and the header its dumps
- * begin with: for the dump a fatal signal's handler writes itself. */
+/* The ring of a flight recorder's writer (NULL for a streamed log), and the header the log (or
+ * each of a ring's dumps: for the dump a fatal signal's handler writes itself) begins with. */
 struct npkit_log_ring *npkit_logw_ring(npkit_log_writer *w);
 const npkit_log_header *npkit_logw_header(const npkit_log_writer *w);
 
@@ -43,6 +43,13 @@ int npkit_logw_events(npkit_log_writer *w, const npkit_event *ev, size_t n);
  * the pool file can tell a reader whether a block of a killed process made it (pool_file.h). */
 #define NPKIT_LOGW_BLOCK_EVENTS 1024u
 int npkit_logw_events_at(npkit_log_writer *w, const npkit_event *ev, size_t n, _Atomic uint64_t *at);
+/* An observer of what the log takes (the live metrics): called after every block that was
+ * appended, on the appending thread, with events as they were given (before packing) and any
+ * other block's payload; NULL stops it.  Set before recording starts and cleared after the last
+ * events, by one owner; it must be cheap (it runs on the writer thread) and do its own locking. */
+typedef void (*npkit_logw_tap_fn)(void *ctx, npkit_block_type type, const void *payload, uint32_t count);
+void npkit_logw_set_tap(npkit_log_writer *w, npkit_logw_tap_fn fn, void *ctx);
+
 /* The first error, as errno, or 0. */
 int npkit_logw_error(const npkit_log_writer *w);
 uint64_t npkit_logw_blocks(const npkit_log_writer *w);

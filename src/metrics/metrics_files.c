@@ -1,0 +1,132 @@
+#include "metrics_files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "out_file.h"
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int inspector_file(const char *dir, unsigned what, const npkit_metrics_proc *proc,
+                          const npkit_metrics_comm *comms, size_t n_comms, const npkit_metrics_op *ops, size_t n_ops,
+                          char *err, size_t errlen) {
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s/%s-pid%" PRId32 ".log", dir, proc->hostname, proc->pid) >= (int)sizeof path) {
+    snprintf(err, errlen, "%s: the folder's name is too long", dir);
+    return -1;
+  }
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&buf, &size);
+  if (f == NULL) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  int rc = npkit_metrics_inspector_write(f, proc, comms, n_comms, ops, n_ops);
+  if (fclose(f) != 0 || rc != 0) {
+    free(buf);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  rc = 0;
+  if (size > 0 || (what & NPKIT_METRICS_FRESH)) {
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | ((what & NPKIT_METRICS_FRESH) ? O_TRUNC : O_APPEND);
+    int fd = open(path, flags, 0644);
+    if (fd < 0 || write_all(fd, buf, size) != 0) {
+      snprintf(err, errlen, "%s: %s", path, strerror(errno != 0 ? errno : EIO));
+      rc = -1;
+    }
+    if (fd >= 0 && close(fd) != 0 && rc == 0) {
+      snprintf(err, errlen, "%s: %s", path, strerror(errno));
+      rc = -1;
+    }
+  }
+  free(buf);
+  return rc;
+}
+
+static int prom_file(const char *dir, npkit_metrics_prom *prom, const npkit_metrics_proc *proc,
+                     const npkit_metrics_comm *comms, size_t n_comms, const npkit_metrics_op *ops, size_t n_ops,
+                     char *err, size_t errlen) {
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s/npkit_metrics_%s-pid%" PRId32 ".prom", dir, proc->hostname, proc->pid) >=
+      (int)sizeof path) {
+    snprintf(err, errlen, "%s: the folder's name is too long", dir);
+    return -1;
+  }
+  if (npkit_metrics_prom_add(prom, comms, n_comms, ops, n_ops) != 0) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&buf, &size);
+  if (f == NULL) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  int rc = npkit_metrics_prom_write(prom, f, proc, comms, n_comms);
+  if (fclose(f) != 0 || rc != 0) {
+    free(buf);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  npkit_out_file out;
+  if (npkit_out_open(&out, path, err, errlen) != 0) {
+    free(buf);
+    return -1;
+  }
+  rc = write_all(out.fd, buf, size);
+  if (rc != 0) snprintf(err, errlen, "%s: %s", path, strerror(errno != 0 ? errno : EIO));
+  free(buf);
+  return npkit_out_close(&out, rc, err, errlen);
+}
+
+int npkit_metrics_dump_files(const char *dir, unsigned what, npkit_metrics_prom *prom, const npkit_metrics_proc *proc,
+                             const npkit_metrics_comm *comms, size_t n_comms, const npkit_metrics_op *ops, size_t n_ops,
+                             char *err, size_t errlen) {
+  int rc = 0;
+  if ((what & NPKIT_METRICS_INSPECTOR) &&
+      inspector_file(dir, what, proc, comms, n_comms, ops, n_ops, err, errlen) != 0)
+    rc = -1;
+  if ((what & NPKIT_METRICS_PROMETHEUS) && prom != NULL && rc == 0 &&
+      prom_file(dir, prom, proc, comms, n_comms, ops, n_ops, err, errlen) != 0)
+    rc = -1;
+  return rc;
+}
+
+int npkit_metrics_parse(const char *s, unsigned *what, char *err, size_t errlen) {
+  *what = 0;
+  const char *p = s != NULL ? s : "";
+  while (*p != '\0') {
+    size_t n = strcspn(p, ",");
+    if (n == 9 && strncasecmp(p, "inspector", n) == 0) *what |= NPKIT_METRICS_INSPECTOR;
+    else if ((n == 10 && strncasecmp(p, "prometheus", n) == 0) || (n == 4 && strncasecmp(p, "prom", n) == 0))
+      *what |= NPKIT_METRICS_PROMETHEUS;
+    else if (n == 3 && strncasecmp(p, "all", n) == 0) *what |= NPKIT_METRICS_INSPECTOR | NPKIT_METRICS_PROMETHEUS;
+    else if (!(n == 3 && strncasecmp(p, "off", n) == 0) && !(n == 1 && *p == '0') && n > 0) {
+      snprintf(err, errlen, "'%.*s' is not one of inspector, prometheus, all, off", (int)(n < 40 ? n : 40), p);
+      *what = 0;
+      return -1;
+    }
+    p += n;
+    if (*p == ',') p++;
+  }
+  return 0;
+}
