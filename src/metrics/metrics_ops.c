@@ -13,6 +13,8 @@
 #define HAVE_CALL 0x1u
 #define HAVE_GPU 0x2u
 #define HAVE_TIMED 0x4u  /* the call's own time times the operation (npkit_api_timed) */
+/* the GPU activity came from: CUPTI's kernels, NCCL's kernel channels (npkit_metrics_comm.gpu_*) */
+#define HAVE_SRC(src) (0x8u << (src))
 #define P2P_KEY (1ull << 63)
 
 /* An operation seen in part: its call, its GPU activity, or both. */
@@ -23,7 +25,8 @@ typedef struct pending {
   uint8_t have;
   int32_t peer;
   uint64_t seq, bytes; /* bytes: S of the nccl-tests definition */
-  uint64_t call_start, call_end, gpu_start, gpu_end;
+  uint64_t call_start, call_end;
+  uint64_t gpu_start[NPKIT_MGPU_SOURCES], gpu_end[NPKIT_MGPU_SOURCES]; /* each source's union */
 } pending;
 
 /* A communicator as NCCL's profiler plugin described it: its node count. */
@@ -56,12 +59,14 @@ struct npkit_metrics_ops {
   size_t n_ap, cap_ap, last_ap;
   npkit_mpgpu *pgpu;
   uint64_t p2p_serial; /* keys of sends/receives without a correlation id */
+  int expect_gpu;      /* npkit_metrics_ops_expect_gpu */
 };
 
 static int put_plugin_gpu(void *ctx, uint32_t comm, uint64_t key, uint64_t start_ns, uint64_t end_ns);
 
 npkit_metrics_ops *npkit_metrics_ops_new(void) {
   npkit_metrics_ops *m = calloc(1, sizeof(npkit_metrics_ops));
+  if (m != NULL) m->expect_gpu = 1;
   if (m != NULL && (m->pgpu = npkit_mpgpu_new(put_plugin_gpu, m)) == NULL) {
     free(m);
     return NULL;
@@ -113,6 +118,8 @@ int npkit_metrics_ops_comm(npkit_metrics_ops *m, const npkit_comm_rec *rec) {
   c->name[sizeof(rec->name)] = '\0';
   return 0;
 }
+
+void npkit_metrics_ops_expect_gpu(npkit_metrics_ops *m, int expect) { m->expect_gpu = expect; }
 
 void npkit_metrics_ops_set_nnodes(npkit_metrics_ops *m, uint32_t local_id, int32_t nnodes) {
   size_t i = comm_index(m, local_id);
@@ -168,23 +175,23 @@ static int api_event(npkit_metrics_ops *m, const npkit_event *ev) {
   return 0;
 }
 
-/* GPU activity of an operation: CUPTI's kernels, NCCL's kernel channels; the union of all. */
-static int put_gpu(npkit_metrics_ops *m, uint32_t comm, uint64_t key, uint64_t start_ns, uint64_t end_ns) {
+/* GPU activity of an operation from one source (NPKIT_MGPU_*): the union of that source's. */
+static int put_gpu(npkit_metrics_ops *m, unsigned src, uint32_t comm, uint64_t key, uint64_t start_ns, uint64_t end_ns) {
   size_t c = comm_index(m, comm);
   if (c == SIZE_MAX) return -1;
   npkit_metrics_comm *mc = &m->comms[c];
-  if (!mc->gpu_seen || start_ns > mc->gpu_latest_start) mc->gpu_latest_start = start_ns;
-  mc->gpu_seen = 1;
+  if (!(mc->gpu_seen & (1u << src)) || start_ns > mc->gpu_latest_start[src]) mc->gpu_latest_start[src] = start_ns;
+  mc->gpu_seen |= 1u << src;
   pending *e = find_or_add(m, key);
   if (e == NULL) return -1;
-  if (e->have & HAVE_GPU) {
-    if (start_ns < e->gpu_start) e->gpu_start = start_ns;
-    if (end_ns > e->gpu_end) e->gpu_end = end_ns;
+  if (e->have & HAVE_SRC(src)) {
+    if (start_ns < e->gpu_start[src]) e->gpu_start[src] = start_ns;
+    if (end_ns > e->gpu_end[src]) e->gpu_end[src] = end_ns;
   } else {
-    e->gpu_start = start_ns;
-    e->gpu_end = end_ns;
+    e->gpu_start[src] = start_ns;
+    e->gpu_end[src] = end_ns;
   }
-  e->have |= HAVE_GPU;
+  e->have |= HAVE_GPU | HAVE_SRC(src);
   return 0;
 }
 
@@ -201,11 +208,11 @@ static int kernel_event(npkit_metrics_ops *m, const npkit_event *ev) {
     key = P2P_KEY | g->ext_id; /* launched by the send/receive itself */
   else
     return 0;
-  return put_gpu(m, g->comm, key, ev->start_ns, ev->end_ns);
+  return put_gpu(m, NPKIT_MGPU_CUPTI, g->comm, key, ev->start_ns, ev->end_ns);
 }
 
 static int put_plugin_gpu(void *ctx, uint32_t comm, uint64_t key, uint64_t start_ns, uint64_t end_ns) {
-  return put_gpu(ctx, comm, key, start_ns, end_ns);
+  return put_gpu(ctx, NPKIT_MGPU_PLUGIN, comm, key, start_ns, end_ns);
 }
 
 static const plugin_ctx *find_ctx(const npkit_metrics_ops *m, uint32_t ctx) {
@@ -295,6 +302,21 @@ static void fill_nnodes(npkit_metrics_ops *m, npkit_metrics_comm *c) {
   }
 }
 
+/* The source of an operation's GPU time: NCCL's kernel channels when the plugin timed it (the
+ * Inspector's own source, and prompt: they come through the writer every flush, where CUPTI keeps
+ * a buffer back while any kernel runs), else CUPTI's kernels. */
+static unsigned gpu_source(const pending *e) {
+  return (e->have & HAVE_SRC(NPKIT_MGPU_PLUGIN)) ? NPKIT_MGPU_PLUGIN : NPKIT_MGPU_CUPTI;
+}
+
+/* The end of an operation's latest activity, of every source. */
+static uint64_t last_activity(const pending *e) {
+  uint64_t last = (e->have & HAVE_CALL) ? e->call_end : 0;
+  for (unsigned src = 0; src < NPKIT_MGPU_SOURCES; src++)
+    if ((e->have & HAVE_SRC(src)) && e->gpu_end[src] > last) last = e->gpu_end[src];
+  return last;
+}
+
 static void make_op(npkit_metrics_ops *m, const pending *e, npkit_metrics_op *o) {
   const npkit_metrics_comm *c = &m->comms[e->comm];
   memset(o, 0, sizeof(*o));
@@ -307,8 +329,9 @@ static void make_op(npkit_metrics_ops *m, const pending *e, npkit_metrics_op *o)
   o->msg_bytes = per_rank && c->nranks > 0 ? e->bytes / (uint64_t)c->nranks : e->bytes;
   if (e->have & HAVE_GPU) {
     o->timing = NPKIT_MTIME_KERNEL_GPU;
-    o->exec_ns = e->gpu_end - e->gpu_start;
-    o->end_ns = e->gpu_end;
+    unsigned src = gpu_source(e);
+    o->exec_ns = e->gpu_end[src] - e->gpu_start[src];
+    o->end_ns = e->gpu_end[src];
   } else {
     o->timing = NPKIT_MTIME_COLLECTIVE_CPU;
     o->exec_ns = e->call_end - e->call_start;
@@ -330,19 +353,23 @@ static int op_order(const void *pa, const void *pb) {
   return a->end_ns < b->end_ns ? -1 : a->end_ns > b->end_ns;
 }
 
-/* Whether an operation whose call was read is complete.  More GPU activity of it may still come
- * (CUPTI's kernels and NCCL's channels arrive on threads of their own): it is settled once the
- * latest of it is hold_ns old.  Without GPU activity yet, it may still get some while its
- * communicator's stream has not gone past it: CUPTI hands a buffer back only once all its work has
- * ended (cuptiActivityFlushAll, flag 0), so a kernel may come many flushes late, but never after
- * the kernel of an operation launched once this call had returned (one stream per communicator).
- * Failing that it waits long_hold_ns. */
+/* Whether an operation whose call was read is complete.  GPU activity of it may still come (CUPTI's
+ * kernels and NCCL's kernel channels are handed over on threads of their own): it waits until its
+ * latest activity is hold_ns old.  Then, timed by the plugin, it is complete.  Otherwise the
+ * plugin's channels may still come while the plugin's work on its communicator has not gone past
+ * it (a task launched once this call had returned), and CUPTI's kernel likewise: CUPTI hands a
+ * buffer back only once all its work has ended (cuptiActivityFlushAll, flag 0), so a kernel may
+ * come many flushes late, but not after those of later launches on the stream.  Failing that, or
+ * on a communicator without any GPU activity yet (CUPTI's first buffer may still be kept back), it
+ * waits long_hold_ns, unless no GPU timing is expected at all. */
 static int settled(const npkit_metrics_ops *m, const pending *e, uint64_t before, uint64_t long_before) {
-  uint64_t last = (e->have & HAVE_GPU) && e->gpu_end > e->call_end ? e->gpu_end : e->call_end;
-  if (last >= before) return 0;
-  if (e->have & HAVE_GPU) return 1;
+  if (last_activity(e) >= before) return 0;
+  if ((e->have & HAVE_SRC(NPKIT_MGPU_PLUGIN)) || e->call_end < long_before) return 1;
   const npkit_metrics_comm *c = &m->comms[e->comm];
-  return (c->gpu_seen && c->gpu_latest_start > e->call_end) || e->call_end < long_before;
+  if (c->gpu_seen == 0) return !m->expect_gpu;
+  for (unsigned src = 0; src < NPKIT_MGPU_SOURCES; src++)
+    if ((c->gpu_seen & (1u << src)) && !(e->have & HAVE_SRC(src)) && c->gpu_latest_start[src] <= e->call_end) return 0;
+  return 1;
 }
 
 int npkit_metrics_ops_take(npkit_metrics_ops *m, uint64_t now_ns, uint64_t hold_ns, uint64_t long_hold_ns, int final,
@@ -362,7 +389,7 @@ int npkit_metrics_ops_take(npkit_metrics_ops *m, uint64_t now_ns, uint64_t hold_
   for (size_t i = 0; i < m->n; i++) {
     const pending *e = &m->p[i];
     if (!(e->have & HAVE_CALL)) { /* GPU activity whose call is not (yet) seen: kept a while */
-      if (!final && e->gpu_end >= before) m->p[keep++] = *e;
+      if (!final && last_activity(e) >= before) m->p[keep++] = *e;
       continue;
     }
     if (!final && !settled(m, e, before, long_before)) {

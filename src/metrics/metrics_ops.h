@@ -17,6 +17,10 @@
 
 #include "npkit/event_log.h"
 
+enum { NPKIT_MTIME_KERNEL_GPU = 0, NPKIT_MTIME_COLLECTIVE_CPU = 1 };
+/* where GPU times come from */
+enum { NPKIT_MGPU_CUPTI = 0, NPKIT_MGPU_PLUGIN = 1, NPKIT_MGPU_SOURCES = 2 };
+
 typedef struct npkit_metrics_comm {
   uint32_t local_id;
   uint64_t comm_id;
@@ -28,11 +32,11 @@ typedef struct npkit_metrics_comm {
   /* since the previous take */
   uint64_t coll_new, p2p_new, coll_dropped_new, p2p_dropped_new;
   uint64_t busy_ns_new, busy_ns; /* the timed operations' summed times */
-  uint64_t gpu_latest_start;     /* the latest start of its GPU activity read so far */
-  int gpu_seen;
+  /* per GPU source (NPKIT_MGPU_*): whether it had any, the latest start read so far */
+  unsigned gpu_seen;
+  uint64_t gpu_latest_start[NPKIT_MGPU_SOURCES];
 } npkit_metrics_comm;
 
-enum { NPKIT_MTIME_KERNEL_GPU = 0, NPKIT_MTIME_COLLECTIVE_CPU = 1 };
 
 typedef struct npkit_metrics_op {
   uint32_t comm;        /* index in npkit_metrics_ops_comms */
@@ -57,6 +61,9 @@ void npkit_metrics_ops_free(npkit_metrics_ops *m);
 int npkit_metrics_ops_comm(npkit_metrics_ops *m, const npkit_comm_rec *c);
 /* Its node count, when the owner knows it better (the tool, from the job's hosts). */
 void npkit_metrics_ops_set_nnodes(npkit_metrics_ops *m, uint32_t local_id, int32_t nnodes);
+/* Whether GPU times may come (CUPTI or NCCL's kernel channels are on; the default): without,
+ * operations of communicators that had no GPU activity are not held for it. */
+void npkit_metrics_ops_expect_gpu(npkit_metrics_ops *m, int expect);
 /* Events of any kind; those that say nothing of operations are passed over.  0 or -1 (memory). */
 int npkit_metrics_ops_events(npkit_metrics_ops *m, const npkit_event *ev, size_t n);
 

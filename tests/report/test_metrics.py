@@ -10,6 +10,7 @@ import json
 import os
 import unittest
 
+import metrics_read as mr
 import report_testlib as rt
 from report_testlib import lib
 
@@ -98,6 +99,56 @@ class Metrics(lib.TempDirTestCase):
             self.assertEqual(algos[key], {(row["algorithm"] or "unknown", row["protocol"] or "unknown")}, row)
             # lines hold whole microseconds (the Inspector's integer division)
             self.assertLessEqual(abs(sum(got) / len(got) - row["time_mean_us"]), 1.0, row)
+
+    def test_prometheus_files(self):
+        """Every .prom file is read by promtool (only the Inspector's own metric names draw its
+        lint) and by the Python client; its buckets are the Inspector's (size ranges, mean time,
+        geometric mean of busbw) of the same process's JSON lines, and the npkit_* counters are the
+        report's calls per communicator."""
+        if mr.promtool() is None:
+            self.skipTest("promtool (Debian's prometheus) is not installed: scripts/packages.txt")
+        d = self.path("logs")
+        rt.gen(d, "--ranks", 6, "--hosts", 2, "--iters", 12, "--sizes", "3000,65536,5000000", "--gpu",
+               "--plugin", "TREE:LL128", "--subcomm")
+        out = self.path("metrics")
+        run = rt.tool("metrics", d, "-o", out)
+        self.assertEqual(run.rc, 0, run.describe())
+        # promtool really reads: a damaged file is an error, not a lint
+        rc, problems = mr.promtool_check("nccl_bus_bandwidth_gbs{node=\"a\" 1\n")
+        self.assertEqual(rc, 1, problems)
+        per_comm = collections.Counter()
+        proms = sorted(f for f in os.listdir(out) if f.endswith(".prom"))
+        self.assertEqual(len(proms), 6)
+        for name in proms:
+            with open(os.path.join(out, name), encoding="utf-8") as f:
+                text = f.read()
+            rc, problems = mr.promtool_check(text)
+            self.assertIn(rc, (0, 3), problems)
+            self.assertTrue(set(problems) <= mr.INSPECTOR_LINT, problems)
+            fams = mr.prom_families(text)
+            self.assertEqual(fams["nccl_bus_bandwidth_gbs"][0], "gauge")
+            host_pid = name[len("npkit_metrics_"):-len(".prom")]
+            ops, _ = mr.ops_of(mr.inspector_lines(os.path.join(out, host_pid + ".log")))
+            want = mr.buckets(ops)
+            got = mr.prom_buckets(fams)
+            self.assertEqual(set(got), set(want))
+            for k, (us, bw) in want.items():
+                self.assertAlmostEqual(got[k][0], us, delta=us * 1e-5 + 1e-9)   # %.6g
+                self.assertAlmostEqual(got[k][1], bw, delta=bw * 1e-5 + 1e-9)
+            # labels the Inspector's dashboards select on, for every sample
+            for lab, _ in fams["nccl_bus_bandwidth_gbs"][1]:
+                self.assertTrue({"node", "gpu", "comm_name", "n_nodes", "nranks", "collective", "message_size",
+                                 "algo_proto", "slurm_job_id"} <= set(lab), lab)
+                self.assertEqual(lab["n_nodes"], "2" if lab["comm_name"] == "world" else lab["n_nodes"])
+            counters = fams.get("npkit_collectives") or fams["npkit_collectives_total"]
+            self.assertEqual(counters[0], "counter")
+            for lab, v in counters[1]:
+                per_comm["0x" + lab["comm_id"].lstrip("0")] += v
+        rep = rt.report_json(self, d)
+        want = collections.Counter()
+        for row in rep["collectives"]:
+            want["0x" + row["comm_id"][2:].lstrip("0")] += row["timed_calls"]
+        self.assertEqual(per_comm, want)
 
     def test_bad_use(self):
         d = self.path("logs")

@@ -31,6 +31,7 @@ static struct {
   unsigned what;                 /* NPKIT_METRICS_* */
   char dir[512];
   uint64_t interval_ns, hold_ns, long_hold_ns;
+  int expect_gpu;                /* CUPTI, or NCCL's kernel-channel events, may time operations */
   char slurm_job_id[64];
   int has_slurm;
   /* from attach to detach */
@@ -53,6 +54,7 @@ static void configure(const npkit_config *cfg) {
     npkit_warn("NPKIT_METRICS='%.64s': %s; no live metrics", cfg->metrics, err);
   snprintf(M.dir, sizeof M.dir, "%s", cfg->metrics_dir[0] != '\0' ? cfg->metrics_dir : cfg->trace_dir);
   M.interval_ns = cfg->metrics_interval_s * 1000000000ull;
+  M.expect_gpu = cfg->cupti != NPKIT_CUPTI_OFF || (cfg->plugin && (cfg->plugin_events & NPKIT_PEV_KERNEL));
   M.hold_ns = 2 * cfg->flush_ms * 1000000ull + HOLD_EXTRA_NS;
   M.long_hold_ns = 2 * M.interval_ns > LONG_HOLD_MIN_NS ? 2 * M.interval_ns : LONG_HOLD_MIN_NS;
   const char *slurm = getenv("SLURM_JOB_ID");
@@ -175,6 +177,7 @@ static void attach(const npkit_source_log *at) {
   M.rank = h->rank;
   M.device = -1;
   M.ops = ops;
+  npkit_metrics_ops_expect_gpu(ops, M.expect_gpu);
   M.prom = prom;
   M.log = at->log;
   M.stop = 0;
