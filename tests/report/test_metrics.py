@@ -21,7 +21,8 @@ COLL = ["coll", "coll_algo", "coll_proto", "coll_sn", "coll_msg_size_bytes", "co
 STATS = ["coll_records", "coll_dropped_total", "coll_dropped_since_last_dump", "p2p_records", "p2p_dropped_total",
          "p2p_dropped_since_last_dump"]
 FACTOR = {"AllReduce": lambda n: 2 * (n - 1) / n, "AllGather": lambda n: (n - 1) / n,
-          "ReduceScatter": lambda n: (n - 1) / n, "Broadcast": lambda n: 1, "Reduce": lambda n: 1}
+          "ReduceScatter": lambda n: (n - 1) / n, "Broadcast": lambda n: 1, "Bcast": lambda n: 1, "Reduce": lambda n: 1,
+          "AlltoAll": lambda n: (n - 1) / n, "Gather": lambda n: (n - 1) / n, "Scatter": lambda n: (n - 1) / n}
 
 
 def ordered(pairs):
@@ -160,6 +161,129 @@ class Metrics(lib.TempDirTestCase):
         open(blocker, "w").close()
         run = rt.tool("metrics", d, "-o", os.path.join(blocker, "x"))
         self.assertEqual(run.rc, 1, run.describe())
+
+
+class LiveJob(lib.TempDirTestCase):
+    """NPKIT_METRICS under the real mpirun: nccl_mix on 4 ranks with the fake NCCL, one dump a
+    second.  The files written while the job ran equal, line for line, what `npkit metrics` writes
+    from the logs afterwards; their counts are the report's and the journal's."""
+
+    NP = 4
+
+    def job(self, settings):
+        fake = os.path.join(lib.need_env("NPKIT_FAKES_DIR"), "libcupti.so.13")
+        if not os.path.exists(fake):
+            self.skipTest("the fake CUPTI (tests/fakes_cupti) is not built")
+        trace, live, journal = self.path("trace"), self.path("live"), self.path("journal")
+        s = {"NPKIT_TRACE_DIR": trace, "NPKIT_METRICS": "inspector,prometheus", "NPKIT_METRICS_DIR": live,
+             "NPKIT_METRICS_INTERVAL_S": "1", "NPKIT_CUPTI_LIBRARY": fake}
+        s.update(settings)
+        run = lib.run_mpi("nccl_mix", ["--small", "--iters", "30", "--delay-rank", "1", "--delay-us", "30000",
+                                       "--journal", journal], self.NP, settings=s)
+        self.assertRunOk(run)
+        self.assertIn("metrics: ", run.stderr)
+        after = self.path("after")
+        r = rt.tool("metrics", trace, "-o", after)
+        self.assertEqual(r.rc, 0, r.describe())
+        return trace, live, after, journal
+
+    def check_live_equals_after(self, live, after):
+        got, want = mr.folder_ops(live), mr.folder_ops(after)
+        self.assertEqual(sorted(got), sorted(want))
+        self.assertEqual(len(got), self.NP)
+        dumps = 0
+        for name, (ops, stats) in got.items():
+            # a process knows its communicators' node count from NCCL's profiler plugin only (0:
+            # unknown); the tool counts the hosts of the logs
+            for k, b in ops.items():
+                if b["_head"]["nnodes"] == 0:
+                    self.assertGreaterEqual(want[name][0][k]["_head"].pop("nnodes"), 1)
+                    b["_head"].pop("nnodes")
+            self.assertEqual(ops, want[name][0], name)
+            # per communicator, the dumps' records add up to its lines, drops to the last total
+            for cid in {s[0] for s in stats}:
+                mine = [s for c, s, _ in stats if c == cid]
+                self.assertEqual(sum(s["coll_records"] for s in mine), sum(1 for k in ops if k[0] == cid and k[1] == "coll_perf"))
+                self.assertEqual(sum(s["p2p_records"] for s in mine), sum(1 for k in ops if k[0] == cid and k[1] == "p2p_perf"))
+                self.assertEqual(sum(s["coll_dropped_since_last_dump"] for s in mine), mine[-1]["coll_dropped_total"])
+            dumps = max(dumps, len({t for _, _, t in stats}))
+        self.assertGreaterEqual(dumps, 2, "the job ran for seconds: dumps came while it ran")
+        return got
+
+    def check_prom(self, live, got):
+        for name, (ops, _) in got.items():
+            with open(os.path.join(live, "npkit_metrics_" + name[:-len(".log")] + ".prom"), encoding="utf-8") as f:
+                text = f.read()
+            if mr.promtool():
+                rc, problems = mr.promtool_check(text)
+                self.assertTrue(rc in (0, 3) and set(problems) <= mr.INSPECTOR_LINT, problems)
+            fams = mr.prom_families(text)
+            for fam, kind in (("npkit_collectives", "coll_perf"), ("npkit_p2p", "p2p_perf")):
+                for lab, v in (fams.get(fam) or fams[fam + "_total"])[1]:
+                    self.assertEqual(v, sum(1 for k in ops if k[0] == "0x" + lab["comm_id"].lstrip("0") and k[1] == kind))
+
+    def per_row(self, got):
+        rows = collections.defaultdict(list)
+        for ops, _ in got.values():
+            for (cid, kind, op, _, _), b in ops.items():
+                if kind != "coll_perf":
+                    continue
+                n = b["_head"]["n_ranks"]
+                size = b["coll_msg_size_bytes"] * (n if op in ("AllGather", "ReduceScatter") else 1)
+                rows[(op, int(cid, 16), size)].append(b)
+        return rows
+
+    def test_plugin_and_cupti(self):
+        trace, live, after, journal = self.job({})
+        got = self.check_live_equals_after(live, after)
+        self.check_prom(live, got)
+        rows = self.per_row(got)
+        timed = collections.Counter()   # the report's rows are per root as well
+        for row in rt.report_json(self, trace)["collectives"]:
+            if row["op"] not in ("Send", "Recv"):
+                timed[(row["op"], int(row["comm_id"], 16), row["bytes"])] += row["timed_calls"]
+        self.assertEqual({k: len(v) for k, v in rows.items()}, +timed)
+        # every Send/Recv is a line: NCCL's P2p tasks time them inside their groups
+        for r in range(self.NP):
+            calls = [c for c in lib.Journal("%s.rank%d" % (journal, r)).calls if c.fn in ("ncclSend", "ncclRecv")]
+            lines = [(k, b) for ops, _ in got.values() for k, b in ops.items()
+                     if k[1] == "p2p_perf" and b["_head"]["rank"] == r and b["_head"]["n_ranks"] == self.NP]
+            self.assertEqual(len(lines), len(calls), r)
+            self.assertEqual(sorted((k[2], k[3]) for k, _ in lines), sorted((c.fn[4:], c.get("peer")) for c in calls))
+            self.assertTrue(all(b["p2p_timing_source"] == "kernel_gpu" and b["p2p_busbw_gbs"] == b["p2p_algobw_gbs"]
+                                for _, b in lines))
+
+    def test_cupti_only_matches_the_report(self):
+        # without the plugin the GPU times are CUPTI's kernels, as the report's: same calls, same
+        # time source, same mean time per operation and size, bandwidths recomputed here
+        trace, live, after, _ = self.job({"NPKIT_PLUGIN": "0"})
+        got = self.check_live_equals_after(live, after)
+        rows = self.per_row(got)
+        merged = {}   # the report's rows are per root as well: merged here
+        for row in rt.report_json(self, trace)["collectives"]:
+            key = (row["op"], int(row["comm_id"], 16), row["bytes"])
+            m = merged.setdefault(key, dict(row, timed_calls=0, time_mean_us=0.0, _sources=set()))
+            m["time_mean_us"] += (row["time_mean_us"] or 0.0) * row["timed_calls"]
+            m["timed_calls"] += row["timed_calls"]
+            if row["timed_calls"]:
+                m["_sources"].add(row["time_source"])
+        for key, row in merged.items():
+            lines = rows.pop(key, [])
+            self.assertEqual(len(lines), row["timed_calls"], row)
+            if not lines:
+                continue
+            row["time_mean_us"] /= row["timed_calls"]
+            self.assertEqual({b["coll_timing_source"] for b in lines},
+                             {{"gpu": "kernel_gpu", "cpu": "collective_cpu"}[t] for t in row["_sources"]}, row)
+            mean = sum(b["coll_exec_time_us"] for b in lines) / len(lines)
+            self.assertLessEqual(abs(mean - row["time_mean_us"]), 1.0, row)
+            for b in lines:
+                us, n = b["coll_exec_time_us"], b["_head"]["n_ranks"]
+                traffic = row["bytes"]
+                algbw = traffic / 1e9 / (us / 1e6) if us else 0.0
+                self.assertAlmostEqual(b["coll_algobw_gbs"], algbw, places=5)
+                self.assertAlmostEqual(b["coll_busbw_gbs"], algbw * FACTOR[row["op"]](n), places=5)
+        self.assertEqual(rows, {})
 
 
 if __name__ == "__main__":

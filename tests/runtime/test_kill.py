@@ -219,6 +219,88 @@ class Kill(unittest.TestCase):
         self.finished(p, -signal.SIGABRT)
         self.check_counts(self.one_log(trace), 2200, 2)
 
+    # ---- live metrics (NPKIT_METRICS): the last dump, however the process ends ----
+
+    def metrics_job(self, calls, threads, **kw):
+        mdir = os.path.join(self.tmp, "metrics%d" % (self.n + 1))
+        p, trace, ready = self.job(calls, threads, NPKIT_METRICS="inspector,prometheus", NPKIT_METRICS_DIR=mdir,
+                                   NPKIT_METRICS_INTERVAL_S="1", NPKIT_CUPTI="0", **kw)
+        return p, trace, ready, mdir
+
+    @staticmethod
+    def inspector_ops(mdir):
+        """{(comm id, rank, seq): line} of the one Inspector file of a folder, and its dump_stats
+        per (comm id, rank) (ncclCommInitAll puts every rank of the threads' communicator here)."""
+        files = glob.glob(os.path.join(mdir, "*.log"))
+        ops, stats = {}, []
+        for path in files:
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    o = json.loads(line)
+                    if "dump_stats" in o:
+                        stats.append(((o["header"]["id"], o["header"]["rank"]), o["dump_stats"]))
+                    else:
+                        key = (o["header"]["id"], o["header"]["rank"], o["coll_perf"]["coll_sn"])
+                        assert key not in ops, key
+                        ops[key] = o
+        return files, ops, stats
+
+    def check_complete(self, ops, calls, threads):
+        by_comm = {}
+        for cid, rank, sn in ops:
+            by_comm.setdefault((cid, rank), []).append(sn)
+        self.assertEqual(len(by_comm), threads)
+        for sns in by_comm.values():
+            self.assertEqual(sorted(sns), list(range(calls)))
+        self.assertTrue(all(o["coll_perf"]["coll"] == "AllReduce" and o["coll_perf"]["coll_timing_source"] == "collective_cpu"
+                            for o in ops.values()))
+
+    def test_metrics_last_dump_on_every_exit(self):
+        # the last dump is written at the finish, which _exit, a signal handler's _exit and a
+        # thread's _exit run too (exit_calls.c): every call is a line, and the textfile counts them
+        for how, rc in (("exit", 7), ("_exit", 7), ("handler", 9), ("thread", 7)):
+            with self.subTest(how=how):
+                p, _, _, mdir = self.metrics_job(700, 2, end=how)
+                self.finished(p, rc)
+                files, ops, stats = self.inspector_ops(mdir)
+                self.assertEqual(len(files), 1, files)
+                self.check_complete(ops, 700, 2)
+                for cid in {c for c, _ in stats}:
+                    self.assertEqual(sum(s["coll_records"] for c, s in stats if c == cid), 700)
+                proms = glob.glob(os.path.join(mdir, "*.prom"))
+                self.assertEqual(len(proms), 1, proms)
+                with open(proms[0], encoding="utf-8") as f:
+                    counts = re.findall(r"^npkit_collectives_total\{.*\} (\S+)$", f.read(), re.M)
+                self.assertEqual(counts, ["700", "700"])
+                self.assertEqual(glob.glob(os.path.join(mdir, "*.partial")), [])
+
+    def test_metrics_after_sigkill(self):
+        # SIGKILL leaves no last dump: `npkit metrics` on the log (its pool recovered) writes what
+        # the live dumps missed; what they wrote before is the same
+        p, trace, _, mdir = self.metrics_job(2500, 2, NPKIT_FLUSH_MS="20")
+        self.finished(p, -signal.SIGKILL)
+        _, live, _ = self.inspector_ops(mdir)
+        self.assertLess(len(live), 5000, "no last dump after a SIGKILL")
+        after = os.path.join(self.tmp, "after")
+        r = tool("metrics", trace, "-o", after)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, ops, _ = self.inspector_ops(after)
+        self.check_complete(ops, 2500, 2)
+        for k, o in live.items():
+            self.assertEqual(o["coll_perf"], ops[k]["coll_perf"])
+
+    def test_metrics_dumped_while_running(self):
+        # a process that waits after its calls: the interval's dump has them all before the kill
+        p, trace, ready, mdir = self.metrics_job(900, 1, wait=True, NPKIT_FLUSH_MS="20")
+        deadline = time.time() + 30
+        ops = {}
+        while time.time() < deadline and len(ops) < 900:
+            time.sleep(0.2)
+            _, ops, _ = self.inspector_ops(mdir)
+        p.kill()
+        self.finished(p, -signal.SIGKILL)
+        self.check_complete(ops, 900, 1)
+
     def test_every_way_to_exit(self):
         # _exit and _Exit run no exit handler: the library's wrappers finish first, as exit() does;
         # the log is closed cleanly with every call and the trace rendered, the status is the
