@@ -8,7 +8,12 @@ recomputed here with the nccl-tests factors."""
 import collections
 import json
 import os
+import shutil
+import socket
+import subprocess
+import time
 import unittest
+import urllib.request
 
 import metrics_read as mr
 import report_testlib as rt
@@ -150,6 +155,41 @@ class Metrics(lib.TempDirTestCase):
         for row in rep["collectives"]:
             want["0x" + row["comm_id"][2:].lstrip("0")] += row["timed_calls"]
         self.assertEqual(per_comm, want)
+
+    def test_node_exporter_scrape(self):
+        """node_exporter's textfile collector serves the folder `npkit metrics` wrote: a scrape over
+        loopback returns every process's npkit_* and nccl_* samples, with no textfile error."""
+        exporter = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+        if exporter is None:
+            self.skipTest("prometheus-node-exporter is not installed: scripts/packages.txt")
+        d = self.path("logs")
+        rt.gen(d, "--ranks", 4, "--hosts", 2, "--iters", 5, "--sizes", "4096,1048576", "--gpu", "--plugin", "RING:SIMPLE")
+        out = self.path("metrics")
+        run = rt.tool("metrics", d, "-o", out)
+        self.assertEqual(run.rc, 0, run.describe())
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        p = subprocess.Popen([exporter, "--web.listen-address=127.0.0.1:%d" % port, "--collector.disable-defaults",
+                              "--collector.textfile", "--collector.textfile.directory=" + out],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(p.wait, 10)
+        self.addCleanup(p.terminate)
+        body, deadline = None, time.time() + 20
+        while body is None and time.time() < deadline and p.poll() is None:
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+                    body = r.read().decode()
+            except OSError:
+                time.sleep(0.1)
+        self.assertIsNotNone(body, "node_exporter did not answer: %s" % (p.stderr.read() if p.poll() is not None else ""))
+        fams = mr.prom_families(body)
+        self.assertEqual([v for _, v in fams["node_textfile_scrape_error"][1]], [0.0])
+        counters = fams.get("npkit_collectives") or fams["npkit_collectives_total"]
+        self.assertEqual(sorted(lab["rank"] for lab, _ in counters[1]), ["0", "1", "2", "3"])
+        self.assertEqual(sum(v for _, v in counters[1]), 4 * 5 * 2)
+        served = {mr.key_of("coll", "collective", lab) + (lab["rank"],) for lab, _ in fams["nccl_bus_bandwidth_gbs"][1]}
+        self.assertEqual(len(served), 4 * 2)
 
     def test_bad_use(self):
         d = self.path("logs")
