@@ -48,8 +48,13 @@ static int inspector_file(const char *dir, unsigned what, const npkit_metrics_pr
   if (size > 0 || (what & NPKIT_METRICS_FRESH)) {
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC | ((what & NPKIT_METRICS_FRESH) ? O_TRUNC : O_APPEND);
     int fd = open(path, flags, 0644);
+    off_t was = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+    errno = 0;
     if (fd < 0 || write_all(fd, buf, size) != 0) {
       snprintf(err, errlen, "%s: %s", path, strerror(errno != 0 ? errno : EIO));
+      /* no half dump: the lines before stay whole */
+      if (fd >= 0 && was >= 0 && ftruncate(fd, was) != 0)
+        snprintf(err, errlen, "%s: %s; its last dump is cut short", path, strerror(errno));
       rc = -1;
     }
     if (fd >= 0 && close(fd) != 0 && rc == 0) {
@@ -92,6 +97,7 @@ static int prom_file(const char *dir, npkit_metrics_prom *prom, const npkit_metr
     free(buf);
     return -1;
   }
+  errno = 0;
   rc = write_all(out.fd, buf, size);
   if (rc != 0) snprintf(err, errlen, "%s: %s", path, strerror(errno != 0 ? errno : EIO));
   free(buf);
@@ -101,12 +107,15 @@ static int prom_file(const char *dir, npkit_metrics_prom *prom, const npkit_metr
 int npkit_metrics_dump_files(const char *dir, unsigned what, npkit_metrics_prom *prom, const npkit_metrics_proc *proc,
                              const npkit_metrics_comm *comms, size_t n_comms, const npkit_metrics_op *ops, size_t n_ops,
                              char *err, size_t errlen) {
+  /* the two files are independent: a failure of one does not keep the other back; the first
+   * error is the one said */
+  char second[512];
   int rc = 0;
   if ((what & NPKIT_METRICS_INSPECTOR) &&
       inspector_file(dir, what, proc, comms, n_comms, ops, n_ops, err, errlen) != 0)
     rc = -1;
-  if ((what & NPKIT_METRICS_PROMETHEUS) && prom != NULL && rc == 0 &&
-      prom_file(dir, prom, proc, comms, n_comms, ops, n_ops, err, errlen) != 0)
+  if ((what & NPKIT_METRICS_PROMETHEUS) && prom != NULL &&
+      prom_file(dir, prom, proc, comms, n_comms, ops, n_ops, rc == 0 ? err : second, rc == 0 ? errlen : sizeof second) != 0)
     rc = -1;
   return rc;
 }

@@ -15,12 +15,21 @@
 #define HAVE_TIMED 0x4u  /* the call's own time times the operation (npkit_api_timed) */
 /* the GPU activity came from: CUPTI's kernels, NCCL's kernel channels (npkit_metrics_comm.gpu_*) */
 #define HAVE_SRC(src) (0x8u << (src))
-#define P2P_KEY (1ull << 63)
+
+/* What names an operation: its kind, its communicator (local id, never reused in a process) and
+ * the kind's number: a collective's seq, a send/receive's correlation id (CUPTI's kernels carry
+ * it), or a serial number where the call had none (then nothing but the call times it). */
+enum { KEY_COLL = 0, KEY_P2P = 1, KEY_P2P_SERIAL = 2 };
+typedef struct op_key {
+  uint64_t id;
+  uint32_t comm;
+  uint32_t kind;
+} op_key;
 
 /* An operation seen in part: its call, its GPU activity, or both. */
 typedef struct pending {
-  uint64_t key;  /* collectives: communicator << 44 | seq; p2p: P2P_KEY | the call's correlation id */
-  uint32_t comm;
+  op_key key;
+  uint32_t comm;  /* index in comms */
   uint16_t fn;
   uint8_t have;
   int32_t peer;
@@ -56,13 +65,14 @@ struct npkit_metrics_ops {
   plugin_ctx *ctxs;
   size_t n_ctxs, cap_ctxs;
   algo_proto *ap;
-  size_t n_ap, cap_ap, last_ap;
+  size_t n_ap, cap_ap;
+  npkit_slots ap_index;
   npkit_mpgpu *pgpu;
   uint64_t p2p_serial; /* keys of sends/receives without a correlation id */
   int expect_gpu;      /* npkit_metrics_ops_expect_gpu */
 };
 
-static int put_plugin_gpu(void *ctx, uint32_t comm, uint64_t key, uint64_t start_ns, uint64_t end_ns);
+static int put_plugin_gpu(void *ctx, uint32_t comm, uint32_t kind, uint64_t id, uint64_t start_ns, uint64_t end_ns);
 
 npkit_metrics_ops *npkit_metrics_ops_new(void) {
   npkit_metrics_ops *m = calloc(1, sizeof(npkit_metrics_ops));
@@ -82,6 +92,7 @@ void npkit_metrics_ops_free(npkit_metrics_ops *m) {
   free(m->out);
   free(m->ctxs);
   free(m->ap);
+  npkit_slots_free(&m->ap_index);
   npkit_mpgpu_free(m->pgpu);
   free(m);
 }
@@ -128,13 +139,17 @@ void npkit_metrics_ops_set_nnodes(npkit_metrics_ops *m, uint32_t local_id, int32
 
 /* ---- the index of the pending operations ---- */
 
-static uint64_t key_hash(const void *key) { return *(const uint64_t *)key; }
-static uint64_t pos_hash(const void *ctx, size_t pos) { return ((const npkit_metrics_ops *)ctx)->p[pos].key; }
+static uint64_t hash_of(const op_key *k) {
+  return k->id ^ ((uint64_t)k->comm << 32 | k->kind) * 0xff51afd7ed558ccdull;
+}
+static uint64_t key_hash(const void *key) { return hash_of(key); }
+static uint64_t pos_hash(const void *ctx, size_t pos) { return hash_of(&((const npkit_metrics_ops *)ctx)->p[pos].key); }
 static int is_key(const void *owner, size_t pos, const void *key) {
-  return ((const npkit_metrics_ops *)owner)->p[pos].key == *(const uint64_t *)key;
+  const op_key *a = &((const npkit_metrics_ops *)owner)->p[pos].key, *b = key;
+  return a->id == b->id && a->comm == b->comm && a->kind == b->kind;
 }
 
-static pending *find_or_add(npkit_metrics_ops *m, uint64_t key) {
+static pending *find_or_add(npkit_metrics_ops *m, op_key key) {
   size_t pos = npkit_slots_find(&m->index, m, &key, is_key, key_hash);
   if (pos != SIZE_MAX) return &m->p[pos];
   if (NPKIT_GROW(m->p, m->cap, m->n + 1, 256) != 0) return NULL;
@@ -142,11 +157,9 @@ static pending *find_or_add(npkit_metrics_ops *m, uint64_t key) {
   pending *e = &m->p[m->n];
   memset(e, 0, sizeof(*e));
   e->key = key;
-  npkit_slots_put(&m->index, key, m->n++);
+  npkit_slots_put(&m->index, hash_of(&key), m->n++);
   return e;
 }
-
-static uint64_t coll_key(uint32_t comm, uint64_t seq) { return (uint64_t)comm << 44 | (seq & ((1ull << 44) - 1)); }
 
 /* ---- events ---- */
 
@@ -159,8 +172,9 @@ static int api_event(npkit_metrics_ops *m, const npkit_event *ev) {
   if (cls == NPKIT_CLASS_coll && a->seq == NPKIT_NO_SEQ) return 0;
   size_t c = comm_index(m, a->comm);
   if (c == SIZE_MAX) return -1;
-  uint64_t key = cls == NPKIT_CLASS_coll ? coll_key(a->comm, a->seq) : P2P_KEY | a->corr_id;
-  if (cls == NPKIT_CLASS_p2p && a->corr_id == 0) key = P2P_KEY | (1ull << 62) | ++m->p2p_serial; /* no CUPTI id */
+  op_key key = {a->seq, a->comm, KEY_COLL};
+  if (cls == NPKIT_CLASS_p2p)
+    key = a->corr_id != 0 ? (op_key){a->corr_id, a->comm, KEY_P2P} : (op_key){++m->p2p_serial, a->comm, KEY_P2P_SERIAL};
   pending *e = find_or_add(m, key);
   if (e == NULL) return -1;
   e->comm = (uint32_t)c;
@@ -171,13 +185,14 @@ static int api_event(npkit_metrics_ops *m, const npkit_event *ev) {
   e->call_start = ev->start_ns;
   e->call_end = ev->end_ns;
   e->have |= HAVE_CALL | (npkit_api_timed(ev) ? HAVE_TIMED : 0);
-  npkit_mpgpu_call(m->pgpu, ev, key);
+  npkit_mpgpu_call(m->pgpu, ev, key.kind, key.id);
   return 0;
 }
 
 /* GPU activity of an operation from one source (NPKIT_MGPU_*): the union of that source's. */
-static int put_gpu(npkit_metrics_ops *m, unsigned src, uint32_t comm, uint64_t key, uint64_t start_ns, uint64_t end_ns) {
-  size_t c = comm_index(m, comm);
+static int put_gpu(npkit_metrics_ops *m, unsigned src, op_key key, uint64_t start_ns, uint64_t end_ns) {
+  if (end_ns < start_ns) return 0;
+  size_t c = comm_index(m, key.comm);
   if (c == SIZE_MAX) return -1;
   npkit_metrics_comm *mc = &m->comms[c];
   if (!(mc->gpu_seen & (1u << src)) || start_ns > mc->gpu_latest_start[src]) mc->gpu_latest_start[src] = start_ns;
@@ -200,19 +215,19 @@ static int put_gpu(npkit_metrics_ops *m, unsigned src, uint32_t comm, uint64_t k
 static int kernel_event(npkit_metrics_ops *m, const npkit_event *ev) {
   const npkit_ev_gpu *g = &ev->u.gpu;
   if (npkit_cupti_untimed(ev) || ev->func == NPKIT_FN_NONE || (g->flags & NPKIT_GPU_GRAPH) || g->comm == 0) return 0;
-  uint64_t key;
+  op_key key;
   npkit_fn_class cls = npkit_fn_class_of(ev->func);
   if (cls == NPKIT_CLASS_coll && g->call_seq != NPKIT_NO_SEQ)
-    key = coll_key(g->comm, g->call_seq);
+    key = (op_key){g->call_seq, g->comm, KEY_COLL};
   else if (cls == NPKIT_CLASS_p2p && g->ext_id != 0 && !(g->flags & NPKIT_GPU_VIA_GROUP))
-    key = P2P_KEY | g->ext_id; /* launched by the send/receive itself */
+    key = (op_key){g->ext_id, g->comm, KEY_P2P}; /* launched by the send/receive itself */
   else
     return 0;
-  return put_gpu(m, NPKIT_MGPU_CUPTI, g->comm, key, ev->start_ns, ev->end_ns);
+  return put_gpu(m, NPKIT_MGPU_CUPTI, key, ev->start_ns, ev->end_ns);
 }
 
-static int put_plugin_gpu(void *ctx, uint32_t comm, uint64_t key, uint64_t start_ns, uint64_t end_ns) {
-  return put_gpu(ctx, NPKIT_MGPU_PLUGIN, comm, key, start_ns, end_ns);
+static int put_plugin_gpu(void *ctx, uint32_t comm, uint32_t kind, uint64_t id, uint64_t start_ns, uint64_t end_ns) {
+  return put_gpu(ctx, NPKIT_MGPU_PLUGIN, (op_key){id, comm, kind}, start_ns, end_ns);
 }
 
 static const plugin_ctx *find_ctx(const npkit_metrics_ops *m, uint32_t ctx) {
@@ -221,14 +236,25 @@ static const plugin_ctx *find_ctx(const npkit_metrics_ops *m, uint32_t ctx) {
   return NULL;
 }
 
+static uint64_t ap_hash_of(unsigned fn, int32_t nranks, uint64_t bytes) {
+  return bytes ^ ((uint64_t)fn << 32 | (uint32_t)nranks) * 0xc4ceb9fe1a85ec53ull;
+}
+static uint64_t ap_key_hash(const void *key) {
+  const algo_proto *k = key;
+  return ap_hash_of(k->fn, k->nranks, k->bytes);
+}
+static uint64_t ap_pos_hash(const void *ctx, size_t pos) {
+  return ap_key_hash(&((const npkit_metrics_ops *)ctx)->ap[pos]);
+}
+static int ap_is(const void *owner, size_t pos, const void *key) {
+  const algo_proto *a = &((const npkit_metrics_ops *)owner)->ap[pos], *b = key;
+  return a->fn == b->fn && a->nranks == b->nranks && a->bytes == b->bytes;
+}
+
 static algo_proto *find_ap(npkit_metrics_ops *m, unsigned fn, int32_t nranks, uint64_t bytes) {
-  if (m->last_ap < m->n_ap) {
-    algo_proto *a = &m->ap[m->last_ap];
-    if (a->fn == fn && a->nranks == nranks && a->bytes == bytes) return a;
-  }
-  for (size_t i = 0; i < m->n_ap; i++)
-    if (m->ap[i].fn == fn && m->ap[i].nranks == nranks && m->ap[i].bytes == bytes) return &m->ap[m->last_ap = i];
-  return NULL;
+  algo_proto key = {.fn = (uint16_t)fn, .nranks = nranks, .bytes = bytes};
+  size_t pos = npkit_slots_find(&m->ap_index, m, &key, ap_is, ap_key_hash);
+  return pos != SIZE_MAX ? &m->ap[pos] : NULL;
 }
 
 static int plugin_event(npkit_metrics_ops *m, const npkit_event *ev) {
@@ -252,10 +278,13 @@ static int plugin_event(npkit_metrics_ops *m, const npkit_event *ev) {
   algo_proto *a = find_ap(m, ev->func, c->nranks, bytes);
   if (a == NULL) {
     if (NPKIT_GROW(m->ap, m->cap_ap, m->n_ap + 1, 16) != 0) return -1;
-    a = &m->ap[m->last_ap = m->n_ap++];
+    if (npkit_slots_reserve(&m->ap_index, m->n_ap, 64, ap_pos_hash, m) != 0) return -1;
+    a = &m->ap[m->n_ap];
+    memset(a, 0, sizeof(*a));
     a->fn = (uint16_t)ev->func;
     a->nranks = c->nranks;
     a->bytes = bytes;
+    npkit_slots_put(&m->ap_index, ap_hash_of(a->fn, a->nranks, a->bytes), m->n_ap++);
   }
   memcpy(a->algo, t->algo, sizeof(t->algo));
   a->algo[sizeof(a->algo) - 1] = '\0';
@@ -289,17 +318,21 @@ void npkit_metrics_bandwidths(unsigned fn, int32_t nranks, uint64_t msg_bytes, u
 }
 
 /* The node count of a communicator the tool did not set: the plugin's, for the same rank, size
- * and name (NCCL passes nNodes to the plugin's init from ABI v4 on). */
+ * and name (NCCL passes nNodes to the plugin's init from ABI v4 on; the log keeps 31 characters
+ * of a name), when every such plugin communicator says the same (two unnamed communicators of
+ * one size, one within a node and one across nodes, leave it unknown). */
 static void fill_nnodes(npkit_metrics_ops *m, npkit_metrics_comm *c) {
   if (c->nnodes > 0) return;
+  int32_t found = 0;
   for (size_t i = 0; i < m->n_ctxs; i++) {
     const plugin_ctx *p = &m->ctxs[i];
-    if (p->nnodes > 0 && p->rank == c->rank && p->nranks == c->nranks &&
-        (p->name[0] == '\0' || c->name[0] == '\0' || strcmp(p->name, c->name) == 0)) {
-      c->nnodes = p->nnodes;
-      return;
-    }
+    if (p->nnodes <= 0 || p->rank != c->rank || p->nranks != c->nranks ||
+        strncmp(p->name, c->name, sizeof(((npkit_comm_rec *)0)->name) - 1) != 0)
+      continue;
+    if (found != 0 && found != p->nnodes) return;
+    found = p->nnodes;
   }
+  c->nnodes = found;
 }
 
 /* The source of an operation's GPU time: NCCL's kernel channels when the plugin timed it (the
@@ -416,7 +449,7 @@ int npkit_metrics_ops_take(npkit_metrics_ops *m, uint64_t now_ns, uint64_t hold_
     memset(&m->index, 0, sizeof(m->index));
     for (size_t i = 0; i < m->n; i++) {
       if (npkit_slots_reserve(&m->index, i, 512, pos_hash, m) != 0) return -1;
-      npkit_slots_put(&m->index, m->p[i].key, i);
+      npkit_slots_put(&m->index, hash_of(&m->p[i].key), i);
     }
   }
   qsort(m->out, k, sizeof(*m->out), op_order);

@@ -16,7 +16,7 @@ typedef struct task_span {
 
 struct npkit_mpgpu {
   npkit_plugin_api_table *apis; /* once the call is read: member its communicator (local id),
-                                   call_seq the key of its operation */
+                                   row and call_seq the kind and id of its operation's key */
   task_span *spans;             /* NPKIT_PLUGIN_TASKS, slot = id mod the size */
   npkit_mpgpu_put_fn put;
   void *ctx;
@@ -55,7 +55,7 @@ static const npkit_plugin_api *call_of(npkit_mpgpu *g, const task_span *t) {
 static int settle(npkit_mpgpu *g, task_span *t) {
   const npkit_plugin_api *api = call_of(g, t);
   int rc = 0;
-  if (api != NULL && t->seen > 0 && t->stop >= t->start) rc = g->put(g->ctx, api->member, api->call_seq, t->start, t->stop);
+  if (api != NULL && t->seen > 0 && t->stop >= t->start) rc = g->put(g->ctx, api->member, api->row, api->call_seq, t->start, t->stop);
   t->id = 0;
   return rc;
 }
@@ -103,12 +103,13 @@ int npkit_mpgpu_event(npkit_mpgpu *g, const npkit_event *ev) {
   return rc;
 }
 
-void npkit_mpgpu_call(npkit_mpgpu *g, const npkit_event *ev, uint64_t key) {
+void npkit_mpgpu_call(npkit_mpgpu *g, const npkit_event *ev, uint32_t kind, uint64_t id) {
   if (ev->u.api.call_no == 0) return;
   npkit_plugin_api *api = npkit_plugin_api_of_call(g->apis, ev->thread, ev->u.api.call_no);
   if (api == NULL) return;
   api->member = ev->u.api.comm;
-  api->call_seq = key;
+  api->row = kind;
+  api->call_seq = id;
   api->fn = ev->func;
 }
 

@@ -12,9 +12,10 @@
 
 #include "npkit/event_log.h"
 
-/* An operation's GPU span, by its call's communicator (local id) and the key the call was given.
- * 0 or -1 (memory). */
-typedef int (*npkit_mpgpu_put_fn)(void *ctx, uint32_t comm, uint64_t key, uint64_t start_ns, uint64_t end_ns);
+/* An operation's GPU span, by its call's communicator (local id) and the key (kind, id) the call
+ * was given.  0 or -1 (memory). */
+typedef int (*npkit_mpgpu_put_fn)(void *ctx, uint32_t comm, uint32_t kind, uint64_t id, uint64_t start_ns,
+                                  uint64_t end_ns);
 
 typedef struct npkit_mpgpu npkit_mpgpu;
 
@@ -23,7 +24,7 @@ void npkit_mpgpu_free(npkit_mpgpu *g);
 /* NPKIT_EV_PLUGIN_API, _TASK and _KERNEL_CH events; 0 or -1. */
 int npkit_mpgpu_event(npkit_mpgpu *g, const npkit_event *ev);
 /* A collective or send/receive call (NPKIT_EV_API) and the key of its operation. */
-void npkit_mpgpu_call(npkit_mpgpu *g, const npkit_event *ev, uint64_t key);
+void npkit_mpgpu_call(npkit_mpgpu *g, const npkit_event *ev, uint32_t kind, uint64_t id);
 /* Settles the tasks whose call is known and that are complete, or whose channels' latest stop is
  * before `before`; with `final`, every task.  0 or -1. */
 int npkit_mpgpu_settle(npkit_mpgpu *g, uint64_t before, int final);

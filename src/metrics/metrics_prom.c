@@ -2,8 +2,9 @@
  * The nccl_* metrics are the Inspector's (NVIDIA/nccl plugins/profiler/inspector/inspector_prom.cc
  * at 2.30/2.31): per bucket of communicator, operation, power-of-1024 size range and algorithm_
  * protocol, the geometric mean of the bus bandwidths and the mean time of the interval's
- * operations, with its labels, so that its dashboards work; "rank" is added, since two processes
- * on one GPU would otherwise write the same series and node_exporter refuses duplicates.  Unlike
+ * operations, with its labels, so that its dashboards work.  "rank", "pid" and "comm_id" are
+ * added: two processes on one GPU, or two unnamed communicators of one size, would otherwise
+ * write the same series, which node_exporter refuses.  Unlike
  * the Inspector's, every metric has HELP and TYPE lines and its samples together, as the format
  * asks.  The npkit_* metrics are counters of the whole run. */
 #include <inttypes.h>
@@ -126,7 +127,7 @@ static void put_label(FILE *f, const char *name, const char *v) {
 }
 
 static void proc_labels(FILE *f, const npkit_metrics_proc *p, int32_t device) {
-  char gpu[24], rank[16];
+  char gpu[24], rank[16], pid[16];
   if (device >= 0) snprintf(gpu, sizeof gpu, "GPU%" PRId32, device);
   else snprintf(gpu, sizeof gpu, "unknown");
   snprintf(rank, sizeof rank, "%" PRId32, p->rank);
@@ -137,6 +138,9 @@ static void proc_labels(FILE *f, const npkit_metrics_proc *p, int32_t device) {
   put_label(f, "gpu", gpu);
   fputc(',', f);
   put_label(f, "rank", rank);
+  fputc(',', f);
+  snprintf(pid, sizeof pid, "%" PRId32, p->pid);
+  put_label(f, "pid", pid);
 }
 
 static void comm_labels(FILE *f, const npkit_metrics_proc *p, const npkit_metrics_comm *c) {
@@ -150,6 +154,10 @@ static void comm_labels(FILE *f, const npkit_metrics_proc *p, const npkit_metric
   fputc(',', f);
   snprintf(num, sizeof num, "%" PRId32, c->nranks);
   put_label(f, "nranks", num);
+  fputc(',', f);
+  if (c->comm_id != 0) snprintf(num, sizeof num, "%016" PRIx64, c->comm_id);
+  else snprintf(num, sizeof num, "local-%" PRIu32, c->local_id); /* its record not read (yet) */
+  put_label(f, "comm_id", num);
 }
 
 static void bucket_labels(FILE *f, const npkit_metrics_proc *p, const npkit_metrics_comm *c, const bucket *b) {
@@ -197,12 +205,8 @@ static void per_comm(FILE *f, const npkit_metrics_proc *proc, const npkit_metric
                      const char *name, const char *help, size_t offset, double scale) {
   family(f, name, "counter", help);
   for (size_t i = 0; i < n_comms; i++) {
-    char id[24];
-    snprintf(id, sizeof id, "%016" PRIx64, comms[i].comm_id);
     fprintf(f, "%s{", name);
     comm_labels(f, proc, &comms[i]);
-    fputc(',', f);
-    put_label(f, "comm_id", id);
     fprintf(f, "} %.17g\n", (double)*(const uint64_t *)((const char *)&comms[i] + offset) * scale);
   }
 }

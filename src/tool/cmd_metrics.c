@@ -32,7 +32,7 @@ static void help(void) {
 }
 
 static int take_format(const char *v, void *to) {
-  char err[128];
+  char err[128] = "";
   if (npkit_metrics_parse(v, to, err, sizeof err) != 0 || *(unsigned *)to == 0) {
     npkit_cli_usage_error("metrics", "--format: %s", *(unsigned *)to == 0 && err[0] == '\0' ? "nothing to write" : err);
     return -1;

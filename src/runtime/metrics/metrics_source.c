@@ -102,8 +102,8 @@ static int dump(int final) {
   if (rc == 0) { /* a copy: the tap may add communicators once the lock is let go */
     const npkit_metrics_comm *c = npkit_metrics_ops_comms(M.ops, &nc);
     comms = malloc((nc ? nc : 1) * sizeof(*comms));
-    if (comms != NULL) memcpy(comms, c, nc * sizeof(*comms));
-    else rc = -1;
+    if (comms == NULL) rc = -1;
+    else if (nc > 0) memcpy(comms, c, nc * sizeof(*comms));
   }
   if (rc != 0) M.failed = 1;
   npkit_metrics_proc proc = {.hostname = M.host, .pid = M.pid, .rank = M.rank, .device = M.device,
@@ -137,8 +137,8 @@ static void *metrics_main(void *arg) {
   npkit_signals_mask_thread();  /* the job's signals are not ours to receive */
   pthread_mutex_lock(&M.lock);
   while (!M.stop) {
-    struct timespec at;
-    clock_gettime(CLOCK_REALTIME, &at);
+    struct timespec at; /* the condition waits on CLOCK_MONOTONIC (attach): a clock set back does not stall it */
+    clock_gettime(CLOCK_MONOTONIC, &at);
     uint64_t ns = (uint64_t)at.tv_nsec + M.interval_ns;
     at.tv_sec += (time_t)(ns / 1000000000u);
     at.tv_nsec = (long)(ns % 1000000000u);
@@ -183,6 +183,12 @@ static void attach(const npkit_source_log *at) {
   M.stop = 0;
   pthread_mutex_unlock(&M.lock);
   npkit_logw_set_tap(at->log, tap, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_destroy(&M.wake);
+  pthread_cond_init(&M.wake, &ca);
+  pthread_condattr_destroy(&ca);
   e = pthread_create(&M.thread, NULL, metrics_main, NULL);
   if (e != 0) {
     npkit_note(NPKIT_LEVEL_WARN, "live metrics: cannot start their thread (%s); only the last dump is written",
