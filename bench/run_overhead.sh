@@ -29,11 +29,12 @@
 # worst total of each thread count over the runs, the goal of issue 18 (at most 100 ns), and the
 # floor figures of bench/floor_bench (clock readings, the event's store), measured in the same run.
 # The library runs with its default settings; FLUSH_MS=N and BUF_MB=N set NPKIT_FLUSH_MS and
-# NPKIT_EVENT_BUF_SIZE.  SPIN=S paces the calls (bench/overhead --spin S: S iterations of an empty
+# NPKIT_EVENT_BUF_SIZE; METRICS=LIST sets NPKIT_METRICS (live metrics: their files go to the trace
+# folder, their thread's CPU counts in writer_cpu).  SPIN=S paces the calls (bench/overhead --spin S: S iterations of an empty
 # loop after each call, in both kinds of block; 3000 is about 1 us here, a million calls a second
 # per thread, still more than a job makes): the writer then streams at that rate instead of the
 # 2.5 GB/s of calls made back to back.  Per-repeat figures and the load average go to stderr.
-#   [RUNS=N] [SPIN=S] [FLUSH_MS=N] [BUF_MB=N] bench/run_overhead.sh [BUILD_DIR] [CALLS]
+#   [RUNS=N] [SPIN=S] [FLUSH_MS=N] [BUF_MB=N] [METRICS=LIST] bench/run_overhead.sh [BUILD_DIR] [CALLS]
 set -euo pipefail
 build="${1:-build}"
 calls="${2:-1000000}"
@@ -41,6 +42,7 @@ runs="${RUNS:-3}"
 spin="${SPIN:-0}"
 flush_ms="${FLUSH_MS:-}"
 buf_mb="${BUF_MB:-}"
+metrics="${METRICS:-}"
 bin="$build/bench/overhead"
 . "$(dirname "$0")/bench_lib.sh"
 bench_require "$bin" "$lib"
@@ -49,14 +51,14 @@ bench_scratch
 block=10000
 [ $((calls % block)) -eq 0 ] || { echo "$(basename "$0"): CALLS must be a multiple of $block" >&2; exit 1; }
 
-echo "settings: NPKIT_FLUSH_MS=${flush_ms:-default} NPKIT_EVENT_BUF_SIZE=${buf_mb:-default} spin=$spin; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "settings: NPKIT_FLUSH_MS=${flush_ms:-default} NPKIT_EVENT_BUF_SIZE=${buf_mb:-default} NPKIT_METRICS=${metrics:-off} spin=$spin; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 printf '%-4s %-8s %9s %11s %12s %10s %11s %10s %11s %8s\n' run threads base_cpu direct_cpu wrapped_cpu added_cpu \
   writer_cpu total_cpu wrapped_ns dropped
 rows=""
 for run in $(seq "$runs"); do
   for threads in 1 2; do
     bline=$(bench_overhead "$threads" no)
-    line=$(bench_overhead "$threads" yes --paired "$block" --spin "$spin")
+    line=$(bench_overhead "$threads" yes ${metrics:+NPKIT_METRICS=$metrics} --paired "$block" --spin "$spin")
     echo "run=$run threads=$threads without the library, repeats sorted (cpu ns/call): $(echo "$bline" | field sorted_cpu_ns_per_call)" >&2
     echo "run=$run threads=$threads with the library, wrapped blocks by repeat (cpu ns/call): $(echo "$line" | field sorted_cpu_ns_per_call)" >&2
     dropped=$("$build/src/tool/npkit" info "$out"/*.npkit 2>/dev/null | sed -n 's/.*dropped[^0-9]*\([0-9][0-9]*\).*/\1/p' | head -1)

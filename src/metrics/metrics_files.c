@@ -23,6 +23,8 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
+/* The lines go straight to the file through a 1 MiB buffer (a dump of a million operations is
+ * hundreds of MB: no copy of it in memory); a failed dump is cut back to the lines before it. */
 static int inspector_file(const char *dir, unsigned what, const npkit_metrics_proc *proc,
                           const npkit_metrics_comm *comms, size_t n_comms, const npkit_metrics_op *ops, size_t n_ops,
                           char *err, size_t errlen) {
@@ -31,38 +33,37 @@ static int inspector_file(const char *dir, unsigned what, const npkit_metrics_pr
     snprintf(err, errlen, "%s: the folder's name is too long", dir);
     return -1;
   }
-  char *buf = NULL;
-  size_t size = 0;
-  FILE *f = open_memstream(&buf, &size);
+  int fresh = (what & NPKIT_METRICS_FRESH) != 0;
+  int news = fresh;
+  for (size_t i = 0; i < n_comms && !news; i++)
+    news = comms[i].coll_new + comms[i].p2p_new + comms[i].coll_dropped_new + comms[i].p2p_dropped_new > 0;
+  if (!news) return 0; /* nothing to append */
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (fresh ? O_TRUNC : O_APPEND), 0644);
+  if (fd < 0) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  off_t was = lseek(fd, 0, SEEK_END);
+  FILE *f = fdopen(fd, "a");
   if (f == NULL) {
-    snprintf(err, errlen, "%s: out of memory", path);
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    close(fd);
     return -1;
   }
+  setvbuf(f, NULL, _IOFBF, 1u << 20);
+  errno = 0;
   int rc = npkit_metrics_inspector_write(f, proc, comms, n_comms, ops, n_ops);
-  if (fclose(f) != 0 || rc != 0) {
-    free(buf);
-    snprintf(err, errlen, "%s: out of memory", path);
-    return -1;
+  if (fflush(f) != 0 || rc != 0) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno != 0 ? errno : EIO));
+    /* no half dump: the lines before stay whole */
+    if (was >= 0 && ftruncate(fd, was) != 0)
+      snprintf(err, errlen, "%s: %s; its last dump is cut short", path, strerror(errno));
+    rc = -1;
   }
-  rc = 0;
-  if (size > 0 || (what & NPKIT_METRICS_FRESH)) {
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | ((what & NPKIT_METRICS_FRESH) ? O_TRUNC : O_APPEND);
-    int fd = open(path, flags, 0644);
-    off_t was = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
-    errno = 0;
-    if (fd < 0 || write_all(fd, buf, size) != 0) {
-      snprintf(err, errlen, "%s: %s", path, strerror(errno != 0 ? errno : EIO));
-      /* no half dump: the lines before stay whole */
-      if (fd >= 0 && was >= 0 && ftruncate(fd, was) != 0)
-        snprintf(err, errlen, "%s: %s; its last dump is cut short", path, strerror(errno));
-      rc = -1;
-    }
-    if (fd >= 0 && close(fd) != 0 && rc == 0) {
-      snprintf(err, errlen, "%s: %s", path, strerror(errno));
-      rc = -1;
-    }
+  if (fclose(f) != 0 && rc == 0) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    rc = -1;
   }
-  free(buf);
   return rc;
 }
 

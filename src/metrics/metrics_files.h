@@ -1,6 +1,6 @@
 /*
- * One dump's files in a folder: NCCL Inspector's JSON lines appended to <host>-pid<pid>.log (in
- * one write, so that a reader never meets half a line of a finished dump) and the Prometheus
+ * One dump's files in a folder: NCCL Inspector's JSON lines appended to <host>-pid<pid>.log (a
+ * dump that fails is cut back, so that the file holds whole dumps) and the Prometheus
  * textfile npkit_metrics_<host>-pid<pid>.prom written whole as .partial and renamed over the last
  * one (node_exporter's textfile collector reads *.prom only, never half a file).  Used by the
  * preloaded library at each interval and at exit, and by `npkit metrics`.

@@ -4,6 +4,7 @@
  * drops a file that has one).  The version written is v4.2: v4.0 of the releases up to v2.30.7-1,
  * with v4.1's dump_stats line (inspectorCommInfoDumpStats) and v4.2's coll_algo/coll_proto. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json_writer.h"
@@ -65,19 +66,36 @@ static void op_line(FILE *f, const npkit_metrics_op *o) {
 int npkit_metrics_inspector_write(FILE *f, const npkit_metrics_proc *proc, const npkit_metrics_comm *comms,
                                   size_t n_comms, const npkit_metrics_op *ops, size_t n_ops) {
   size_t k = 0;
-  for (uint32_t ci = 0; ci < n_comms; ci++) {
+  char *hbuf = NULL;
+  size_t hlen = 0;
+  int rc = 0;
+  for (uint32_t ci = 0; ci < n_comms && rc == 0; ci++) {
     const npkit_metrics_comm *c = &comms[ci];
     if (c->coll_new + c->p2p_new + c->coll_dropped_new + c->p2p_dropped_new == 0) continue;
-    head(f, proc, c);
+    /* every line of the communicator starts the same: written once, copied per line */
+    free(hbuf);
+    hbuf = NULL;
+    FILE *h = open_memstream(&hbuf, &hlen);
+    if (h == NULL) {
+      rc = -1;
+      break;
+    }
+    head(h, proc, c);
+    if (fclose(h) != 0) {
+      rc = -1;
+      break;
+    }
+    fwrite(hbuf, 1, hlen, f);
     fprintf(f, "\"dump_stats\":{\"coll_records\":%" PRIu64 ",\"coll_dropped_total\":%" PRIu64
                ",\"coll_dropped_since_last_dump\":%" PRIu64 ",\"p2p_records\":%" PRIu64 ",\"p2p_dropped_total\":%" PRIu64
                ",\"p2p_dropped_since_last_dump\":%" PRIu64 "}}\n",
             c->coll_new, c->coll_dropped, c->coll_dropped_new, c->p2p_new, c->p2p_dropped, c->p2p_dropped_new);
     while (k < n_ops && ops[k].comm < ci) k++;
     for (; k < n_ops && ops[k].comm == ci; k++) {
-      head(f, proc, c);
+      fwrite(hbuf, 1, hlen, f);
       op_line(f, &ops[k]);
     }
   }
-  return ferror(f) ? -1 : 0;
+  free(hbuf);
+  return rc != 0 || ferror(f) ? -1 : 0;
 }

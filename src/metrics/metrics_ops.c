@@ -293,6 +293,21 @@ static int plugin_event(npkit_metrics_ops *m, const npkit_event *ev) {
   return 0;
 }
 
+int npkit_metrics_ops_wants(const npkit_event *ev) {
+  switch (ev->kind) {
+  case NPKIT_EV_API:
+    return npkit_fn_class_of(ev->func) == NPKIT_CLASS_coll || npkit_fn_class_of(ev->func) == NPKIT_CLASS_p2p;
+  case NPKIT_EV_CUPTI_KERNEL:
+  case NPKIT_EV_PLUGIN_INIT:
+  case NPKIT_EV_PLUGIN_TASK:
+  case NPKIT_EV_PLUGIN_API:
+  case NPKIT_EV_PLUGIN_KERNEL_CH:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 int npkit_metrics_ops_events(npkit_metrics_ops *m, const npkit_event *ev, size_t n) {
   for (size_t i = 0; i < n; i++) {
     int rc = 0;

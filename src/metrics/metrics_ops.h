@@ -64,6 +64,9 @@ void npkit_metrics_ops_set_nnodes(npkit_metrics_ops *m, uint32_t local_id, int32
 /* Whether GPU times may come (CUPTI or NCCL's kernel channels are on; the default): without,
  * operations of communicators that had no GPU activity are not held for it. */
 void npkit_metrics_ops_expect_gpu(npkit_metrics_ops *m, int expect);
+/* Whether npkit_metrics_ops_events would look at the event (an owner that queues events keeps
+ * only those). */
+int npkit_metrics_ops_wants(const npkit_event *ev);
 /* Events of any kind; those that say nothing of operations are passed over.  0 or -1 (memory). */
 int npkit_metrics_ops_events(npkit_metrics_ops *m, const npkit_event *ev, size_t n);
 

@@ -1,7 +1,8 @@
 /*
  * The writers of the operations of one dump (metrics_ops.h): NCCL Inspector's JSON lines and a
- * Prometheus textfile.  Both write to a FILE (the owner buffers it and puts it in place: lines
- * appended in one write, the textfile renamed over the last one, so that no reader sees half).
+ * Prometheus textfile.  Both write to a FILE; the owner puts it in place (metrics_files.h: lines
+ * appended, a failed dump cut back; the textfile renamed over the last one, so that no scraper
+ * reads half of it).
  */
 #ifndef NPKIT_METRICS_OUT_H
 #define NPKIT_METRICS_OUT_H

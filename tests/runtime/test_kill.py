@@ -301,6 +301,39 @@ class Kill(unittest.TestCase):
         self.finished(p, -signal.SIGKILL)
         self.check_complete(ops, 900, 1)
 
+    def test_metrics_bad_settings(self):
+        # a word NPKIT_METRICS does not know, a folder that is a file, a metrics file that cannot
+        # be written: one clear line each, the job and its log as without metrics
+        blocker = os.path.join(self.tmp, "a_file")
+        open(blocker, "w").close()
+        for settings, said in (({"NPKIT_METRICS": "inspector,grafana"},
+                                "NPKIT_METRICS='inspector,grafana': 'grafana' is not one of inspector, prometheus, all, off"),
+                               ({"NPKIT_METRICS": "all", "NPKIT_METRICS_DIR": os.path.join(blocker, "m")},
+                                "NPKIT_METRICS_DIR '%s': Not a directory; no live metrics" % os.path.join(blocker, "m"))):
+            with self.subTest(settings=settings):
+                p, trace, _ = self.job(300, 1, end="exit", NPKIT_CUPTI="0", **settings)
+                err = self.finished(p, 7)
+                self.assertIn(said, err)
+                info = tool("info", self.one_log(trace))
+                self.assertEqual(info.returncode, 0, info.stderr)
+                self.assertRegex(info.stdout, r"state +closed cleanly")
+                self.assertRegex(info.stdout, r"(?m)^  ncclAllReduce\s+300\s+0\s")
+                self.assertEqual(glob.glob(os.path.join(trace, "*.prom")), [])
+        # the Inspector file's name taken by a folder: that file fails, the textfile is written
+        mdir = os.path.join(self.tmp, "m_eisdir")
+        os.makedirs(mdir)
+        p, trace, ready = self.job(300, 1, wait=True, NPKIT_CUPTI="0", NPKIT_METRICS="all", NPKIT_METRICS_DIR=mdir)
+        deadline = time.time() + 30
+        while not os.path.exists(ready) and time.time() < deadline:
+            time.sleep(0.05)
+        host, pid = os.path.basename(self.one_log(trace))[len("npkit_"):-len(".npkit")].rsplit("_", 1)
+        os.makedirs(os.path.join(mdir, "%s-pid%s.log" % (host, pid)))
+        p.send_signal(signal.SIGTERM)
+        err = self.finished(p, -signal.SIGTERM)
+        self.assertRegex(err, r"live metrics: the last dump: .*\.log: Is a directory")
+        with open(glob.glob(os.path.join(mdir, "*.prom"))[0], encoding="utf-8") as f:
+            self.assertRegex(f.read(), r"(?m)^npkit_collectives_total\{.*\} 300$")
+
     def test_every_way_to_exit(self):
         # _exit and _Exit run no exit handler: the library's wrappers finish first, as exit() does;
         # the log is closed cleanly with every call and the trace rendered, the status is the

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "diag.h"
+#include "grow.h"
 #include "metrics_files.h"
 #include "metrics_ops.h"
 #include "notes.h"
@@ -24,6 +25,9 @@
 /* An operation without GPU activity whose communicator's GPU work has not gone past it (no GPU
  * timing at all, or a kernel CUPTI keeps back) is written after two intervals, at least this. */
 #define LONG_HOLD_MIN_NS 30000000000ull
+/* Events waiting for the thread, at most (about 100 MB): beyond, the live metrics stop with a note
+ * rather than hold the job's memory. */
+#define QUEUE_MAX (1u << 20)
 
 static struct {
   pthread_mutex_t lock;          /* the operations and the identity: the tap and the dumps */
@@ -46,7 +50,14 @@ static struct {
   /* for the exit line */
   uint64_t dumps, dump_errors, colls, p2ps;
   char last_error[256];
-} M = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+  /* The events of interest the tap copied, folded in by the thread every flush period: the
+   * writer only copies them, under a lock of their own, and never waits for a fold or a dump. */
+  pthread_mutex_t qlock;
+  npkit_event *q, *spare;
+  size_t nq, capq, cap_spare;
+  int q_over;                    /* the thread fell behind by QUEUE_MAX events: metrics stop */
+  uint64_t fold_ns;
+} M = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .qlock = PTHREAD_MUTEX_INITIALIZER};
 
 static void configure(const npkit_config *cfg) {
   char err[128];
@@ -55,6 +66,7 @@ static void configure(const npkit_config *cfg) {
   snprintf(M.dir, sizeof M.dir, "%s", cfg->metrics_dir[0] != '\0' ? cfg->metrics_dir : cfg->trace_dir);
   M.interval_ns = cfg->metrics_interval_s * 1000000000ull;
   M.expect_gpu = cfg->cupti != NPKIT_CUPTI_OFF || (cfg->plugin && (cfg->plugin_events & NPKIT_PEV_KERNEL));
+  M.fold_ns = cfg->flush_ms * 1000000ull;
   M.hold_ns = 2 * cfg->flush_ms * 1000000ull + HOLD_EXTRA_NS;
   M.long_hold_ns = 2 * M.interval_ns > LONG_HOLD_MIN_NS ? 2 * M.interval_ns : LONG_HOLD_MIN_NS;
   const char *slurm = getenv("SLURM_JOB_ID");
@@ -63,16 +75,29 @@ static void configure(const npkit_config *cfg) {
 }
 
 /* On the appending thread (the writer, the CUPTI drain; a communicator's record on the thread that
- * created it): fold it in.  No note, no log append under the lock (they come back here). */
+ * created it): the events of interest are copied for the thread; communicators and the identity
+ * are taken at once.  No note, no log append here (they come back to the tap). */
 static void tap(void *ctx, npkit_block_type type, const void *payload, uint32_t count) {
   (void)ctx;
-  if (type != NPKIT_BLOCK_EVENTS && type != NPKIT_BLOCK_COMM && type != NPKIT_BLOCK_PROCESS) return;
+  if (type == NPKIT_BLOCK_EVENTS) {
+    const npkit_event *ev = payload;
+    pthread_mutex_lock(&M.qlock);
+    for (uint32_t i = 0; i < count && !M.q_over; i++) {
+      if (!npkit_metrics_ops_wants(&ev[i])) continue;
+      if (M.nq == M.capq && (M.nq >= QUEUE_MAX || NPKIT_GROW(M.q, M.capq, M.nq + 1, 4096) != 0)) {
+        M.q_over = 1;
+        break;
+      }
+      M.q[M.nq++] = ev[i];
+    }
+    pthread_mutex_unlock(&M.qlock);
+    return;
+  }
+  if (type != NPKIT_BLOCK_COMM && type != NPKIT_BLOCK_PROCESS) return;
   pthread_mutex_lock(&M.lock);
   if (M.ops != NULL && !M.failed) {
     int rc = 0;
-    if (type == NPKIT_BLOCK_EVENTS) {
-      rc = npkit_metrics_ops_events(M.ops, payload, count);
-    } else if (type == NPKIT_BLOCK_COMM) {
+    if (type == NPKIT_BLOCK_COMM) {
       const npkit_comm_rec *c = payload;
       for (uint32_t i = 0; i < count && rc == 0; i++) rc = npkit_metrics_ops_comm(M.ops, &c[i]);
     } else {
@@ -85,6 +110,27 @@ static void tap(void *ctx, npkit_block_type type, const void *payload, uint32_t 
   pthread_mutex_unlock(&M.lock);
 }
 
+/* The queued events into the operations (on the thread, or at detach). */
+static void fold(void) {
+  pthread_mutex_lock(&M.qlock);
+  npkit_event *batch = M.q;
+  size_t n = M.nq, cap = M.capq;
+  M.q = M.spare;
+  M.capq = M.cap_spare;
+  M.nq = 0;
+  int over = M.q_over;
+  pthread_mutex_unlock(&M.qlock);
+  pthread_mutex_lock(&M.lock);
+  if (M.ops != NULL && !M.failed && npkit_metrics_ops_events(M.ops, batch, n) != 0) M.failed = 1;
+  if (over && !M.failed) {
+    M.failed = 1;
+    snprintf(M.last_error, sizeof M.last_error, "they fell %u events behind the job and stopped", QUEUE_MAX);
+  }
+  pthread_mutex_unlock(&M.lock);
+  M.spare = batch; /* only the thread, then detach, fold: one at a time */
+  M.cap_spare = cap;
+}
+
 /* One dump: the operations taken under the lock, the files written outside it (the writer thread
  * must not wait on a disk for the tap).  0, or -1 with the message in M.last_error. */
 static int dump(int final) {
@@ -92,7 +138,7 @@ static int dump(int final) {
   if (M.ops == NULL || M.failed) {
     int failed = M.failed;
     pthread_mutex_unlock(&M.lock);
-    if (failed) snprintf(M.last_error, sizeof M.last_error, "out of memory");
+    if (failed && M.last_error[0] == '\0') snprintf(M.last_error, sizeof M.last_error, "out of memory");
     return failed ? -1 : 0;
   }
   const npkit_metrics_op *ops;
@@ -135,20 +181,28 @@ static void *metrics_main(void *arg) {
   (void)arg;
   npkit_own_thread_mark();      /* NCCL calls made here are not the job's */
   npkit_signals_mask_thread();  /* the job's signals are not ours to receive */
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  uint64_t next_dump = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + M.interval_ns;
   pthread_mutex_lock(&M.lock);
   while (!M.stop) {
-    struct timespec at; /* the condition waits on CLOCK_MONOTONIC (attach): a clock set back does not stall it */
-    clock_gettime(CLOCK_MONOTONIC, &at);
-    uint64_t ns = (uint64_t)at.tv_nsec + M.interval_ns;
-    at.tv_sec += (time_t)(ns / 1000000000u);
-    at.tv_nsec = (long)(ns % 1000000000u);
+    /* the condition waits on CLOCK_MONOTONIC (attach): a clock set back does not stall it */
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t t = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + M.fold_ns;
+    if (t > next_dump) t = next_dump;
+    struct timespec at = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
     while (!M.stop && pthread_cond_timedwait(&M.wake, &M.lock, &at) != ETIMEDOUT) {
     }
     if (M.stop) break;
     pthread_mutex_unlock(&M.lock);
-    int rc = dump(0);
-    if (rc != 0 && M.dump_errors++ == 0) /* one note, not one per interval */
-      npkit_note(NPKIT_LEVEL_WARN, "live metrics: %s; the job and its log go on", M.last_error);
+    fold();
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec >= next_dump) {
+      next_dump += M.interval_ns;
+      int rc = dump(0);
+      if (rc != 0 && M.dump_errors++ == 0) /* one note, not one per interval */
+        npkit_note(NPKIT_LEVEL_WARN, "live metrics: %s; the job and its log go on", M.last_error);
+    }
     pthread_mutex_lock(&M.lock);
   }
   pthread_mutex_unlock(&M.lock);
@@ -212,6 +266,7 @@ static void detach(npkit_log_writer *log) {
     M.thread_started = 0;
   }
   npkit_logw_set_tap(log, NULL, NULL);
+  fold();
   if (dump(1) != 0 && M.dump_errors++ == 0)
     npkit_note(NPKIT_LEVEL_WARN, "live metrics: the last dump: %s", M.last_error);
   /* the state is freed under the lock: a late append of another thread may still be in the tap */
@@ -222,6 +277,12 @@ static void detach(npkit_log_writer *log) {
   M.prom = NULL;
   M.log = NULL;
   pthread_mutex_unlock(&M.lock);
+  pthread_mutex_lock(&M.qlock); /* a late append of another thread may still be in the tap */
+  free(M.q);
+  free(M.spare);
+  M.q = M.spare = NULL;
+  M.nq = M.capq = M.cap_spare = 0;
+  pthread_mutex_unlock(&M.qlock);
 }
 
 static void summary(char *buf, size_t len) {
