@@ -99,10 +99,10 @@ else
   # mpirun passes on only the variables named with -x
   env LD_PRELOAD="$preload" LD_LIBRARY_PATH="$fakes${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     NPKIT_TRACE_DIR="$out" NPKIT_SIMULATED=1 NPKIT_CUPTI_LIBRARY="$fakes/libcupti.so.13" \
-    NPKIT_STACK_DEPTH=8 FAKE_NCCL_NET=1 \
+    NPKIT_STACK_DEPTH=8 FAKE_NCCL_NET=1 NPKIT_METRICS=inspector,prometheus NPKIT_METRICS_DIR="$out/metrics" \
     mpirun -np "$np" --oversubscribe --bind-to none \
       -x LD_PRELOAD -x LD_LIBRARY_PATH -x NPKIT_TRACE_DIR -x NPKIT_SIMULATED -x NPKIT_CUPTI_LIBRARY \
-      -x NPKIT_STACK_DEPTH -x FAKE_NCCL_NET \
+      -x NPKIT_STACK_DEPTH -x FAKE_NCCL_NET -x NPKIT_METRICS -x NPKIT_METRICS_DIR \
       "$job" --medium --iters "$iters" --compute-us 20000 --marks --delay-rank "$late" --delay-us "$delay_us"
 fi
 
@@ -150,3 +150,8 @@ echo "  $out/report.html"
 echo "      the report as a page with plots and the timeline of the worst collective: any browser"
 echo "      (file://$out/report.html)"
 echo "  $out/report.txt, $out/report.json: the same report as text and as JSON (docs/report.md)"
+if [ -d "$out/metrics" ]; then
+  echo "  $out/metrics"
+  echo "      the live metrics the ranks wrote while they ran (NPKIT_METRICS): NCCL Inspector's JSON lines"
+  echo "      (<host>-pid<pid>.log) and Prometheus textfiles for node_exporter (README, \"Live metrics\")"
+fi

@@ -45,8 +45,8 @@ class Demo(lib.TempDirTestCase):
         cmd = [os.path.join(lib.source_dir(), "scripts", "demo.sh"), "--no-build", "--out", cls.out]
         cls.run_ = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
 
-    def file(self, name):
-        return os.path.join(self.out, name)
+    def file(self, *names):
+        return os.path.join(self.out, *names)
 
     def setUp(self):
         super().setUp()
@@ -114,11 +114,23 @@ class Demo(lib.TempDirTestCase):
         self.assertEqual([n.split(" \u00b7 ")[0] for n in names], ["rank %d" % r for r in range(NP)])
         self.assertTrue(all(n.endswith("simulated GPU") for n in names))
 
+    def test_live_metrics(self):
+        # each rank wrote NCCL Inspector's lines and a textfile while it ran, with its collectives
+        logs = glob.glob(self.file("metrics", "*.log"))
+        self.assertEqual(len(logs), NP)
+        self.assertEqual(len(glob.glob(self.file("metrics", "*.prom"))), NP)
+        for path in logs:
+            with open(path) as f:
+                lines = [json.loads(line) for line in f]
+            perf = [o["coll_perf"] for o in lines if "coll_perf" in o]
+            self.assertTrue(perf and all(p["coll_busbw_gbs"] >= 0 for p in perf))
+            self.assertIn("kernel_gpu", {p["coll_timing_source"] for p in perf})
+
     def test_lists_the_files_to_open(self):
         tail = self.run_.stdout[self.run_.stdout.index("== what to open"):]
         listed = re.findall(r"^  (/\S+)$", tail, re.M)
         want = sorted(glob.glob(self.file("npkit_rank*.json"))) + [self.file("merged.json.gz"),
-                                                                   self.file("report.html")]
+                                                                   self.file("report.html"), self.file("metrics")]
         self.assertEqual(listed, want)
         for hint in ("https://ui.perfetto.dev", "chrome://tracing", "any browser"):
             self.assertIn(hint, tail)
