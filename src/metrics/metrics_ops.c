@@ -132,6 +132,14 @@ int npkit_metrics_ops_comm(npkit_metrics_ops *m, const npkit_comm_rec *rec) {
 
 void npkit_metrics_ops_expect_gpu(npkit_metrics_ops *m, int expect) { m->expect_gpu = expect; }
 
+void npkit_metrics_ops_set_spread(npkit_metrics_ops *m, uint32_t local_id, double spread_ns, int32_t last_rank) {
+  size_t i = comm_index(m, local_id);
+  if (i == SIZE_MAX) return;
+  m->comms[i].has_spread = 1;
+  m->comms[i].spread_max_ns = spread_ns;
+  m->comms[i].spread_last_rank = last_rank;
+}
+
 void npkit_metrics_ops_set_nnodes(npkit_metrics_ops *m, uint32_t local_id, int32_t nnodes) {
   size_t i = comm_index(m, local_id);
   if (i != SIZE_MAX) m->comms[i].nnodes = nnodes;

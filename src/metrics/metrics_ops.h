@@ -32,6 +32,11 @@ typedef struct npkit_metrics_comm {
   /* since the previous take */
   uint64_t coll_new, p2p_new, coll_dropped_new, p2p_dropped_new;
   uint64_t busy_ns_new, busy_ns; /* the timed operations' summed times */
+  /* across the ranks, where the owner knows them (npkit metrics, from every rank's log): the
+   * largest arrival spread of its collectives and the global rank that arrived last there */
+  int has_spread;
+  double spread_max_ns;
+  int32_t spread_last_rank;
   /* per GPU source (NPKIT_MGPU_*): whether it had any, the latest start read so far */
   unsigned gpu_seen;
   uint64_t gpu_latest_start[NPKIT_MGPU_SOURCES];
@@ -61,6 +66,8 @@ void npkit_metrics_ops_free(npkit_metrics_ops *m);
 int npkit_metrics_ops_comm(npkit_metrics_ops *m, const npkit_comm_rec *c);
 /* Its node count, when the owner knows it better (the tool, from the job's hosts). */
 void npkit_metrics_ops_set_nnodes(npkit_metrics_ops *m, uint32_t local_id, int32_t nnodes);
+/* Its largest arrival spread and who arrived last there (the tool, from every rank's log). */
+void npkit_metrics_ops_set_spread(npkit_metrics_ops *m, uint32_t local_id, double spread_ns, int32_t last_rank);
 /* Whether GPU times may come (CUPTI or NCCL's kernel channels are on; the default): without,
  * operations of communicators that had no GPU activity are not held for it. */
 void npkit_metrics_ops_expect_gpu(npkit_metrics_ops *m, int expect);

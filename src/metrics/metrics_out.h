@@ -23,6 +23,11 @@ typedef struct npkit_metrics_proc {
   uint64_t dump_us;        /* wall clock of the dump, microseconds since the epoch */
   uint64_t events_recorded, events_dropped; /* the log's totals so far */
   uint64_t dumps;          /* this one included */
+  /* across the ranks, where known (npkit metrics): collectives this process arrived last at, of
+   * those with two ranks or more, and the time it waited for the last rank */
+  int has_strag;
+  uint64_t arrived_last, strag_instances;
+  double waited_ns;
 } npkit_metrics_proc;
 
 /* The Inspector's JSON lines of one dump (format v4.2; see metrics_inspector.c): per

@@ -211,6 +211,22 @@ static void per_comm(FILE *f, const npkit_metrics_proc *proc, const npkit_metric
   }
 }
 
+static int spread_known(const npkit_metrics_comm *comms, size_t n_comms) {
+  for (size_t i = 0; i < n_comms; i++)
+    if (comms[i].has_spread) return 1;
+  return 0;
+}
+
+static void spread(FILE *f, const npkit_metrics_proc *proc, const npkit_metrics_comm *comms, size_t n_comms, int rank) {
+  for (size_t i = 0; i < n_comms; i++) {
+    if (!comms[i].has_spread) continue;
+    fputs(rank ? "npkit_arrival_last_rank{" : "npkit_arrival_spread_max_seconds{", f);
+    comm_labels(f, proc, &comms[i]);
+    if (rank) fprintf(f, "} %" PRId32 "\n", comms[i].spread_last_rank);
+    else fprintf(f, "} %.9g\n", comms[i].spread_max_ns * 1e-9);
+  }
+}
+
 int npkit_metrics_prom_write(const npkit_metrics_prom *p, FILE *f, const npkit_metrics_proc *proc,
                              const npkit_metrics_comm *comms, size_t n_comms) {
   if (has_kind(p, 0)) {
@@ -241,6 +257,25 @@ int npkit_metrics_prom_write(const npkit_metrics_prom *p, FILE *f, const npkit_m
   fputs("npkit_metrics_dumps_total{", f);
   proc_labels(f, proc, proc->device);
   fprintf(f, "} %" PRIu64 "\n", proc->dumps);
+  if (proc->has_strag) {
+    family(f, "npkit_arrived_last_total", "counter",
+           "Collectives (of two ranks or more) this process arrived at last, on the aligned clocks");
+    fputs("npkit_arrived_last_total{", f);
+    proc_labels(f, proc, proc->device);
+    fprintf(f, "} %" PRIu64 "\n", proc->arrived_last);
+    family(f, "npkit_wait_for_last_seconds_total", "counter",
+           "Time this process's collectives waited for the last rank to arrive (s)");
+    fputs("npkit_wait_for_last_seconds_total{", f);
+    proc_labels(f, proc, proc->device);
+    fprintf(f, "} %.17g\n", proc->waited_ns * 1e-9);
+  }
+  if (spread_known(comms, n_comms)) {
+    family(f, "npkit_arrival_spread_max_seconds", "gauge",
+           "The largest arrival spread (last rank's arrival - first's) of the communicator's collectives (s)");
+    spread(f, proc, comms, n_comms, 0);
+    family(f, "npkit_arrival_last_rank", "gauge", "The global rank that arrived last at that collective");
+    spread(f, proc, comms, n_comms, 1);
+  }
   if (n_comms > 0) {
     per_comm(f, proc, comms, n_comms, "npkit_collectives_total", "Collectives completed with a time, per communicator",
              offsetof(npkit_metrics_comm, coll_records), 1.0);

@@ -113,48 +113,10 @@ static int read_logs(npkit_report *rep, char *err, size_t errlen) {
 
 /* ---- cross-rank analyses ---- */
 
-typedef struct strag_walk {
-  npkit_straggler *s;
-  npkit_strag_ctx ctx;
-  uint32_t comm;
-} strag_walk;
-
-static int strag_instance(void *p, uint64_t seq, const npkit_inst_entry *e, size_t n) {
-  strag_walk *w = p;
-  return npkit_straggler_add(w->s, &w->ctx, w->comm, seq, e, n);
-}
-
 static int stragglers(npkit_report *rep) {
-  const npkit_job *job = &rep->job;
-  uint32_t *member_log = malloc((job->n_members ? job->n_members : 1) * sizeof(*member_log));
-  uint32_t *log_host = malloc(job->n_logs * sizeof(*log_host));
-  int64_t *offset = malloc((job->n_hosts ? job->n_hosts : 1) * sizeof(*offset));
-  double *unc = malloc((job->n_hosts ? job->n_hosts : 1) * sizeof(*unc));
-  uint32_t *ids = malloc((job->n_members ? job->n_members : 1) * sizeof(*ids));
-  int rc = -1;
-  if (member_log == NULL || log_host == NULL || offset == NULL || unc == NULL || ids == NULL) goto out;
-  for (size_t i = 0; i < job->n_members; i++) member_log[i] = job->members[i].log;
-  for (size_t i = 0; i < job->n_logs; i++) log_host[i] = job->logs[i].host;
-  for (size_t h = 0; h < job->n_hosts; h++) {
-    offset[h] = job->hosts[h].align.offset_ns;
-    unc[h] = job->hosts[h].align.uncertainty_ns;
-  }
-  if (npkit_straggler_init(&rep->strag, job->n_logs, job->n_comms, rep->opts.threshold_ns, rep->opts.top) != 0)
-    goto out;
-  strag_walk w = {.s = &rep->strag, .ctx = {member_log, log_host, offset, unc}};
-  rc = 0;
-  for (uint32_t c = 0; c < job->n_comms && rc == 0; c++) {
-    w.comm = c;
-    size_t n = npkit_job_comm_members(&job->comms[c], ids);
-    if (n >= 2) rc = npkit_inst_join(job->inst, ids, n, strag_instance, &w) != 0 ? -1 : 0;
-  }
-out:
-  free(member_log);
-  free(log_host);
-  free(offset);
-  free(unc);
-  free(ids);
-  return rc;
+  if (npkit_straggler_init(&rep->strag, rep->job.n_logs, rep->job.n_comms, rep->opts.threshold_ns, rep->opts.top) != 0)
+    return -1;
+  return npkit_straggler_job(&rep->strag, &rep->job);
 }
 
 /* A GPU-timed instance gives its call's table row a GPU sample. */

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job.h"
+
 int npkit_straggler_init(npkit_straggler *s, size_t n_logs, size_t n_comms, double threshold_ns, uint32_t top) {
   memset(s, 0, sizeof(*s));
   s->threshold_ns = threshold_ns;
@@ -96,6 +98,10 @@ int npkit_straggler_add(npkit_straggler *s, const npkit_strag_ctx *ctx, uint32_t
   if (npkit_quantile_add(&s->spread, spread_u64(spread)) != 0) return -1;
   if (comm < s->n_comms) {
     npkit_strag_comm *c = &s->comms[comm];
+    if (c->instances == 0 || spread > c->max_spread_ns) {
+      c->max_spread_ns = spread;
+      c->max_last_log = ctx->member_log[e[last].member];
+    }
     c->instances++;
     if (npkit_quantile_add(&c->spread, spread_u64(spread)) != 0) return -1;
     if (over) {
@@ -130,4 +136,45 @@ int npkit_straggler_add(npkit_straggler *s, const npkit_strag_ctx *ctx, uint32_t
   };
   if (spread > 0) keep_top(s, &in);
   return 0;
+}
+
+typedef struct strag_walk {
+  npkit_straggler *s;
+  npkit_strag_ctx ctx;
+  uint32_t comm;
+} strag_walk;
+
+static int strag_instance(void *p, uint64_t seq, const npkit_inst_entry *e, size_t n) {
+  strag_walk *w = p;
+  return npkit_straggler_add(w->s, &w->ctx, w->comm, seq, e, n);
+}
+
+int npkit_straggler_job(npkit_straggler *s, const npkit_job *job) {
+  uint32_t *member_log = malloc((job->n_members ? job->n_members : 1) * sizeof(*member_log));
+  uint32_t *log_host = malloc((job->n_logs ? job->n_logs : 1) * sizeof(*log_host));
+  int64_t *offset = malloc((job->n_hosts ? job->n_hosts : 1) * sizeof(*offset));
+  double *unc = malloc((job->n_hosts ? job->n_hosts : 1) * sizeof(*unc));
+  uint32_t *ids = malloc((job->n_members ? job->n_members : 1) * sizeof(*ids));
+  int rc = -1;
+  if (member_log == NULL || log_host == NULL || offset == NULL || unc == NULL || ids == NULL) goto out;
+  for (size_t i = 0; i < job->n_members; i++) member_log[i] = job->members[i].log;
+  for (size_t i = 0; i < job->n_logs; i++) log_host[i] = job->logs[i].host;
+  for (size_t h = 0; h < job->n_hosts; h++) {
+    offset[h] = job->hosts[h].align.offset_ns;
+    unc[h] = job->hosts[h].align.uncertainty_ns;
+  }
+  strag_walk w = {.s = s, .ctx = {member_log, log_host, offset, unc}};
+  rc = 0;
+  for (uint32_t c = 0; c < job->n_comms && rc == 0; c++) {
+    w.comm = c;
+    size_t n = npkit_job_comm_members(&job->comms[c], ids);
+    if (n >= 2) rc = npkit_inst_join(job->inst, ids, n, strag_instance, &w) != 0 ? -1 : 0;
+  }
+out:
+  free(member_log);
+  free(log_host);
+  free(offset);
+  free(unc);
+  free(ids);
+  return rc;
 }

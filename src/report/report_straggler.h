@@ -53,6 +53,8 @@ typedef struct npkit_strag_comm {
   uint64_t instances, over;
   double over_ns;            /* sum of spreads above the threshold */
   npkit_quantile spread;
+  double max_spread_ns;      /* the largest spread, and the log that arrived last there */
+  uint32_t max_last_log;
 } npkit_strag_comm;
 
 typedef struct npkit_straggler {
@@ -77,6 +79,10 @@ typedef struct npkit_straggler {
 /* Returns 0 or -1 (memory). */
 int npkit_straggler_init(npkit_straggler *s, size_t n_logs, size_t n_comms, double threshold_ns, uint32_t top);
 void npkit_straggler_free(npkit_straggler *s);
+/* Every instance of the job's communicators (its clocks aligned: npkit_job_align), with `s`
+ * initialised.  0 or -1 (memory). */
+struct npkit_job;
+int npkit_straggler_job(npkit_straggler *s, const struct npkit_job *job);
 /* One instance of communicator `comm`.  Returns 0 or -1 (memory). */
 int npkit_straggler_add(npkit_straggler *s, const npkit_strag_ctx *ctx, uint32_t comm, uint64_t seq,
                         const npkit_inst_entry *e, size_t n);

@@ -13,6 +13,8 @@
 #include "commands.h"
 #include "job.h"
 #include "metrics_files.h"
+#include "report_model.h"
+#include "report_straggler.h"
 
 static void help(void) {
   printf("Usage: npkit metrics DIR|LOG... -o OUTDIR [--format inspector,prometheus]\n"
@@ -58,7 +60,30 @@ typedef struct totals {
   uint64_t colls, p2ps, untimed;
 } totals;
 
-static int one_log(npkit_job *job, uint32_t li, const char *out, unsigned what, uint64_t dump_us, totals *t) {
+/* The cross-rank facts a process alone does not know: who arrived last, how long the others
+ * waited (report_straggler.h, the report's own numbers).  NULL when they could not be had. */
+static const npkit_straggler *arrivals(npkit_job *job, npkit_straggler *s) {
+  npkit_report_options o;
+  npkit_report_defaults(&o);
+  char err[512];
+  if (npkit_job_scan_collectives(job, NULL, err, sizeof err) != 0) {
+    fprintf(stderr, "npkit metrics: the arrival spreads are left out: %s\n", err);
+    return NULL;
+  }
+  if (npkit_job_align(job, o.align, 0) != 0 || npkit_straggler_init(s, job->n_logs, job->n_comms, o.threshold_ns, o.top) != 0) {
+    fprintf(stderr, "npkit metrics: the arrival spreads are left out: out of memory\n");
+    return NULL;
+  }
+  if (npkit_straggler_job(s, job) != 0) {
+    npkit_straggler_free(s);
+    fprintf(stderr, "npkit metrics: the arrival spreads are left out: out of memory\n");
+    return NULL;
+  }
+  return s;
+}
+
+static int one_log(npkit_job *job, uint32_t li, const npkit_straggler *strag, const char *out, unsigned what,
+                   uint64_t dump_us, totals *t) {
   npkit_job_log *l = &job->logs[li];
   npkit_log_reader *r = l->reader;
   npkit_metrics_ops *ops = npkit_metrics_ops_new();
@@ -67,8 +92,12 @@ static int one_log(npkit_job *job, uint32_t li, const char *out, unsigned what, 
   int rc = ops != NULL && prom != NULL ? 0 : -1;
   for (size_t i = 0; i < r->n_comms && rc == 0; i++) {
     rc = npkit_metrics_ops_comm(ops, &r->comms[i]);
-    if (rc == 0 && l->comm_of[i] != NPKIT_JOB_NONE)
-      npkit_metrics_ops_set_nnodes(ops, r->comms[i].local_id, comm_nodes(job, l->comm_of[i]));
+    uint32_t c = l->comm_of[i];
+    if (rc != 0 || c == NPKIT_JOB_NONE) continue;
+    npkit_metrics_ops_set_nnodes(ops, r->comms[i].local_id, comm_nodes(job, c));
+    if (strag != NULL && c < strag->n_comms && strag->comms[c].instances > 0)
+      npkit_metrics_ops_set_spread(ops, r->comms[i].local_id, strag->comms[c].max_spread_ns,
+                                   job->logs[strag->comms[c].max_last_log].rank);
   }
   npkit_reader_rewind(r);
   while (rc == 0) {
@@ -93,6 +122,12 @@ static int one_log(npkit_job *job, uint32_t li, const char *out, unsigned what, 
     npkit_metrics_proc proc = {.hostname = job->hosts[l->host].name, .pid = l->pid, .rank = l->rank,
                                .device = l->device, .dump_us = dump_us, .events_recorded = l->recorded,
                                .events_dropped = l->dropped, .dumps = 1};
+    if (strag != NULL && li < strag->n_ranks) {
+      proc.has_strag = 1;
+      proc.arrived_last = strag->ranks[li].last;
+      proc.strag_instances = strag->ranks[li].instances;
+      proc.waited_ns = strag->ranks[li].waited_ns;
+    }
     rc = npkit_metrics_dump_files(out, what | NPKIT_METRICS_FRESH, prom, &proc, comms, nc, done, n, err, sizeof err);
     for (size_t i = 0; i < nc && rc == 0; i++) {
       t->colls += comms[i].coll_records;
@@ -135,8 +170,11 @@ int npkit_cmd_metrics(int argc, char **argv) {
   uint64_t dump_us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
   totals t = {0};
   int rc = NPKIT_EXIT_OK;
+  npkit_straggler strag_store;
+  const npkit_straggler *strag = (what & NPKIT_METRICS_PROMETHEUS) ? arrivals(&job, &strag_store) : NULL;
   for (uint32_t i = 0; i < job.n_logs; i++)
-    if (one_log(&job, i, out, what, dump_us, &t) != 0) rc = NPKIT_EXIT_FAIL;
+    if (one_log(&job, i, strag, out, what, dump_us, &t) != 0) rc = NPKIT_EXIT_FAIL;
+  if (strag != NULL) npkit_straggler_free(&strag_store);
   fprintf(stderr, "npkit metrics: %s: %zu process%s, %llu collectives, %llu sends/receives\n", out, t.files,
           t.files == 1 ? "" : "es", (unsigned long long)t.colls, (unsigned long long)t.p2ps);
   if (t.untimed > 0)

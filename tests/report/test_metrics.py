@@ -262,6 +262,36 @@ class LiveJob(lib.TempDirTestCase):
                 for lab, v in (fams.get(fam) or fams[fam + "_total"])[1]:
                     self.assertEqual(v, sum(1 for k in ops if k[0] == "0x" + lab["comm_id"].lstrip("0") and k[1] == kind))
 
+    def check_arrivals(self, live, after, rep):
+        """What a rank alone cannot know is in the files of `npkit metrics` only: per process the
+        collectives it arrived last at and the time it waited for the last rank, per communicator
+        the largest arrival spread and who arrived last there, as the report's straggler table."""
+        by_rank = {r["rank"]: r for r in rep["stragglers"]["ranks"]}
+        top = rep["stragglers"]["largest"][0]
+        seen_top = 0
+        for path in sorted(os.listdir(after)):
+            if not path.endswith(".prom"):
+                continue
+            with open(os.path.join(after, path), encoding="utf-8") as f:
+                fams = mr.prom_families(f.read())
+            (lab, last), = (fams.get("npkit_arrived_last") or fams["npkit_arrived_last_total"])[1]
+            r = by_rank[int(lab["rank"])]
+            self.assertEqual(last, r["last"])
+            (_, waited), = (fams.get("npkit_wait_for_last_seconds") or fams["npkit_wait_for_last_seconds_total"])[1]
+            self.assertAlmostEqual(waited, r["waited_us"] / 1e6, delta=1e-6)
+            spreads = {s_lab["comm_id"]: v for s_lab, v in fams["npkit_arrival_spread_max_seconds"][1]}
+            lasts = {s_lab["comm_id"]: v for s_lab, v in fams["npkit_arrival_last_rank"][1]}
+            key = top["comm_id"][2:].rjust(16, "0")
+            if key in spreads:
+                seen_top += 1
+                self.assertAlmostEqual(spreads[key], top["spread_us"] / 1e6, delta=1e-6)
+                self.assertEqual(lasts[key], top["last_rank"])
+        self.assertGreater(seen_top, 0)
+        for path in os.listdir(live):
+            if path.endswith(".prom"):
+                with open(os.path.join(live, path), encoding="utf-8") as f:
+                    self.assertNotIn("npkit_arrived_last_total", f.read())
+
     def per_row(self, got):
         rows = collections.defaultdict(list)
         for ops, _ in got.values():
@@ -299,6 +329,7 @@ class LiveJob(lib.TempDirTestCase):
         trace, live, after, _ = self.job({"NPKIT_PLUGIN": "0"})
         got = self.check_live_equals_after(live, after)
         rows = self.per_row(got)
+        self.check_arrivals(live, after, rt.report_json(self, trace))
         merged = {}   # the report's rows are per root as well: merged here
         for row in rt.report_json(self, trace)["collectives"]:
             key = (row["op"], int(row["comm_id"], 16), row["bytes"])
