@@ -227,47 +227,47 @@ static void spread(FILE *f, const npkit_metrics_proc *proc, const npkit_metrics_
   }
 }
 
+/* A family of one sample per process. */
+static void per_proc(FILE *f, const npkit_metrics_proc *proc, const char *name, const char *type, const char *help,
+                     double v) {
+  family(f, name, type, help);
+  fprintf(f, "%s{", name);
+  proc_labels(f, proc, proc->device);
+  fprintf(f, "} %.17g\n", v);
+}
+
+/* The Inspector's bucket families of one kind (collectives, or sends and receives). */
+static void inspector_families(FILE *f, const npkit_metrics_prom *p, const npkit_metrics_proc *proc,
+                               const npkit_metrics_comm *comms, size_t n_comms, int p2p) {
+  static const char *const name[2][2] = {{"nccl_bus_bandwidth_gbs", "nccl_collective_exec_time_microseconds"},
+                                         {"nccl_p2p_bus_bandwidth_gbs", "nccl_p2p_exec_time_microseconds"}};
+  static const char *const what[2] = {"the collectives", "the sends and receives"};
+  if (!has_kind(p, p2p)) return;
+  char help[160];
+  snprintf(help, sizeof help, "Bus bandwidth of %s of the last interval with any, geometric mean per bucket (GB/s)",
+           what[p2p]);
+  family(f, name[p2p][0], "gauge", help);
+  buckets(f, p, proc, comms, n_comms, p2p, 0);
+  snprintf(help, sizeof help, "Execution time of %s of the last interval with any, mean per bucket (us)", what[p2p]);
+  family(f, name[p2p][1], "gauge", help);
+  buckets(f, p, proc, comms, n_comms, p2p, 1);
+}
+
 int npkit_metrics_prom_write(const npkit_metrics_prom *p, FILE *f, const npkit_metrics_proc *proc,
                              const npkit_metrics_comm *comms, size_t n_comms) {
-  if (has_kind(p, 0)) {
-    family(f, "nccl_bus_bandwidth_gbs", "gauge",
-           "Bus bandwidth of the collectives of the last interval with any, geometric mean per bucket (GB/s)");
-    buckets(f, p, proc, comms, n_comms, 0, 0);
-    family(f, "nccl_collective_exec_time_microseconds", "gauge",
-           "Execution time of the collectives of the last interval with any, mean per bucket (us)");
-    buckets(f, p, proc, comms, n_comms, 0, 1);
-  }
-  if (has_kind(p, 1)) {
-    family(f, "nccl_p2p_bus_bandwidth_gbs", "gauge",
-           "Bandwidth of the sends and receives of the last interval with any, geometric mean per bucket (GB/s)");
-    buckets(f, p, proc, comms, n_comms, 1, 0);
-    family(f, "nccl_p2p_exec_time_microseconds", "gauge",
-           "Execution time of the sends and receives of the last interval with any, mean per bucket (us)");
-    buckets(f, p, proc, comms, n_comms, 1, 1);
-  }
-  family(f, "npkit_events_recorded_total", "counter", "Events npkit-preload recorded in this process");
-  fputs("npkit_events_recorded_total{", f);
-  proc_labels(f, proc, proc->device);
-  fprintf(f, "} %" PRIu64 "\n", proc->events_recorded);
-  family(f, "npkit_events_dropped_total", "counter", "Events npkit-preload lost in this process (full buffers, refused writes)");
-  fputs("npkit_events_dropped_total{", f);
-  proc_labels(f, proc, proc->device);
-  fprintf(f, "} %" PRIu64 "\n", proc->events_dropped);
-  family(f, "npkit_metrics_dumps_total", "counter", "Metrics dumps written by this process");
-  fputs("npkit_metrics_dumps_total{", f);
-  proc_labels(f, proc, proc->device);
-  fprintf(f, "} %" PRIu64 "\n", proc->dumps);
+  inspector_families(f, p, proc, comms, n_comms, 0);
+  inspector_families(f, p, proc, comms, n_comms, 1);
+  per_proc(f, proc, "npkit_events_recorded_total", "counter", "Events npkit-preload recorded in this process",
+           (double)proc->events_recorded);
+  per_proc(f, proc, "npkit_events_dropped_total", "counter",
+           "Events npkit-preload lost in this process (full buffers, refused writes)", (double)proc->events_dropped);
+  per_proc(f, proc, "npkit_metrics_dumps_total", "counter", "Metrics dumps written by this process", (double)proc->dumps);
   if (proc->has_strag) {
-    family(f, "npkit_arrived_last_total", "counter",
-           "Collectives (of two ranks or more) this process arrived at last, on the aligned clocks");
-    fputs("npkit_arrived_last_total{", f);
-    proc_labels(f, proc, proc->device);
-    fprintf(f, "} %" PRIu64 "\n", proc->arrived_last);
-    family(f, "npkit_wait_for_last_seconds_total", "counter",
-           "Time this process's collectives waited for the last rank to arrive (s)");
-    fputs("npkit_wait_for_last_seconds_total{", f);
-    proc_labels(f, proc, proc->device);
-    fprintf(f, "} %.17g\n", proc->waited_ns * 1e-9);
+    per_proc(f, proc, "npkit_arrived_last_total", "counter",
+             "Collectives (of two ranks or more) this process arrived at last, on the aligned clocks",
+             (double)proc->arrived_last);
+    per_proc(f, proc, "npkit_wait_for_last_seconds_total", "counter",
+             "Time this process's collectives waited for the last rank to arrive (s)", proc->waited_ns * 1e-9);
   }
   if (spread_known(comms, n_comms)) {
     family(f, "npkit_arrival_spread_max_seconds", "gauge",
