@@ -330,6 +330,21 @@ class LiveJob(lib.TempDirTestCase):
         got = self.check_live_equals_after(live, after)
         rows = self.per_row(got)
         self.check_arrivals(live, after, rt.report_json(self, trace))
+        # the calls without a time (enqueued in a group whose one kernel CUPTI gave to the group)
+        # are the report's untimed calls, counted in each communicator's dump_stats, never lost
+        dropped = collections.Counter()
+        for ops, stats in got.values():
+            last = {}
+            for cid, st, _ in stats:
+                last[cid] = st
+            for cid, st in last.items():
+                dropped[(int(cid, 16), "coll")] += st["coll_dropped_total"]
+                dropped[(int(cid, 16), "p2p")] += st["p2p_dropped_total"]
+        untimed = collections.Counter()
+        for row in rt.report_json(self, trace)["collectives"]:
+            untimed[(int(row["comm_id"], 16), "p2p" if row["op"] in ("Send", "Recv") else "coll")] += row["untimed_calls"]
+        self.assertEqual(+dropped, +untimed)
+        self.assertGreater(sum(untimed.values()), 0)
         merged = {}   # the report's rows are per root as well: merged here
         for row in rt.report_json(self, trace)["collectives"]:
             key = (row["op"], int(row["comm_id"], 16), row["bytes"])
