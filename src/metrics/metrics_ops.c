@@ -70,6 +70,7 @@ struct npkit_metrics_ops {
   npkit_mpgpu *pgpu;
   uint64_t p2p_serial; /* keys of sends/receives without a correlation id */
   int expect_gpu;      /* npkit_metrics_ops_expect_gpu */
+  uint64_t min_bytes;  /* npkit_metrics_ops_min_bytes */
 };
 
 static int put_plugin_gpu(void *ctx, uint32_t comm, uint32_t kind, uint64_t id, uint64_t start_ns, uint64_t end_ns);
@@ -131,6 +132,8 @@ int npkit_metrics_ops_comm(npkit_metrics_ops *m, const npkit_comm_rec *rec) {
 }
 
 void npkit_metrics_ops_expect_gpu(npkit_metrics_ops *m, int expect) { m->expect_gpu = expect; }
+
+void npkit_metrics_ops_min_bytes(npkit_metrics_ops *m, uint64_t min_bytes) { m->min_bytes = min_bytes; }
 
 void npkit_metrics_ops_set_spread(npkit_metrics_ops *m, uint32_t local_id, double spread_ns, int32_t last_rank) {
   size_t i = comm_index(m, local_id);
@@ -373,6 +376,13 @@ static uint64_t last_activity(const pending *e) {
   return last;
 }
 
+/* The Inspector's message size: count x type size of the call, so per rank for AllGather and
+ * ReduceScatter (our calls record the whole buffer there). */
+static uint64_t msg_bytes(const npkit_metrics_comm *c, const pending *e) {
+  int per_rank = e->fn == NPKIT_FN_AllGather || e->fn == NPKIT_FN_ReduceScatter;
+  return per_rank && c->nranks > 0 ? e->bytes / (uint64_t)c->nranks : e->bytes;
+}
+
 static void make_op(npkit_metrics_ops *m, const pending *e, npkit_metrics_op *o) {
   const npkit_metrics_comm *c = &m->comms[e->comm];
   memset(o, 0, sizeof(*o));
@@ -381,8 +391,7 @@ static void make_op(npkit_metrics_ops *m, const pending *e, npkit_metrics_op *o)
   o->p2p = npkit_fn_class_of(e->fn) == NPKIT_CLASS_p2p;
   o->peer = e->peer;
   o->seq = e->seq;
-  int per_rank = e->fn == NPKIT_FN_AllGather || e->fn == NPKIT_FN_ReduceScatter;
-  o->msg_bytes = per_rank && c->nranks > 0 ? e->bytes / (uint64_t)c->nranks : e->bytes;
+  o->msg_bytes = msg_bytes(c, e);
   if (e->have & HAVE_GPU) {
     o->timing = NPKIT_MTIME_KERNEL_GPU;
     unsigned src = gpu_source(e);
@@ -435,6 +444,7 @@ int npkit_metrics_ops_take(npkit_metrics_ops *m, uint64_t now_ns, uint64_t hold_
   for (size_t i = 0; i < m->n_comms; i++) {
     npkit_metrics_comm *c = &m->comms[i];
     c->coll_new = c->p2p_new = c->coll_dropped_new = c->p2p_dropped_new = c->busy_ns_new = 0;
+    c->coll_small_new = c->p2p_small_new = 0;
     fill_nnodes(m, c);
   }
   uint64_t before = now_ns > hold_ns ? now_ns - hold_ns : 0;
@@ -454,6 +464,11 @@ int npkit_metrics_ops_take(npkit_metrics_ops *m, uint64_t now_ns, uint64_t hold_
     }
     npkit_metrics_comm *c = &m->comms[e->comm];
     int p2p = npkit_fn_class_of(e->fn) == NPKIT_CLASS_p2p;
+    if (msg_bytes(c, e) < m->min_bytes) { /* below the user's threshold: counted, timed or not */
+      *(p2p ? &c->p2p_small_new : &c->coll_small_new) += 1;
+      *(p2p ? &c->p2p_small : &c->coll_small) += 1;
+      continue;
+    }
     if (!(e->have & (HAVE_GPU | HAVE_TIMED))) { /* no time: counted, not written */
       *(p2p ? &c->p2p_dropped_new : &c->coll_dropped_new) += 1;
       *(p2p ? &c->p2p_dropped : &c->coll_dropped) += 1;

@@ -32,6 +32,8 @@ typedef struct npkit_metrics_comm {
   /* since the previous take */
   uint64_t coll_new, p2p_new, coll_dropped_new, p2p_dropped_new;
   uint64_t busy_ns_new, busy_ns; /* the timed operations' summed times */
+  /* operations below the size threshold (npkit_metrics_ops_min_bytes): counted, not written */
+  uint64_t coll_small, p2p_small, coll_small_new, p2p_small_new;
   /* across the ranks, where the owner knows them (npkit metrics, from every rank's log): the
    * largest arrival spread of its collectives and the global rank that arrived last there */
   int has_spread;
@@ -71,6 +73,11 @@ void npkit_metrics_ops_set_spread(npkit_metrics_ops *m, uint32_t local_id, doubl
 /* Whether GPU times may come (CUPTI or NCCL's kernel channels are on; the default): without,
  * operations of communicators that had no GPU activity are not held for it. */
 void npkit_metrics_ops_expect_gpu(npkit_metrics_ops *m, int expect);
+/* The user's size threshold (NPKIT_METRICS_MIN_BYTES, the Inspector's
+ * NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES, 8192 there, 0 here): an operation whose message size (as
+ * written: per rank for AllGather and ReduceScatter, count x type size as the Inspector compares
+ * it) is smaller is counted in coll_small/p2p_small instead of handed over. */
+void npkit_metrics_ops_min_bytes(npkit_metrics_ops *m, uint64_t min_bytes);
 /* Whether npkit_metrics_ops_events would look at the event (an owner that queues events keeps
  * only those). */
 int npkit_metrics_ops_wants(const npkit_event *ev);

@@ -23,6 +23,7 @@ typedef struct npkit_metrics_proc {
   uint64_t dump_us;        /* wall clock of the dump, microseconds since the epoch */
   uint64_t events_recorded, events_dropped; /* the log's totals so far */
   uint64_t dumps;          /* this one included */
+  uint64_t min_bytes;      /* the size threshold in force (npkit_metrics_ops_min_bytes), 0: none */
   /* across the ranks, where known (npkit metrics): collectives this process arrived last at, of
    * those with two ranks or more, and the time it waited for the last rank */
   int has_strag;

@@ -286,6 +286,14 @@ int npkit_metrics_prom_write(const npkit_metrics_prom *p, FILE *f, const npkit_m
              offsetof(npkit_metrics_comm, p2p_records), 1.0);
     per_comm(f, proc, comms, n_comms, "npkit_p2p_untimed_total", "Sends and receives without a time, per communicator",
              offsetof(npkit_metrics_comm, p2p_dropped), 1.0);
+    if (proc->min_bytes > 0) {
+      per_comm(f, proc, comms, n_comms, "npkit_collectives_below_min_total",
+               "Collectives smaller than NPKIT_METRICS_MIN_BYTES: counted, not in the Inspector's metrics",
+               offsetof(npkit_metrics_comm, coll_small), 1.0);
+      per_comm(f, proc, comms, n_comms, "npkit_p2p_below_min_total",
+               "Sends and receives smaller than NPKIT_METRICS_MIN_BYTES: counted, not in the Inspector's metrics",
+               offsetof(npkit_metrics_comm, p2p_small), 1.0);
+    }
     per_comm(f, proc, comms, n_comms, "npkit_operation_seconds_total",
              "Summed execution time of the communicator's timed operations (s)", offsetof(npkit_metrics_comm, busy_ns),
              1e-9);

@@ -17,7 +17,7 @@
 #include "report_straggler.h"
 
 static void help(void) {
-  printf("Usage: npkit metrics DIR|LOG... -o OUTDIR [--format inspector,prometheus]\n"
+  printf("Usage: npkit metrics DIR|LOG... -o OUTDIR [--format inspector,prometheus] [--min-bytes N]\n"
          "Writes the collectives and sends/receives of a job's logs as the files NPKIT_METRICS\n"
          "writes while a job runs, one dump per process covering the whole run:\n"
          "  OUTDIR/<host>-pid<pid>.log                NCCL Inspector's JSON lines (format v4.2),\n"
@@ -27,10 +27,14 @@ static void help(void) {
          "      algorithm, protocol and bandwidths\n"
          "  OUTDIR/npkit_metrics_<host>-pid<pid>.prom  a Prometheus textfile (node_exporter's\n"
          "      textfile collector): the Inspector's nccl_* metrics and npkit_* counters\n"
-         "Nothing is left out: no size threshold; operations without a time (enqueued in a group,\n"
-         "without GPU activity) are counted in coll_dropped_total / npkit_collectives_untimed_total.\n\n"
+         "Nothing is left out: no size threshold unless given; operations without a time (enqueued\n"
+         "in a group, without GPU activity) are counted in coll_dropped_total /\n"
+         "npkit_collectives_untimed_total.\n\n"
          "  -o, --output DIR   the folder of the files (made if missing)\n"
-         "  -f, --format LIST  inspector, prometheus or both (default: both)\n");
+         "  -f, --format LIST  inspector, prometheus or both (default: both)\n"
+         "  --min-bytes N      leave out operations of fewer bytes (count x type size, as NCCL\n"
+         "                     Inspector's NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES), counted in\n"
+         "                     npkit_collectives_below_min_total (default 0: none left out)\n");
 }
 
 static int take_format(const char *v, void *to) {
@@ -39,6 +43,18 @@ static int take_format(const char *v, void *to) {
     npkit_cli_usage_error("metrics", "--format: %s", *(unsigned *)to == 0 && err[0] == '\0' ? "nothing to write" : err);
     return -1;
   }
+  return 0;
+}
+
+static int take_min_bytes(const char *v, void *to) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (end == v || *end != '\0' || v[0] == '-' || errno == ERANGE) {
+    npkit_cli_usage_error("metrics", "--min-bytes takes a whole number of bytes, not '%s'", v);
+    return -1;
+  }
+  *(uint64_t *)to = n;
   return 0;
 }
 
@@ -57,7 +73,7 @@ static int32_t comm_nodes(const npkit_job *job, uint32_t comm) {
 
 typedef struct totals {
   size_t files;
-  uint64_t colls, p2ps, untimed;
+  uint64_t colls, p2ps, untimed, small;
 } totals;
 
 /* The cross-rank facts a process alone does not know: who arrived last, how long the others
@@ -83,13 +99,14 @@ static const npkit_straggler *arrivals(npkit_job *job, npkit_straggler *s) {
 }
 
 static int one_log(npkit_job *job, uint32_t li, const npkit_straggler *strag, const char *out, unsigned what,
-                   uint64_t dump_us, totals *t) {
+                   uint64_t min_bytes, uint64_t dump_us, totals *t) {
   npkit_job_log *l = &job->logs[li];
   npkit_log_reader *r = l->reader;
   npkit_metrics_ops *ops = npkit_metrics_ops_new();
   npkit_metrics_prom *prom = npkit_metrics_prom_new();
   char err[512] = "out of memory";
   int rc = ops != NULL && prom != NULL ? 0 : -1;
+  if (rc == 0) npkit_metrics_ops_min_bytes(ops, min_bytes);
   for (size_t i = 0; i < r->n_comms && rc == 0; i++) {
     rc = npkit_metrics_ops_comm(ops, &r->comms[i]);
     uint32_t c = l->comm_of[i];
@@ -121,7 +138,7 @@ static int one_log(npkit_job *job, uint32_t li, const npkit_straggler *strag, co
     const npkit_metrics_comm *comms = npkit_metrics_ops_comms(ops, &nc);
     npkit_metrics_proc proc = {.hostname = job->hosts[l->host].name, .pid = l->pid, .rank = l->rank,
                                .device = l->device, .dump_us = dump_us, .events_recorded = l->recorded,
-                               .events_dropped = l->dropped, .dumps = 1};
+                               .events_dropped = l->dropped, .dumps = 1, .min_bytes = min_bytes};
     if (strag != NULL && li < strag->n_ranks) {
       proc.has_strag = 1;
       proc.arrived_last = strag->ranks[li].last;
@@ -133,6 +150,7 @@ static int one_log(npkit_job *job, uint32_t li, const npkit_straggler *strag, co
       t->colls += comms[i].coll_records;
       t->p2ps += comms[i].p2p_records;
       t->untimed += comms[i].coll_dropped + comms[i].p2p_dropped;
+      t->small += comms[i].coll_small + comms[i].p2p_small;
     }
     t->files += rc == 0;
   }
@@ -146,9 +164,11 @@ static int one_log(npkit_job *job, uint32_t li, const npkit_straggler *strag, co
 int npkit_cmd_metrics(int argc, char **argv) {
   const char *out = NULL;
   unsigned what = NPKIT_METRICS_INSPECTOR | NPKIT_METRICS_PROMETHEUS;
+  uint64_t min_bytes = 0;
   const npkit_cli_option options[] = {
       {"-o", "--output", .value = &out, .nonempty = "output folder"},
       {"-f", "--format", .check = take_format, .to = &what},
+      {"--min-bytes", "--min-bytes", .check = take_min_bytes, .to = &min_bytes},
   };
   const npkit_cli_spec spec = {"metrics", help, options, sizeof(options) / sizeof(options[0]), NULL, NULL};
   npkit_job job;
@@ -173,13 +193,17 @@ int npkit_cmd_metrics(int argc, char **argv) {
   npkit_straggler strag_store;
   const npkit_straggler *strag = (what & NPKIT_METRICS_PROMETHEUS) ? arrivals(&job, &strag_store) : NULL;
   for (uint32_t i = 0; i < job.n_logs; i++)
-    if (one_log(&job, i, strag, out, what, dump_us, &t) != 0) rc = NPKIT_EXIT_FAIL;
+    if (one_log(&job, i, strag, out, what, min_bytes, dump_us, &t) != 0) rc = NPKIT_EXIT_FAIL;
   if (strag != NULL) npkit_straggler_free(&strag_store);
   fprintf(stderr, "npkit metrics: %s: %zu process%s, %llu collectives, %llu sends/receives\n", out, t.files,
           t.files == 1 ? "" : "es", (unsigned long long)t.colls, (unsigned long long)t.p2ps);
   if (t.untimed > 0)
     fprintf(stderr, "npkit metrics: %llu operations had no time (enqueued in groups, without GPU activity): counted "
                     "in coll_dropped_total and npkit_collectives_untimed_total\n", (unsigned long long)t.untimed);
+  if (t.small > 0)
+    fprintf(stderr, "npkit metrics: %llu operations of fewer than %llu bytes left out (--min-bytes): counted in "
+                    "npkit_collectives_below_min_total and npkit_p2p_below_min_total\n",
+            (unsigned long long)t.small, (unsigned long long)min_bytes);
   npkit_job_free(&job);
   return rc;
 }

@@ -191,12 +191,65 @@ class Metrics(lib.TempDirTestCase):
         served = {mr.key_of("coll", "collective", lab) + (lab["rank"],) for lab, _ in fams["nccl_bus_bandwidth_gbs"][1]}
         self.assertEqual(len(served), 4 * 2)
 
+    def test_min_bytes(self):
+        """--min-bytes N (NPKIT_METRICS_MIN_BYTES live; the Inspector's
+        NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES): operations of fewer bytes are not lines nor buckets,
+        and are counted per communicator instead, as many as the report's calls below N."""
+        d = self.path("logs")
+        rt.gen(d, "--ranks", 4, "--hosts", 2, "--iters", 6, "--sizes", "3000,65535,65536,1048576", "--gpu",
+               "--plugin", "RING:SIMPLE", "--subcomm")
+        out = self.path("metrics")
+        run = rt.tool("metrics", d, "-o", out, "--min-bytes", 65536)
+        self.assertEqual(run.rc, 0, run.describe())
+        rep = rt.report_json(self, d)
+        written = lambda row: row["bytes"] // (row["nranks"] if row["op"] in ("AllGather", "ReduceScatter") else 1)
+        want_lines, want_small = collections.Counter(), collections.Counter()
+        for row in rep["collectives"]:
+            cid = "0x" + row["comm_id"][2:].lstrip("0")
+            if written(row) >= 65536:
+                want_lines[(row["op"], cid, written(row))] += row["timed_calls"]
+            else:
+                want_small[cid] += row["calls"]
+        self.assertGreater(sum(want_small.values()), 0)
+        got_lines, got_small = collections.Counter(), collections.Counter()
+        for name in os.listdir(out):
+            if name.endswith(".log"):
+                ops, stats = mr.ops_of(mr.inspector_lines(os.path.join(out, name)))
+                for (cid, kind, op, _, _), b in ops.items():
+                    got_lines[(op, "0x" + cid[2:].lstrip("0"), b["coll_msg_size_bytes"])] += 1
+                self.assertEqual(sum(st["coll_records"] for _, st, _ in stats), len(ops))
+            elif name.endswith(".prom"):
+                with open(os.path.join(out, name), encoding="utf-8") as f:
+                    text = f.read()
+                fams = mr.prom_families(text)
+                for lab, v in (fams.get("npkit_collectives_below_min") or fams["npkit_collectives_below_min_total"])[1]:
+                    got_small["0x" + lab["comm_id"].lstrip("0")] += v
+                # the Inspector's buckets hold the written lines only
+                ops, _ = mr.ops_of(mr.inspector_lines(os.path.join(out, name[len("npkit_metrics_"):-len(".prom")] + ".log")))
+                self.assertEqual(set(mr.prom_buckets(fams)), set(mr.buckets(ops)))
+                if mr.promtool():
+                    rc, problems = mr.promtool_check(text)
+                    self.assertTrue(rc in (0, 3) and set(problems) <= mr.INSPECTOR_LINT, problems)
+        self.assertEqual(got_lines, +want_lines)
+        self.assertEqual(got_small, +want_small)
+        self.assertIn("%d operations of fewer than 65536 bytes left out" % sum(want_small.values()), run.stderr)
+        # without the option nothing is left out and no such counter is written
+        run = rt.tool("metrics", d, "-o", self.path("all"), "-f", "prometheus")
+        self.assertEqual(run.rc, 0, run.describe())
+        for name in os.listdir(self.path("all")):
+            with open(os.path.join(self.path("all"), name), encoding="utf-8") as f:
+                self.assertNotIn("below_min", f.read())
+
     def test_bad_use(self):
         d = self.path("logs")
         rt.gen(d, "--ranks", 2, "--iters", 2)
         run = rt.tool("metrics", d)
         self.assertEqual(run.rc, 2, run.describe())
         self.assertIn("-o OUTDIR is required", run.stderr)
+        for bad in ("-1", "8k", "", "99999999999999999999999"):
+            run = rt.tool("metrics", d, "-o", self.path("m"), "--min-bytes", bad)
+            self.assertEqual(run.rc, 2, run.describe())
+            self.assertIn("--min-bytes takes a whole number of bytes", run.stderr)
         blocker = self.path("file")
         open(blocker, "w").close()
         run = rt.tool("metrics", d, "-o", os.path.join(blocker, "x"))

@@ -301,6 +301,25 @@ class Kill(unittest.TestCase):
         self.finished(p, -signal.SIGKILL)
         self.check_complete(ops, 900, 1)
 
+    def test_metrics_min_bytes(self):
+        # NPKIT_METRICS_MIN_BYTES: kill_job's calls are 64 bytes (16 floats); at 64 every call is a
+        # line, above it none is and the textfile and the exit line count them instead; a value
+        # that is not a number is said and 0 used
+        for value, lines, said in (("64", 300, None), ("65", 0, "(and 300 below NPKIT_METRICS_MIN_BYTES)"),
+                                   ("8k", 300, "NPKIT_METRICS_MIN_BYTES='8k' is not a whole number")):
+            with self.subTest(value=value):
+                p, _, _, mdir = self.metrics_job(300, 1, end="exit", NPKIT_METRICS_MIN_BYTES=value)
+                err = self.finished(p, 7)
+                _, ops, _ = self.inspector_ops(mdir)
+                self.assertEqual(len(ops), lines)
+                if said:
+                    self.assertIn(said, err)
+                with open(glob.glob(os.path.join(mdir, "*.prom"))[0], encoding="utf-8") as f:
+                    text = f.read()
+                self.assertRegex(text, r"(?m)^npkit_collectives_total\{.*\} %d$" % lines)
+                below = re.findall(r"(?m)^npkit_collectives_below_min_total\{.*\} (\d+)$", text)
+                self.assertEqual(below, [] if value == "8k" else [str(300 - lines)])
+
     def test_metrics_bad_settings(self):
         # a word NPKIT_METRICS does not know, a folder that is a file, a metrics file that cannot
         # be written: one clear line each, the job and its log as without metrics

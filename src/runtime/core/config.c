@@ -397,6 +397,7 @@ void npkit_config_load(npkit_config *cfg, const char *(*getenv_fn)(const char *n
   get_path(getenv_fn, "NPKIT_METRICS", "", cfg->metrics, sizeof cfg->metrics);
   get_path(getenv_fn, "NPKIT_METRICS_DIR", "", cfg->metrics_dir, sizeof cfg->metrics_dir);
   cfg->metrics_interval_s = get_u64(getenv_fn, "NPKIT_METRICS_INTERVAL_S", 30, 1, 86400);
+  cfg->metrics_min_bytes = get_u64(getenv_fn, "NPKIT_METRICS_MIN_BYTES", 0, 0, UINT64_MAX);
   const char *pev = getenv_fn("NPKIT_PLUGIN_EVENTS");
   if (pev != NULL && npkit_config_parse_plugin_events(pev, &cfg->plugin_events, bad, sizeof bad) != 0)
     npkit_warn("NPKIT_PLUGIN_EVENTS='%.64s': '%s' is not one of coll, p2p, kernel, proxy, step, "

@@ -69,6 +69,7 @@ typedef struct npkit_config {
                                   source (src/runtime/metrics), "" = none */
   char metrics_dir[512];       /* NPKIT_METRICS_DIR, "" = the trace folder */
   uint64_t metrics_interval_s; /* NPKIT_METRICS_INTERVAL_S: seconds between live dumps */
+  uint64_t metrics_min_bytes;  /* NPKIT_METRICS_MIN_BYTES: smaller operations counted, not written */
 } npkit_config;
 
 /* NPKIT_CUPTI: 0, 1 (also next to PyTorch's profiler), auto (the default: not where PyTorch is

@@ -36,6 +36,7 @@ static struct {
   char dir[512];
   uint64_t interval_ns, hold_ns, long_hold_ns;
   int expect_gpu;                /* CUPTI, or NCCL's kernel-channel events, may time operations */
+  uint64_t min_bytes;            /* NPKIT_METRICS_MIN_BYTES */
   char slurm_job_id[64];
   int has_slurm;
   /* from attach to detach */
@@ -48,7 +49,7 @@ static struct {
   int stop, thread_started;
   pthread_t thread;
   /* for the exit line */
-  uint64_t dumps, dump_errors, colls, p2ps;
+  uint64_t dumps, dump_errors, colls, p2ps, small;
   char last_error[256];
   /* The events of interest the tap copied, folded in by the thread every flush period: the
    * writer only copies them, under a lock of their own, and never waits for a fold or a dump. */
@@ -66,6 +67,7 @@ static void configure(const npkit_config *cfg) {
   snprintf(M.dir, sizeof M.dir, "%s", cfg->metrics_dir[0] != '\0' ? cfg->metrics_dir : cfg->trace_dir);
   M.interval_ns = cfg->metrics_interval_s * 1000000000ull;
   M.expect_gpu = cfg->cupti != NPKIT_CUPTI_OFF || (cfg->plugin && (cfg->plugin_events & NPKIT_PEV_KERNEL));
+  M.min_bytes = cfg->metrics_min_bytes;
   M.fold_ns = cfg->flush_ms * 1000000ull;
   M.hold_ns = 2 * cfg->flush_ms * 1000000ull + HOLD_EXTRA_NS;
   M.long_hold_ns = 2 * M.interval_ns > LONG_HOLD_MIN_NS ? 2 * M.interval_ns : LONG_HOLD_MIN_NS;
@@ -153,7 +155,7 @@ static int dump(int final) {
   }
   if (rc != 0) M.failed = 1;
   npkit_metrics_proc proc = {.hostname = M.host, .pid = M.pid, .rank = M.rank, .device = M.device,
-                             .slurm_job_id = M.has_slurm ? M.slurm_job_id : NULL};
+                             .slurm_job_id = M.has_slurm ? M.slurm_job_id : NULL, .min_bytes = M.min_bytes};
   pthread_mutex_unlock(&M.lock);
   if (rc != 0) {
     snprintf(M.last_error, sizeof M.last_error, "out of memory");
@@ -171,6 +173,7 @@ static int dump(int final) {
     for (size_t i = 0; i < nc; i++) {
       M.colls += comms[i].coll_new;
       M.p2ps += comms[i].p2p_new;
+      M.small += comms[i].coll_small_new + comms[i].p2p_small_new;
     }
   }
   free(comms);
@@ -232,6 +235,7 @@ static void attach(const npkit_source_log *at) {
   M.device = -1;
   M.ops = ops;
   npkit_metrics_ops_expect_gpu(ops, M.expect_gpu);
+  npkit_metrics_ops_min_bytes(ops, M.min_bytes);
   M.prom = prom;
   M.log = at->log;
   M.stop = 0;
@@ -290,9 +294,12 @@ static void summary(char *buf, size_t len) {
     buf[0] = '\0';
     return;
   }
-  snprintf(buf, len, "; metrics: %llu dump%s, %llu collectives, %llu sends/receives in %s%s",
+  char small[96] = "";
+  if (M.small > 0)
+    snprintf(small, sizeof small, " (and %llu below NPKIT_METRICS_MIN_BYTES)", (unsigned long long)M.small);
+  snprintf(buf, len, "; metrics: %llu dump%s, %llu collectives, %llu sends/receives%s in %s%s",
            (unsigned long long)M.dumps, M.dumps == 1 ? "" : "s", (unsigned long long)M.colls,
-           (unsigned long long)M.p2ps, M.dir, M.dump_errors ? " (write errors: see the notes)" : "");
+           (unsigned long long)M.p2ps, small, M.dir, M.dump_errors ? " (write errors: see the notes)" : "");
 }
 
 const npkit_source_ops npkit_source_metrics = {
